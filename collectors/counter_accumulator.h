@@ -1,0 +1,64 @@
+// Turns raw, possibly narrow and saturating, device counters into monotonic
+// 64-bit totals, the way OpenSM's PerfMgr does: keep the previous raw value
+// and add deltas. A value that goes down was cleared by someone else: the new
+// value is the delta, and the exported total never decreases.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+
+#include "collectors/pma.h"
+
+namespace ibfx {
+
+struct PortKey {
+  std::uint64_t guid = 0;
+  std::uint8_t port = 0;
+  bool operator==(const PortKey&) const = default;
+};
+struct PortKeyHash {
+  std::size_t operator()(const PortKey& k) const noexcept {
+    return std::hash<std::uint64_t>{}(k.guid * 0x9E3779B97F4A7C15ull ^ k.port);
+  }
+};
+
+struct ClearPolicy {
+  bool enabled = false;
+  double threshold = 0.75;  // fraction of the field's range
+};
+
+struct AccumulatorStats {
+  std::array<std::uint64_t, kCounterCount> saturations{};      // reached the field's maximum
+  std::array<std::uint64_t, kCounterCount> external_clears{};  // decreased without our clear
+  std::array<std::uint64_t, kCounterCount> clears{};           // cleared by us
+};
+
+class CounterAccumulator {
+ public:
+  struct State {
+    std::array<std::uint64_t, kCounterCount> last{};
+    std::array<std::uint64_t, kCounterCount> total{};
+    std::array<std::uint8_t, kCounterCount> bits{};  // width of the last reading; 0 = never read
+  };
+
+  // Applies one reading of a port. Returns the clear mask (PortCounters
+  // CounterSelect bits 0..15, CounterSelect2 in 16..23) of the narrow
+  // counters that passed the policy's threshold; 0 when none or disabled.
+  std::uint32_t apply(const PortKey& key, const CounterReading& reading, const ClearPolicy& policy);
+
+  // Records that a PortCounters Set with `mask` succeeded: the selected
+  // counters restart from zero, which is not an external clear.
+  void note_cleared(const PortKey& key, std::uint32_t mask);
+
+  const State* find(const PortKey& key) const;
+  void forget(const PortKey& key) { ports_.erase(key); }
+  std::size_t size() const { return ports_.size(); }
+  const AccumulatorStats& stats() const { return stats_; }
+
+ private:
+  std::unordered_map<PortKey, State, PortKeyHash> ports_;
+  AccumulatorStats stats_;
+};
+
+}  // namespace ibfx

@@ -1,0 +1,71 @@
+// The discovered fabric: nodes, ports, links. Immutable once published; the
+// sweep and the analysis read it through shared_ptr<const Fabric>.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace ibfx {
+
+enum class NodeType : std::uint8_t { kUnknown, kHca, kSwitch, kRouter };
+std::string_view node_type_name(NodeType t);  // "hca", "switch", "router", "unknown"
+
+inline constexpr std::int32_t kNoNode = -1;
+
+struct FabricPort {
+  std::uint8_t number = 0;
+  std::uint16_t lid = 0;  // LID that addresses this port's PMA (switch: the node's LID)
+  // PortInfo (IBA 14.2.5.6): PortState 1=Down 2=Init 3=Armed 4=Active;
+  // PortPhysicalState 5=LinkUp.
+  std::uint8_t state = 0;
+  std::uint8_t phys_state = 0;
+  std::uint8_t width_active = 0;      // LinkWidthActive bit (1=1x 2=4x 4=8x 8=12x 16=2x)
+  std::uint8_t speed_active = 0;      // LinkSpeedActive (1=SDR 2=DDR 4=QDR)
+  std::uint8_t speed_ext_active = 0;  // LinkSpeedExtActive (1=FDR 2=EDR 4=HDR 8=NDR 16=XDR)
+  std::int32_t remote_node = kNoNode;  // index into Fabric::nodes
+  std::uint8_t remote_port = 0;
+
+  bool linked() const { return remote_node != kNoNode; }
+  bool up() const { return state >= 2 && phys_state == 5; }
+};
+
+struct FabricNode {
+  std::uint64_t guid = 0;
+  NodeType type = NodeType::kUnknown;
+  std::string description;  // NodeDescription as the node reports it
+  std::uint16_t lid = 0;    // switch: port 0 LID; HCA: first port with a LID
+  std::uint32_t vendor_id = 0;
+  std::uint32_t device_id = 0;
+  std::uint8_t num_ports = 0;
+  std::vector<FabricPort> ports;  // discovered ports, ascending by number (no switch port 0)
+};
+
+struct Fabric {
+  std::vector<FabricNode> nodes;
+  std::unordered_map<std::uint64_t, std::int32_t> by_guid;
+  std::chrono::system_clock::time_point discovered_at{};
+  double discovery_seconds = 0;
+
+  void index();  // rebuilds by_guid
+  const FabricNode* find(std::uint64_t guid) const;
+  std::size_t port_count() const;
+};
+
+// Link properties as words and numbers.
+std::string_view link_width_name(std::uint8_t width_active);  // "4x"
+int link_width_lanes(std::uint8_t width_active);
+std::string_view link_speed_name(const FabricPort& p);  // "SDR".."XDR", "" if unknown
+// Signalling rate per lane in Gb/s and the data rate of the link in bytes/s
+// after line encoding (8b/10b up to QDR, 64b/66b from FDR on).
+double link_lane_gbps(const FabricPort& p);
+double link_data_rate_bytes(const FabricPort& p);
+
+// Hex GUID label "0x0002c90300a1b2c3".
+std::string guid_hex(std::uint64_t guid);
+
+}  // namespace ibfx

@@ -1,0 +1,214 @@
+#include "collectors/mad_engine.h"
+
+#include <algorithm>
+
+namespace ibfx {
+
+MadEngine::MadEngine(MadTransport& transport, MadEngineLimits limits)
+    : transport_(transport), limits_(limits) {}
+
+void MadEngine::submit(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
+                       std::uint32_t attr_mod, const PmaData& data, Callback callback) {
+  Node& node = nodes_[lid];
+  node.queue.push_back(Request{lid, method, attr_id, attr_mod, 0, data, std::move(callback)});
+  ++queued_;
+  make_ready(lid, node);
+}
+
+void MadEngine::make_ready(std::uint16_t lid, Node& node) {
+  if (!node.in_ready && !node.queue.empty() && node.inflight < limits_.per_node_inflight) {
+    node.in_ready = true;
+    ready_.push_back(lid);
+  }
+}
+
+bool MadEngine::rate_allows(Clock::time_point now) {
+  if (limits_.max_mads_per_second <= 0) return true;
+  const double rate = limits_.max_mads_per_second;
+  const double elapsed = std::chrono::duration<double>(now - last_refill_).count();
+  last_refill_ = now;
+  // Allow a burst of at most one in-flight window.
+  tokens_ = std::min(tokens_ + elapsed * rate, std::max(1.0, double(limits_.global_inflight)));
+  if (tokens_ < 1.0) return false;
+  tokens_ -= 1.0;
+  return true;
+}
+
+void MadEngine::fill_window(Clock::time_point now) {
+  // Round-robin over nodes so one big switch cannot starve the others.
+  while (!ready_.empty() && static_cast<int>(inflight_.size()) < limits_.global_inflight) {
+    if (!rate_allows(now)) return;
+    const std::uint16_t lid = ready_.front();
+    ready_.pop_front();
+    Node& node = nodes_[lid];
+    node.in_ready = false;
+    if (node.queue.empty() || node.inflight >= limits_.per_node_inflight) continue;
+    Request request = std::move(node.queue.front());
+    node.queue.pop_front();
+    --queued_;
+    send_one(std::move(request), now);
+    make_ready(lid, nodes_[lid]);
+  }
+}
+
+bool MadEngine::send_one(Request request, Clock::time_point now) {
+  const std::uint32_t tid = next_tid_++;
+  if (next_tid_ == 0) next_tid_ = 1;
+  MadBytes mad;
+  build_pma_mad(mad, request.method, request.attr_id, request.attr_mod, tid, request.data);
+  ++request.attempts;
+  ++stats_.sent;
+  if (!transport_.send(request.lid, mad, limits_.timeout)) {
+    ++stats_.errors;
+    MadCompletion c;
+    c.result = MadResult::kError;
+    finish(request, c);
+    return false;
+  }
+  Node& node = nodes_[request.lid];
+  ++node.inflight;
+  const auto deadline = now + limits_.timeout;
+  inflight_.emplace(tid, InFlight{std::move(request), deadline});
+  deadlines_.emplace_back(deadline, tid);
+  return true;
+}
+
+void MadEngine::finish(Request& request, const MadCompletion& completion) {
+  // Move the callback out first: it may submit(), which can rehash nodes_.
+  Callback cb = std::move(request.callback);
+  if (cb) cb(completion);
+}
+
+void MadEngine::release_node(std::uint16_t lid) {
+  Node& node = nodes_[lid];
+  if (node.inflight > 0) --node.inflight;
+  make_ready(lid, node);
+}
+
+void MadEngine::requeue(Request request) {
+  // A retry goes to the front of its node's queue: it is the oldest work.
+  ++stats_.retries;
+  const std::uint16_t lid = request.lid;
+  Node& node = nodes_[lid];
+  node.queue.push_front(std::move(request));
+  ++queued_;
+  make_ready(lid, node);
+}
+
+void MadEngine::handle(const Received& received) {
+  const auto tid = static_cast<std::uint32_t>(mad_tid(received.mad));
+  auto it = inflight_.find(tid);
+  if (it == inflight_.end()) {
+    ++stats_.late_or_unknown;
+    return;
+  }
+  Request request = std::move(it->second.request);
+  inflight_.erase(it);
+  release_node(request.lid);
+  if (received.kind == Received::Kind::kSendFailed) {
+    // The kernel timed the request out: same path as our own timeout.
+    if (request.attempts <= limits_.retries) {
+      requeue(std::move(request));
+      return;
+    }
+    ++stats_.timeouts;
+    MadCompletion c;
+    c.result = MadResult::kTimeout;
+    finish(request, c);
+    return;
+  }
+  MadCompletion c;
+  c.mad_status = mad_status(received.mad);
+  if (c.mad_status == 0) {
+    c.result = MadResult::kOk;
+    c.data = pma_data(received.mad);
+    ++stats_.ok;
+  } else {
+    c.result = MadResult::kError;
+    ++stats_.errors;
+  }
+  finish(request, c);
+}
+
+void MadEngine::expire(Clock::time_point now) {
+  while (!deadlines_.empty() && deadlines_.front().first <= now) {
+    const std::uint32_t tid = deadlines_.front().second;
+    deadlines_.pop_front();
+    auto it = inflight_.find(tid);
+    if (it == inflight_.end()) continue;  // already answered
+    Request request = std::move(it->second.request);
+    inflight_.erase(it);
+    release_node(request.lid);
+    if (request.attempts <= limits_.retries) {
+      requeue(std::move(request));
+      continue;
+    }
+    ++stats_.timeouts;
+    MadCompletion c;
+    c.result = MadResult::kTimeout;
+    finish(request, c);
+  }
+}
+
+bool MadEngine::run(Clock::time_point deadline) {
+  using std::chrono::milliseconds;
+  while (pending() > 0) {
+    auto now = Clock::now();
+    if (now >= deadline) {
+      // Out of time: everything left completes as a timeout, so callers
+      // still account for every request.
+      std::vector<Request> left;
+      for (auto& [tid, f] : inflight_) left.push_back(std::move(f.request));
+      inflight_.clear();
+      deadlines_.clear();
+      for (auto& [lid, node] : nodes_) {
+        for (auto& r : node.queue) left.push_back(std::move(r));
+        node.queue.clear();
+        node.inflight = 0;
+        node.in_ready = false;
+      }
+      ready_.clear();
+      queued_ = 0;
+      MadCompletion c;
+      c.result = MadResult::kTimeout;
+      for (auto& r : left) {
+        ++stats_.timeouts;
+        finish(r, c);
+      }
+      return false;
+    }
+    fill_window(now);
+    if (inflight_.empty()) {
+      if (queued_ == 0) continue;
+      // Only the rate limit can hold queued work back with nothing in flight.
+      Received nothing = transport_.receive(milliseconds(1));
+      if (nothing.kind != Received::Kind::kNothing) handle(nothing);
+      continue;
+    }
+    // Wait no longer than the oldest request's deadline.
+    auto wait = std::chrono::duration_cast<milliseconds>(deadlines_.front().first - now);
+    wait = std::clamp(wait, milliseconds(0), milliseconds(50));
+    Received r = transport_.receive(wait);
+    if (r.kind != Received::Kind::kNothing) {
+      handle(r);
+      // Drain whatever else is already there without waiting.
+      for (int i = 0; i < 256; ++i) {
+        Received more = transport_.receive(milliseconds(0));
+        if (more.kind == Received::Kind::kNothing) break;
+        handle(more);
+      }
+    }
+    expire(Clock::now());
+  }
+  return true;
+}
+
+void MadEngine::abandon() {
+  inflight_.clear();
+  deadlines_.clear();
+  nodes_.clear();
+  ready_.clear();
+  queued_ = 0;
+}
+
+}  // namespace ibfx

@@ -1,0 +1,113 @@
+// Pipelined MAD engine: many requests in flight, matched to responses by
+// transaction id, with a global in-flight limit, a per-node limit (a switch's
+// management CPU answers MADs one by one and must not be flooded), a per-MAD
+// timeout, bounded retries and an optional MADs-per-second cap.
+// Single-threaded: submit() and run() are called from the sweep thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "collectors/mad_transport.h"
+
+namespace ibfx {
+
+struct MadEngineLimits {
+  int global_inflight = 128;
+  int per_node_inflight = 4;
+  std::chrono::milliseconds timeout{100};
+  int retries = 2;
+  int max_mads_per_second = 0;  // 0: unlimited
+};
+
+enum class MadResult : std::uint8_t { kOk, kTimeout, kError };
+
+struct MadCompletion {
+  MadResult result = MadResult::kOk;
+  std::uint16_t mad_status = 0;  // MAD header Status for kError answers
+  PmaData data{};                // PMA data area of the response (kOk)
+};
+
+struct MadEngineStats {
+  std::uint64_t sent = 0;      // every attempt, retries included
+  std::uint64_t ok = 0;        // requests answered with status 0
+  std::uint64_t timeouts = 0;  // requests that exhausted their retries
+  std::uint64_t errors = 0;    // requests answered with a non-zero status or not sendable
+  std::uint64_t retries = 0;
+  std::uint64_t late_or_unknown = 0;  // responses matching no outstanding request
+};
+
+class MadEngine {
+ public:
+  using Callback = std::function<void(const MadCompletion&)>;
+
+  MadEngine(MadTransport& transport, MadEngineLimits limits);
+
+  void set_limits(const MadEngineLimits& limits) { limits_ = limits; }
+  const MadEngineLimits& limits() const { return limits_; }
+
+  // Queues a PMA request; the callback runs on a later run() (it may submit
+  // more requests).
+  void submit(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
+              std::uint32_t attr_mod, const PmaData& data, Callback callback);
+
+  // Drives the pipeline until every request has completed, or until
+  // `deadline` (then the rest complete as timeouts). Returns false when the
+  // deadline cut the run short.
+  bool run(std::chrono::steady_clock::time_point deadline);
+
+  // Cancels everything queued or in flight without calling callbacks.
+  void abandon();
+
+  const MadEngineStats& stats() const { return stats_; }
+  std::size_t pending() const { return queued_ + inflight_.size(); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Request {
+    std::uint16_t lid;
+    std::uint8_t method;
+    std::uint16_t attr_id;
+    std::uint32_t attr_mod;
+    int attempts = 0;
+    PmaData data;
+    Callback callback;
+  };
+  struct InFlight {
+    Request request;
+    Clock::time_point deadline;
+  };
+  struct Node {
+    std::deque<Request> queue;
+    int inflight = 0;
+    bool in_ready = false;
+  };
+
+  void fill_window(Clock::time_point now);
+  bool send_one(Request request, Clock::time_point now);
+  void handle(const Received& received);
+  void expire(Clock::time_point now);
+  void finish(Request& request, const MadCompletion& completion);
+  void release_node(std::uint16_t lid);
+  void requeue(Request request);
+  void make_ready(std::uint16_t lid, Node& node);
+  bool rate_allows(Clock::time_point now);
+
+  MadTransport& transport_;
+  MadEngineLimits limits_;
+  MadEngineStats stats_;
+  std::unordered_map<std::uint16_t, Node> nodes_;
+  std::deque<std::uint16_t> ready_;  // nodes with queued work and spare per-node slots
+  std::unordered_map<std::uint32_t, InFlight> inflight_;  // by low 32 bits of the TID
+  std::deque<std::pair<Clock::time_point, std::uint32_t>> deadlines_;  // send order
+  std::size_t queued_ = 0;
+  std::uint32_t next_tid_ = 1;
+  double tokens_ = 0;
+  Clock::time_point last_refill_{};
+};
+
+}  // namespace ibfx

@@ -1,0 +1,106 @@
+#include "collectors/mad_transport.h"
+
+#include <infiniband/mad.h>
+#include <infiniband/umad.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace ibfx {
+
+namespace {
+std::uint8_t* mut(const MadBytes& m) { return const_cast<std::uint8_t*>(m.data()); }
+constexpr int kQkeyQp1 = 0x80010000;  // IBA 13.4.2: well-known GSI Q_Key
+}  // namespace
+
+std::uint64_t mad_tid(const MadBytes& mad) { return mad_get_field64(mut(mad), 0, IB_MAD_TRID_F); }
+std::uint16_t mad_attr_id(const MadBytes& mad) {
+  return static_cast<std::uint16_t>(mad_get_field(mut(mad), 0, IB_MAD_ATTRID_F));
+}
+std::uint16_t mad_status(const MadBytes& mad) {
+  return static_cast<std::uint16_t>(mad_get_field(mut(mad), 0, IB_MAD_STATUS_F));
+}
+std::uint8_t mad_method(const MadBytes& mad) {
+  return static_cast<std::uint8_t>(mad_get_field(mut(mad), 0, IB_MAD_METHOD_F));
+}
+
+void build_pma_mad(MadBytes& mad, std::uint8_t method, std::uint16_t attr_id,
+                   std::uint32_t attr_mod, std::uint64_t tid, const PmaData& data) {
+  mad.fill(0);
+  mad_set_field(mad.data(), 0, IB_MAD_BASEVER_F, 1);
+  mad_set_field(mad.data(), 0, IB_MAD_MGMTCLASS_F, IB_PERFORMANCE_CLASS);
+  mad_set_field(mad.data(), 0, IB_MAD_CLASSVER_F, 1);
+  mad_set_field(mad.data(), 0, IB_MAD_METHOD_F, method);
+  mad_set_field64(mad.data(), 0, IB_MAD_TRID_F, tid);
+  mad_set_field(mad.data(), 0, IB_MAD_ATTRID_F, attr_id);
+  mad_set_field(mad.data(), 0, IB_MAD_ATTRMOD_F, attr_mod);
+  std::memcpy(mad.data() + kPmaDataOffset, data.data(), data.size());
+}
+
+PmaData pma_data(const MadBytes& mad) {
+  PmaData d;
+  std::memcpy(d.data(), mad.data() + kPmaDataOffset, d.size());
+  return d;
+}
+
+UmadTransport::UmadTransport(const std::string& ca_name, int ca_port) {
+  if (umad_init() < 0) throw std::runtime_error("umad_init failed: is ib_umad loaded?");
+  const char* ca = ca_name.empty() ? nullptr : ca_name.c_str();
+  port_id_ = umad_open_port(ca, ca_port);
+  if (port_id_ < 0) {
+    throw std::runtime_error("cannot open umad port " + (ca_name.empty() ? "(default)" : ca_name) +
+                             ":" + std::to_string(ca_port) + ": " + std::strerror(-port_id_));
+  }
+  umad_port_t port{};
+  if (umad_get_port(ca, ca_port, &port) == 0) {
+    ca_name_ = port.ca_name;
+    ca_port_ = port.portnum;
+    umad_release_port(&port);
+  } else {
+    ca_name_ = ca_name;
+    ca_port_ = ca_port;
+  }
+  agent_id_ = umad_register(port_id_, IB_PERFORMANCE_CLASS, 1, 0, nullptr);
+  if (agent_id_ < 0) {
+    umad_close_port(port_id_);
+    throw std::runtime_error("cannot register a PMA agent on " + ca_name_ + ": " +
+                             std::strerror(-agent_id_));
+  }
+  umad_ = umad_alloc(1, umad_size() + kMadSize);
+  if (umad_ == nullptr) {
+    umad_unregister(port_id_, agent_id_);
+    umad_close_port(port_id_);
+    throw std::runtime_error("out of memory allocating a umad buffer");
+  }
+}
+
+UmadTransport::~UmadTransport() {
+  if (umad_ != nullptr) umad_free(umad_);
+  if (agent_id_ >= 0) umad_unregister(port_id_, agent_id_);
+  if (port_id_ >= 0) umad_close_port(port_id_);
+}
+
+bool UmadTransport::send(std::uint16_t lid, const MadBytes& mad,
+                         std::chrono::milliseconds timeout) {
+  std::memcpy(umad_get_mad(umad_), mad.data(), kMadSize);
+  umad_set_addr(umad_, lid, 1, 0, kQkeyQp1);
+  // No kernel retries: the engine retries itself so that every attempt is
+  // counted and per-node limits hold.
+  return umad_send(port_id_, agent_id_, umad_, static_cast<int>(kMadSize),
+                   static_cast<int>(timeout.count()), 0) == 0;
+}
+
+Received UmadTransport::receive(std::chrono::milliseconds wait) {
+  Received r;
+  int length = static_cast<int>(kMadSize);
+  const int rc = umad_recv(port_id_, umad_, &length, static_cast<int>(wait.count()));
+  if (rc < 0) return r;  // -ETIMEDOUT (nothing arrived) or a transient error
+  std::memcpy(r.mad.data(), umad_get_mad(umad_), kMadSize);
+  // A non-zero umad status means the kernel timed our request out (or could
+  // not send it); the buffer then holds the request we sent.
+  r.kind = umad_status(umad_) != 0 ? Received::Kind::kSendFailed : Received::Kind::kResponse;
+  return r;
+}
+
+}  // namespace ibfx

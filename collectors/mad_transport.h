@@ -1,0 +1,64 @@
+// The boundary between the sweep and the fabric: send one MAD to a LID, get
+// MADs back. UmadTransport is the real one (libibumad); tests provide fakes.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "collectors/pma.h"
+
+namespace ibfx {
+
+using MadBytes = std::array<std::uint8_t, kMadSize>;
+
+struct Received {
+  enum class Kind : std::uint8_t { kNothing, kResponse, kSendFailed };
+  Kind kind = Kind::kNothing;
+  MadBytes mad{};  // for kSendFailed: the request the kernel gave back
+};
+
+class MadTransport {
+ public:
+  virtual ~MadTransport() = default;
+  // Queues a MAD for `lid` (GSI, QP1). `timeout` lets a kernel that tracks
+  // responses time the request out itself. Returns false on a local error.
+  virtual bool send(std::uint16_t lid, const MadBytes& mad, std::chrono::milliseconds timeout) = 0;
+  // Waits up to `wait` for one incoming MAD.
+  virtual Received receive(std::chrono::milliseconds wait) = 0;
+};
+
+// libibumad on a local HCA port, registered as a PMA (class 0x04) client.
+class UmadTransport final : public MadTransport {
+ public:
+  // Throws std::runtime_error when the port cannot be opened (start-up only).
+  UmadTransport(const std::string& ca_name, int ca_port);
+  ~UmadTransport() override;
+  UmadTransport(const UmadTransport&) = delete;
+  UmadTransport& operator=(const UmadTransport&) = delete;
+
+  bool send(std::uint16_t lid, const MadBytes& mad, std::chrono::milliseconds timeout) override;
+  Received receive(std::chrono::milliseconds wait) override;
+
+  const std::string& ca_name() const { return ca_name_; }
+  int ca_port() const { return ca_port_; }
+
+ private:
+  int port_id_ = -1;
+  int agent_id_ = -1;
+  std::string ca_name_;
+  int ca_port_ = 0;
+  void* umad_ = nullptr;  // one send/receive buffer (umad header + MAD)
+};
+
+// Header helpers shared by the engine and tests (IBA 13.4.3 common MAD header).
+std::uint64_t mad_tid(const MadBytes& mad);
+std::uint16_t mad_attr_id(const MadBytes& mad);
+std::uint16_t mad_status(const MadBytes& mad);
+std::uint8_t mad_method(const MadBytes& mad);
+void build_pma_mad(MadBytes& mad, std::uint8_t method, std::uint16_t attr_id,
+                   std::uint32_t attr_mod, std::uint64_t tid, const PmaData& data);
+PmaData pma_data(const MadBytes& mad);
+
+}  // namespace ibfx

@@ -1,0 +1,125 @@
+// Performance Management (PMA, management class 0x04) attributes: request
+// builders and response decoders. libibmad's field tables do the bit work;
+// this file says which attribute and field answers which counter.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ibfx {
+
+// Every per-port counter we export. The order is the order of rendering.
+enum class Counter : std::uint8_t {
+  kTransmitWait,
+  kTransmitDataBytes,
+  kReceiveDataBytes,
+  kTransmitPackets,
+  kReceivePackets,
+  kUnicastTransmitPackets,
+  kUnicastReceivePackets,
+  kMulticastTransmitPackets,
+  kMulticastReceivePackets,
+  kSymbolErrors,
+  kLinkErrorRecovery,
+  kLinkDowned,
+  kReceiveErrors,
+  kReceiveRemotePhysicalErrors,
+  kReceiveSwitchRelayErrors,
+  kTransmitDiscards,
+  kTransmitConstraintErrors,
+  kReceiveConstraintErrors,
+  kLocalLinkIntegrityErrors,
+  kExcessiveBufferOverrunErrors,
+  kVl15Dropped,
+  kQp1Dropped,
+  kCount
+};
+inline constexpr std::size_t kCounterCount = static_cast<std::size_t>(Counter::kCount);
+
+struct CounterInfo {
+  std::string_view metric;  // full Prometheus family name
+  std::string_view help;
+  // Width of the field in the 32-bit PortCounters attribute (IBA 16.1.3.5);
+  // 0 where the counter exists only in PortCountersExtended.
+  std::uint8_t narrow_bits;
+  // Bit in PortCounters CounterSelect (bits 0..15) or, offset by 16,
+  // CounterSelect2 (IBA 16.1.3.5: CounterSelect2 bit 0 = PortXmitWait... see
+  // pma.cpp); -1 where the counter cannot be cleared through PortCounters.
+  std::int8_t select_bit;
+  // Multiplier from device units to exported units: PortXmitData/PortRcvData
+  // count 32-bit words (IBA 16.1.3.5 "divided by 4"), exported as bytes.
+  std::uint8_t scale;
+};
+
+const CounterInfo& counter_info(Counter c);
+inline const CounterInfo& counter_info(std::size_t i) { return counter_info(static_cast<Counter>(i)); }
+
+// PMA ClassPortInfo.CapabilityMask bits (IBA 16.1.3.1, Table 227 footnotes;
+// same values as opensm's ib_types.h IB_PM_*).
+namespace pma_cap {
+inline constexpr std::uint16_t kAllPortSelect = 1u << 8;
+inline constexpr std::uint16_t kExtWidth = 1u << 9;        // PortCountersExtended, all fields
+inline constexpr std::uint16_t kExtWidthNoIetf = 1u << 10;  // PortCountersExtended, no uni/multicast
+inline constexpr std::uint16_t kSamplesOnly = 1u << 11;
+inline constexpr std::uint16_t kXmitWait = 1u << 12;  // PortCounters.PortXmitWait valid
+inline constexpr std::uint16_t kQp1Dropped = 1u << 15;
+// CapabilityMask2 bit 1: IsAdditionalPortCountersExtendedSupported — the
+// 64-bit error counters and PortXmitWait in PortCountersExtended.
+inline constexpr std::uint32_t kAddlPortCountersExt = 1u << 1;
+}  // namespace pma_cap
+
+struct PmaCapabilities {
+  std::uint16_t cap_mask = 0;
+  std::uint32_t cap_mask2 = 0;
+  bool extended() const { return (cap_mask & (pma_cap::kExtWidth | pma_cap::kExtWidthNoIetf)) != 0; }
+  bool extended_uni_multicast() const { return (cap_mask & pma_cap::kExtWidth) != 0; }
+  bool xmit_wait() const { return (cap_mask & pma_cap::kXmitWait) != 0; }
+  bool additional_extended() const { return (cap_mask2 & pma_cap::kAddlPortCountersExt) != 0; }
+  // Whether PortCounters (32-bit) is still needed once PortCountersExtended
+  // is read: it is, unless the extended attribute carries the error counters.
+  bool needs_port_counters() const { return !(extended() && additional_extended()); }
+};
+
+// Values read in one sweep. A counter is present when its bit is set.
+struct CounterReading {
+  std::array<std::uint64_t, kCounterCount> value{};
+  std::array<std::uint8_t, kCounterCount> bits{};  // field width of the source; 0 = absent
+  void set(Counter c, std::uint64_t v, std::uint8_t width) {
+    value[static_cast<std::size_t>(c)] = v;
+    bits[static_cast<std::size_t>(c)] = width;
+  }
+  bool has(Counter c) const { return bits[static_cast<std::size_t>(c)] != 0; }
+};
+
+// PMA attribute IDs (IBA 16.1.2, Table 220).
+inline constexpr std::uint16_t kAttrClassPortInfo = 0x0001;
+inline constexpr std::uint16_t kAttrPortCounters = 0x0012;
+inline constexpr std::uint16_t kAttrPortCountersExtended = 0x001D;
+
+inline constexpr std::size_t kMadSize = 256;
+inline constexpr std::size_t kPmaDataOffset = 64;  // 24-byte header + 40 reserved
+inline constexpr std::size_t kPmaDataSize = kMadSize - kPmaDataOffset;
+using PmaData = std::array<std::uint8_t, kPmaDataSize>;
+
+// Request payloads (the PMA data area, libibmad's IB_PC_* field base).
+PmaData port_counters_request(std::uint8_t port);
+PmaData port_counters_ext_request(std::uint8_t port);
+// A PortCounters Set that clears exactly the counters whose select bits are
+// given (CounterSelect bits 0..15, CounterSelect2 bits in 16..23).
+PmaData port_counters_clear_request(std::uint8_t port, std::uint32_t select_mask);
+
+PmaCapabilities decode_class_port_info(const PmaData& data);
+// Decodes PortCounters into `out`. PortXmitWait is taken only when
+// capabilities say it is valid; QP1Dropped only with IsQP1DropSupported.
+void decode_port_counters(const PmaData& data, const PmaCapabilities& caps, CounterReading& out);
+// Decodes PortCountersExtended into `out` (64-bit), including the additional
+// error counters and PortXmitWait when CapabilityMask2 advertises them.
+void decode_port_counters_ext(const PmaData& data, const PmaCapabilities& caps,
+                              CounterReading& out);
+// PortSelect echoed back in a response (for sanity checks).
+std::uint8_t decoded_port_select(const PmaData& data);
+
+}  // namespace ibfx

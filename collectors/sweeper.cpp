@@ -1,0 +1,150 @@
+#include "collectors/sweeper.h"
+
+namespace ibfx {
+namespace {
+constexpr std::uint8_t kMethodGet = 0x01;
+constexpr std::uint8_t kMethodSet = 0x02;
+}  // namespace
+
+std::uint64_t shard_hash(std::uint64_t guid) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < 8; ++i) {
+    h ^= (guid >> (8 * i)) & 0xFF;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+Sweeper::Sweeper(MadEngine& engine, CounterAccumulator& accumulator)
+    : engine_(engine), accumulator_(accumulator) {}
+
+SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const MadEngineStats before = engine_.stats();
+  SweepResult result;
+  result.started_at = std::chrono::system_clock::now();
+  result.nodes.resize(fabric.nodes.size());
+  result.port_read.resize(fabric.nodes.size());
+  work_.clear();
+  // Reserve so PortWork addresses stay stable while callbacks hold indices.
+  work_.reserve(fabric.port_count());
+
+  for (std::uint32_t n = 0; n < fabric.nodes.size(); ++n) {
+    const FabricNode& node = fabric.nodes[n];
+    result.port_read[n].assign(node.ports.size(), false);
+    if (node.type == NodeType::kHca && !options.include_hcas) continue;
+    if (options.shard_count > 1 && shard_hash(node.guid) % options.shard_count != options.shard_index) {
+      continue;
+    }
+    if (node.lid == 0 && node.type == NodeType::kSwitch) continue;  // not addressable yet
+    result.nodes[n].swept = true;
+    auto cached = capabilities_.find(node.guid);
+    if (cached != capabilities_.end()) {
+      query_ports(fabric, n, cached->second, options, result);
+      continue;
+    }
+    // ClassPortInfo (IBA 16.1.3.1) once per node: it says which counter
+    // attributes and widths the PMA supports.
+    engine_.submit(node.lid, kMethodGet, kAttrClassPortInfo, 0, PmaData{},
+                   [this, &fabric, n, &options, &result](const MadCompletion& c) {
+                     if (c.result != MadResult::kOk) {
+                       ++result.nodes[n].failed_mads;
+                       return;
+                     }
+                     const PmaCapabilities caps = decode_class_port_info(c.data);
+                     capabilities_[fabric.nodes[n].guid] = caps;
+                     query_ports(fabric, n, caps, options, result);
+                   });
+  }
+  const bool finished = engine_.run(start + options.budget);
+
+  // A node is up when every MAD to it was answered (the budget running out
+  // completes what is left as timeouts, so they count here too).
+  for (NodeSweep& ns : result.nodes) ns.answered = ns.swept && ns.failed_mads == 0;
+  const MadEngineStats& after = engine_.stats();
+  result.completed = finished;
+  result.mads_sent = after.sent - before.sent;
+  result.mads_ok = after.ok - before.ok;
+  result.mads_timeout = after.timeouts - before.timeouts;
+  result.mads_error = after.errors - before.errors;
+  result.duration_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabilities& caps,
+                          const SweepOptions& options, SweepResult& result) {
+  const FabricNode& node = fabric.nodes[n];
+  for (std::uint32_t i = 0; i < node.ports.size(); ++i) {
+    const FabricPort& port = node.ports[i];
+    // An HCA port is addressed by its own LID: a down HCA port has none that
+    // routes, so it keeps its last totals. Switch ports all answer through
+    // the switch's LID, linked or not, so down switch ports stay fresh.
+    std::uint16_t lid = port.lid;
+    if (node.type != NodeType::kSwitch && (lid == 0 || !port.up())) continue;
+    if (node.type == NodeType::kSwitch && !port.linked() &&
+        accumulator_.find(PortKey{node.guid, port.number}) == nullptr) {
+      continue;  // an empty cage: nothing has ever been plugged in
+    }
+    work_.push_back(PortWork{n, i, 0, false, {}});
+    const std::size_t w = work_.size() - 1;
+    auto on_done = [this, &fabric, w, &options, &result, n](const MadCompletion& c,
+                                                           bool extended) {
+      PortWork& work = work_[w];
+      const PmaCapabilities& caps_now = capabilities_[fabric.nodes[n].guid];
+      if (c.result == MadResult::kOk) {
+        if (extended) {
+          decode_port_counters_ext(c.data, caps_now, work.reading);
+        } else {
+          // Narrow values must not override 64-bit ones already decoded.
+          CounterReading narrow;
+          decode_port_counters(c.data, caps_now, narrow);
+          for (std::size_t k = 0; k < kCounterCount; ++k) {
+            if (narrow.bits[k] != 0 && work.reading.bits[k] != 64) {
+              work.reading.value[k] = narrow.value[k];
+              work.reading.bits[k] = narrow.bits[k];
+            }
+          }
+        }
+      } else {
+        work.failed = true;
+        ++result.nodes[n].failed_mads;
+      }
+      if (--work.outstanding == 0) port_done(fabric, work, options, result);
+    };
+    // IBA 16.1.4.x: PortCountersExtended carries 64-bit data/packet counters;
+    // the 32-bit PortCounters is still needed for the error counters (and
+    // PortXmitWait) unless CapabilityMask2 advertises the additional ones.
+    if (caps.extended()) {
+      ++work_[w].outstanding;
+      engine_.submit(lid, kMethodGet, kAttrPortCountersExtended, 0,
+                     port_counters_ext_request(port.number),
+                     [on_done](const MadCompletion& c) { on_done(c, true); });
+    }
+    if (caps.needs_port_counters()) {
+      ++work_[w].outstanding;
+      engine_.submit(lid, kMethodGet, kAttrPortCounters, 0, port_counters_request(port.number),
+                     [on_done](const MadCompletion& c) { on_done(c, false); });
+    }
+  }
+}
+
+void Sweeper::port_done(const Fabric& fabric, PortWork& work, const SweepOptions& options,
+                        SweepResult& result) {
+  if (work.failed) return;  // a half reading would mix two instants: skip it
+  const FabricNode& node = fabric.nodes[work.node];
+  const FabricPort& port = node.ports[work.port_index];
+  const PortKey key{node.guid, port.number};
+  result.port_read[work.node][work.port_index] = true;
+  ++result.ports_read;
+  const std::uint32_t mask = accumulator_.apply(key, work.reading, options.clear);
+  if (mask == 0) return;
+  ++result.clears_sent;
+  engine_.submit(port.lid, kMethodSet, kAttrPortCounters, 0,
+                 port_counters_clear_request(port.number, mask),
+                 [this, key, mask](const MadCompletion& c) {
+                   if (c.result == MadResult::kOk) accumulator_.note_cleared(key, mask);
+                 });
+}
+
+}  // namespace ibfx

@@ -1,0 +1,115 @@
+// Configuration of the daemon: the YAML file, the command line, and the
+// node-name-map. Everything here is parsed once at start-up (or on reload);
+// every error names the file, line, key and what is wrong.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace ibfx {
+
+// Thrown only during start-up / reload validation. The message is meant for
+// an operator: "<file>:<line>: <key>: <what is wrong>".
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+using Duration = std::chrono::milliseconds;
+
+struct MadConfig {
+  int global_inflight = 128;    // MADs outstanding on the whole fabric
+  int per_node_inflight = 4;    // MADs outstanding to one node (switch CPU protection)
+  Duration timeout{100};        // per MAD attempt
+  int retries = 2;              // extra attempts after the first timeout
+  int max_mads_per_second = 0;  // 0 = unlimited
+
+  friend bool operator==(const MadConfig&, const MadConfig&) = default;
+};
+
+struct DiscoveryConfig {
+  Duration interval{std::chrono::minutes(5)};  // background re-discovery period
+  int max_smps = 16;                           // libibnetdisc in-flight SMPs
+  Duration timeout{200};
+  int retries = 2;
+
+  friend bool operator==(const DiscoveryConfig&, const DiscoveryConfig&) = default;
+};
+
+struct CountersConfig {
+  // Writing to the fabric: off by default. When on, a counter narrower than
+  // 64 bits that passes clear_threshold of its range is reset with a
+  // PortCounters Set whose CounterSelect names only that counter group.
+  bool clear_on_threshold = false;
+  double clear_threshold = 0.75;  // fraction of the field's range, (0, 1]
+  bool include_hcas = true;       // sweep HCA ports too, not only switches
+  bool include_switch_port0 = false;
+
+  friend bool operator==(const CountersConfig&, const CountersConfig&) = default;
+};
+
+struct Config {
+  std::string listen_address = ":9690";
+  Duration sweep_interval{std::chrono::seconds(10)};
+  std::string ca;   // local HCA name (empty: first with an active port)
+  int ca_port = 0;  // 0: first active port
+  std::string node_name_map_file;
+  std::string log_level = "info";  // debug|info|warn|error
+  MadConfig mad;
+  DiscoveryConfig discovery;
+  CountersConfig counters;
+
+  // Lets a reload tell whether anything changed.
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+// Prometheus-style durations: "1h30m", "10s", "250ms", "2m". Zero-length,
+// negative or unit-less values are rejected with ConfigError.
+Duration parse_duration(std::string_view text);
+// The inverse, largest units first ("1m30s"); parse_duration(format_duration(d)) == d.
+std::string format_duration(Duration duration);
+
+// Loads a YAML config file over the defaults. Unknown keys, wrong types and
+// out-of-range values are errors (file:line: key: what).
+Config load_config_file(const std::string& path);
+Config parse_config_yaml(std::string_view yaml_text, const std::string& source_name);
+
+// Generic access by dotted key ("mad.timeout"), with the same validation as
+// the file. The command line applies its flags through this; errors carry
+// only the "<what is wrong>" part so each caller can say where it came from.
+std::vector<std::string_view> config_keys();
+void set_config_value(Config& config, std::string_view dotted_key, std::string_view text);
+std::string config_value_text(const Config& config, std::string_view dotted_key);
+
+struct CommandLine {
+  Config config;
+  std::string config_file;  // empty: built-in defaults only
+  bool once = false;
+  bool check_config = false;
+  bool show_version = false;
+  bool show_help = false;
+};
+
+// Parses argv. Flags override the config file. Throws ConfigError on an
+// unknown flag, a missing value or a bad value (naming the flag).
+CommandLine parse_command_line(int argc, const char* const* argv);
+std::string usage_text();
+
+// infiniband-diags node-name-map: "0x<guid> \"name\"" per line, '#' comments.
+using NodeNameMap = std::unordered_map<std::uint64_t, std::string>;
+NodeNameMap load_node_name_map(const std::string& path);
+NodeNameMap parse_node_name_map(std::string_view text, const std::string& source_name);
+
+namespace detail {
+// Whole file, or ConfigError "<path>: cannot read: <why>". The size cap keeps
+// a wrong path (a device, a huge log) from exhausting memory.
+std::string read_text_file(const std::string& path, std::size_t max_bytes);
+}  // namespace detail
+
+}  // namespace ibfx

@@ -1,0 +1,164 @@
+#include "daemon/exporter.h"
+
+#include <boost/asio/post.hpp>
+#include <iostream>
+
+#include "daemon/log.h"
+
+namespace ibfx {
+
+Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTransport> transport,
+                   DiscoverFn discover)
+    : config_(std::move(config)),
+      names_(std::move(names)),
+      transport_(std::move(transport)),
+      discover_(std::move(discover)),
+      engine_(*transport_, MadEngineLimits{config_.mad.global_inflight,
+                                           config_.mad.per_node_inflight, config_.mad.timeout,
+                                           config_.mad.retries, config_.mad.max_mads_per_second}),
+      sweeper_(engine_, accumulator_) {}
+
+Exporter::~Exporter() { stop(); }
+
+std::shared_ptr<const Fabric> Exporter::fabric() const {
+  std::lock_guard lock(fabric_mu_);
+  return fabric_;
+}
+
+bool Exporter::discover_now() {
+  DiscoveryResult r = discover_();
+  {
+    std::lock_guard lock(metrics_mu_);
+    metrics_.on_discovery(r.fabric.get(), r.fabric ? r.fabric->discovery_seconds : 0,
+                          r.fabric != nullptr);
+  }
+  if (!r.fabric) {
+    log_warn("discovery failed: " + r.error);
+    return false;
+  }
+  log_info("discovered " + std::to_string(r.fabric->nodes.size()) + " nodes, " +
+           std::to_string(r.fabric->port_count()) + " ports in " +
+           std::to_string(r.fabric->discovery_seconds) + " s");
+  {
+    std::lock_guard lock(fabric_mu_);
+    fabric_ = std::move(r.fabric);
+  }
+  fabric_cv_.notify_all();
+  return true;
+}
+
+SweepOptions Exporter::sweep_options() const {
+  SweepOptions o;
+  o.include_hcas = config_.counters.include_hcas;
+  o.include_switch_port0 = config_.counters.include_switch_port0;
+  o.clear.enabled = config_.counters.clear_on_threshold;
+  o.clear.threshold = config_.counters.clear_threshold;
+  // A sweep may use at most its interval (and never less than a few MAD
+  // timeouts), so a sick fabric cannot stall the schedule.
+  o.budget = std::max(config_.sweep_interval,
+                      std::chrono::milliseconds(config_.mad.timeout * (config_.mad.retries + 1) * 4));
+  return o;
+}
+
+bool Exporter::sweep_now() {
+  auto f = fabric();
+  if (!f) return false;
+  SweepResult r = sweeper_.sweep(*f, sweep_options());
+  const bool overrun = r.duration_seconds * 1000.0 > static_cast<double>(config_.sweep_interval.count());
+  publish(std::move(r), overrun);
+  return true;
+}
+
+void Exporter::publish(SweepResult sweep, bool overrun) {
+  auto f = fabric();
+  std::size_t not_answering = 0;
+  for (const auto& n : sweep.nodes) not_answering += (n.swept && !n.answered) ? 1 : 0;
+  ++sweeps_;
+  std::string own;
+  {
+    std::lock_guard lock(metrics_mu_);
+    metrics_.on_sweep(sweep, not_answering, overrun);
+    metrics_.update_totals(engine_.stats(), accumulator_.stats());
+    own = metrics_.serialize();
+  }
+  if (!sweep.completed || not_answering > 0) {
+    log_warn("sweep " + std::to_string(sweeps_) + ": " + std::to_string(not_answering) +
+             " nodes not answering, " + std::to_string(sweep.mads_timeout) + " MAD timeouts" +
+             (sweep.completed ? "" : ", cut short by its budget"));
+  } else {
+    log_debug("sweep " + std::to_string(sweeps_) + ": " + std::to_string(sweep.ports_read) +
+              " ports in " + std::to_string(sweep.duration_seconds) + " s");
+  }
+  ExporterTotals totals;
+  totals.mad = engine_.stats();
+  totals.accumulator = accumulator_.stats();
+  totals.sweeps = sweeps_;
+  auto snap = build_snapshot(f, std::move(sweep), accumulator_, names_, totals);
+  snap->exporter_metrics_text = std::move(own);
+  store_.publish(std::move(snap));
+  ready_ = true;
+}
+
+void Exporter::discovery_loop() {
+  while (!stopping_) {
+    {
+      std::unique_lock lock(stop_mu_);
+      // Until the first success, retry every few seconds (the SM may still
+      // be bringing the subnet up); then refresh at the configured interval.
+      const auto wait = fabric() ? config_.discovery.interval : std::chrono::milliseconds(2000);
+      if (stop_cv_.wait_for(lock, wait, [this] { return stopping_.load(); })) return;
+    }
+    discover_now();
+  }
+}
+
+void Exporter::arm_timer(std::chrono::steady_clock::time_point when) {
+  timer_.expires_at(when);
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec && !stopping_) on_timer();
+  });
+}
+
+void Exporter::on_timer() {
+  const auto started = std::chrono::steady_clock::now();
+  if (!fabric()) {
+    // Start-up: the only time a sweep waits for discovery.
+    arm_timer(started + std::chrono::milliseconds(200));
+    return;
+  }
+  auto f = fabric();
+  SweepResult r = sweeper_.sweep(*f, sweep_options());
+  next_sweep_ += config_.sweep_interval;
+  const auto now = std::chrono::steady_clock::now();
+  const bool overrun = next_sweep_ < now;
+  publish(std::move(r), overrun);
+  // Keep a fixed cadence; after an overrun start again right away rather
+  // than piling up missed ticks.
+  if (overrun) next_sweep_ = now;
+  arm_timer(next_sweep_);
+}
+
+void Exporter::start() {
+  stopping_ = false;
+  // First discovery happens right away on the discovery thread.
+  discovery_thread_ = std::thread([this] {
+    if (!discover_now()) log_warn("initial discovery failed; retrying in the background");
+    discovery_loop();
+  });
+  next_sweep_ = std::chrono::steady_clock::now();
+  collector_thread_ = std::thread([this] {
+    arm_timer(next_sweep_);
+    collector_io_.run();
+  });
+}
+
+void Exporter::stop() {
+  if (stopping_.exchange(true)) return;
+  stop_cv_.notify_all();
+  boost::asio::post(collector_io_, [this] { timer_.cancel(); });
+  collector_io_.stop();
+  if (collector_thread_.joinable()) collector_thread_.join();
+  if (discovery_thread_.joinable()) discovery_thread_.join();
+}
+
+}  // namespace ibfx

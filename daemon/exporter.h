@@ -1,0 +1,85 @@
+// Ties the pipeline together: discover -> sweep -> accumulate -> snapshot.
+// Discovery runs on its own thread and is refreshed periodically; sweeps run
+// on the collector thread, re-armed by an Asio timer; the HTTP side only
+// reads the published snapshot.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "collectors/counter_accumulator.h"
+#include "collectors/discovery.h"
+#include "collectors/mad_engine.h"
+#include "collectors/sweeper.h"
+#include "config/config.h"
+#include "daemon/exporter_metrics.h"
+#include "daemon/snapshot.h"
+
+namespace ibfx {
+
+using DiscoverFn = std::function<DiscoveryResult()>;
+
+class Exporter {
+ public:
+  Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTransport> transport,
+           DiscoverFn discover);
+  ~Exporter();
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  // Runs one discovery now (blocking). Returns false and logs on failure.
+  bool discover_now();
+  // Runs one sweep on the current fabric and publishes a snapshot.
+  // Returns false when there is no fabric yet.
+  bool sweep_now();
+
+  // Background mode: discovery thread + collector thread.
+  void start();
+  void stop();
+
+  std::shared_ptr<const Snapshot> snapshot() const { return store_.current(); }
+  bool ready() const { return ready_.load(); }
+  const Config& config() const { return config_; }
+
+ private:
+  void discovery_loop();
+  void arm_timer(std::chrono::steady_clock::time_point when);
+  void on_timer();
+  void publish(SweepResult sweep, bool overrun);
+  std::shared_ptr<const Fabric> fabric() const;
+  SweepOptions sweep_options() const;
+
+  Config config_;
+  NodeNameMap names_;
+  std::unique_ptr<MadTransport> transport_;
+  DiscoverFn discover_;
+  MadEngine engine_;
+  CounterAccumulator accumulator_;
+  Sweeper sweeper_;
+  ExporterMetrics metrics_;
+  SnapshotStore store_;
+  std::atomic<bool> ready_{false};
+  std::uint64_t sweeps_ = 0;
+
+  mutable std::mutex fabric_mu_;
+  std::shared_ptr<const Fabric> fabric_;
+  std::condition_variable fabric_cv_;
+  std::mutex metrics_mu_;  // discovery and sweep threads both update metrics
+
+  std::atomic<bool> stopping_{false};
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  std::thread discovery_thread_;
+  boost::asio::io_context collector_io_;
+  boost::asio::steady_timer timer_{collector_io_};
+  std::chrono::steady_clock::time_point next_sweep_{};
+  std::thread collector_thread_;
+};
+
+}  // namespace ibfx

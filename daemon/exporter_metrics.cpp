@@ -1,0 +1,160 @@
+#include "daemon/exporter_metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <chrono>
+
+namespace ibfx {
+
+std::string counter_short_name(Counter c) {
+  std::string name(counter_info(c).metric);
+  const std::string prefix = "infiniband_port_";
+  const std::string suffix = "_total";
+  name = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  return name;
+}
+
+namespace {
+prometheus::Counter* counter(prometheus::Registry& r, const std::string& name,
+                             const std::string& help, const prometheus::Labels& labels = {}) {
+  return &prometheus::BuildCounter().Name(name).Help(help).Register(r).Add(labels);
+}
+prometheus::Gauge* gauge(prometheus::Registry& r, const std::string& name,
+                         const std::string& help) {
+  return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
+}
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  auto& r = *registry_;
+  prometheus::BuildGauge()
+      .Name("infiniband_exporter_build_info")
+      .Help("Build information of ibfabric_exporter; value is always 1.")
+      .Register(r)
+      .Add({{"version", IBFX_VERSION}})
+      .Set(1);
+  auto& mads = prometheus::BuildCounter()
+                   .Name("infiniband_exporter_mad_requests_total")
+                   .Help("PMA requests completed, by result (ok, timeout after all retries, "
+                         "error status or send failure).")
+                   .Register(r);
+  mad_ok_ = &mads.Add({{"result", "ok"}});
+  mad_timeout_ = &mads.Add({{"result", "timeout"}});
+  mad_error_ = &mads.Add({{"result", "error"}});
+  mad_retries_ = counter(r, "infiniband_exporter_mad_retries_total",
+                         "MAD attempts repeated after a timeout.");
+  mad_late_ = counter(r, "infiniband_exporter_mad_late_responses_total",
+                      "Responses that matched no outstanding request (arrived after a timeout).");
+  sweeps_ = counter(r, "infiniband_exporter_sweeps_total", "PMA sweeps run.");
+  sweeps_incomplete_ = counter(r, "infiniband_exporter_sweeps_incomplete_total",
+                               "Sweeps cut short by their time budget.");
+  sweep_overruns_ = counter(r, "infiniband_exporter_sweep_overruns_total",
+                            "Sweeps that took longer than the sweep interval.");
+  discoveries_ = counter(r, "infiniband_exporter_discoveries_total", "Fabric discoveries run.");
+  discovery_failures_ = counter(r, "infiniband_exporter_discovery_failures_total",
+                                "Fabric discoveries that failed.");
+  clears_sent_ = counter(r, "infiniband_exporter_counter_clear_requests_total",
+                         "PortCounters Set requests sent to clear counters near saturation.");
+  last_sweep_duration_ = gauge(r, "infiniband_exporter_last_sweep_duration_seconds",
+                               "Duration of the last PMA sweep.");
+  last_sweep_timestamp_ = gauge(r, "infiniband_exporter_last_sweep_timestamp_seconds",
+                                "Unix time the last PMA sweep finished.");
+  last_discovery_duration_ = gauge(r, "infiniband_exporter_last_discovery_duration_seconds",
+                                   "Duration of the last successful fabric discovery.");
+  last_discovery_timestamp_ = gauge(r, "infiniband_exporter_last_discovery_timestamp_seconds",
+                                    "Unix time of the last successful fabric discovery.");
+  swept_ports_ = gauge(r, "infiniband_exporter_swept_ports",
+                       "Ports whose counters were read in the last sweep.");
+  nodes_not_answering_ = gauge(r, "infiniband_exporter_nodes_not_answering",
+                               "Nodes with at least one unanswered PMA query in the last sweep.");
+  discovered_ports_ = gauge(r, "infiniband_exporter_discovered_ports",
+                            "Ports found by the last successful discovery.");
+  discovered_nodes_ = &prometheus::BuildGauge()
+                           .Name("infiniband_exporter_discovered_nodes")
+                           .Help("Nodes found by the last successful discovery, by type.")
+                           .Register(r);
+  sweep_duration_ = &prometheus::BuildHistogram()
+                         .Name("infiniband_exporter_sweep_duration_seconds")
+                         .Help("Distribution of PMA sweep durations.")
+                         .Register(r)
+                         .Add({}, prometheus::Histogram::BucketBoundaries{
+                                      0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60});
+  auto& sat = prometheus::BuildCounter()
+                  .Name("infiniband_exporter_counter_saturations_total")
+                  .Help("Times a narrow device counter was seen at its maximum, by counter.")
+                  .Register(r);
+  auto& ext = prometheus::BuildCounter()
+                  .Name("infiniband_exporter_counter_external_clears_total")
+                  .Help("Times a device counter went down without this daemon clearing it "
+                        "(cleared out of band), by counter.")
+                  .Register(r);
+  auto& clr = prometheus::BuildCounter()
+                  .Name("infiniband_exporter_counter_clears_total")
+                  .Help("Counters cleared by this daemon at the clear threshold, by counter.")
+                  .Register(r);
+  for (std::size_t i = 0; i < kCounterCount; ++i) {
+    const auto c = static_cast<Counter>(i);
+    const std::string name = counter_short_name(c);
+    if (counter_info(c).narrow_bits != 0) saturations_[i] = &sat.Add({{"counter", name}});
+    external_clears_[i] = &ext.Add({{"counter", name}});
+    if (counter_info(c).select_bit >= 0) clears_[i] = &clr.Add({{"counter", name}});
+  }
+}
+
+void ExporterMetrics::on_discovery(const Fabric* fabric, double seconds, bool ok) {
+  discoveries_->Increment();
+  if (!ok || fabric == nullptr) {
+    discovery_failures_->Increment();
+    return;
+  }
+  last_discovery_duration_->Set(seconds);
+  last_discovery_timestamp_->Set(now_seconds());
+  discovered_ports_->Set(static_cast<double>(fabric->port_count()));
+  std::array<double, 4> by_type{};
+  for (const auto& n : fabric->nodes) by_type[static_cast<std::size_t>(n.type)] += 1;
+  for (std::size_t t = 0; t < by_type.size(); ++t) {
+    discovered_nodes_->Add({{"node_type", std::string(node_type_name(static_cast<NodeType>(t)))}})
+        .Set(by_type[t]);
+  }
+}
+
+void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering,
+                               bool overrun) {
+  sweeps_->Increment();
+  if (!sweep.completed) sweeps_incomplete_->Increment();
+  if (overrun) sweep_overruns_->Increment();
+  clears_sent_->Increment(static_cast<double>(sweep.clears_sent));
+  last_sweep_duration_->Set(sweep.duration_seconds);
+  last_sweep_timestamp_->Set(now_seconds());
+  sweep_duration_->Observe(sweep.duration_seconds);
+  swept_ports_->Set(static_cast<double>(sweep.ports_read));
+  nodes_not_answering_->Set(static_cast<double>(nodes_not_answering));
+}
+
+void ExporterMetrics::update_totals(const MadEngineStats& mad, const AccumulatorStats& acc) {
+  auto add = [](prometheus::Counter* c, std::uint64_t now, std::uint64_t before) {
+    if (c != nullptr && now > before) c->Increment(static_cast<double>(now - before));
+  };
+  add(mad_ok_, mad.ok, last_mad_.ok);
+  add(mad_timeout_, mad.timeouts, last_mad_.timeouts);
+  add(mad_error_, mad.errors, last_mad_.errors);
+  add(mad_retries_, mad.retries, last_mad_.retries);
+  add(mad_late_, mad.late_or_unknown, last_mad_.late_or_unknown);
+  for (std::size_t i = 0; i < kCounterCount; ++i) {
+    add(saturations_[i], acc.saturations[i], last_acc_.saturations[i]);
+    add(external_clears_[i], acc.external_clears[i], last_acc_.external_clears[i]);
+    add(clears_[i], acc.clears[i], last_acc_.clears[i]);
+  }
+  last_mad_ = mad;
+  last_acc_ = acc;
+}
+
+std::string ExporterMetrics::serialize() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace ibfx

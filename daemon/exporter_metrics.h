@@ -1,0 +1,67 @@
+// The daemon's own health metrics, on prometheus-cpp's metric model. Updated
+// after each sweep/discovery on the sweep thread; serialized into the snapshot.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "collectors/counter_accumulator.h"
+#include "collectors/fabric.h"
+#include "collectors/mad_engine.h"
+#include "collectors/sweeper.h"
+
+namespace ibfx {
+
+class ExporterMetrics {
+ public:
+  ExporterMetrics();
+
+  void on_discovery(const Fabric* fabric, double seconds, bool ok);
+  void on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering, bool overrun);
+  // Cumulative engine/accumulator totals: the difference since the previous
+  // call is added to the prometheus counters.
+  void update_totals(const MadEngineStats& mad, const AccumulatorStats& acc);
+
+  std::string serialize() const;
+  prometheus::Registry& registry() { return *registry_; }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Counter* mad_ok_;
+  prometheus::Counter* mad_timeout_;
+  prometheus::Counter* mad_error_;
+  prometheus::Counter* mad_retries_;
+  prometheus::Counter* mad_late_;
+  prometheus::Counter* sweeps_;
+  prometheus::Counter* sweeps_incomplete_;
+  prometheus::Counter* sweep_overruns_;
+  prometheus::Counter* discoveries_;
+  prometheus::Counter* discovery_failures_;
+  prometheus::Counter* clears_sent_;
+  prometheus::Gauge* last_sweep_duration_;
+  prometheus::Gauge* last_sweep_timestamp_;
+  prometheus::Gauge* last_discovery_duration_;
+  prometheus::Gauge* last_discovery_timestamp_;
+  prometheus::Gauge* swept_ports_;
+  prometheus::Gauge* nodes_not_answering_;
+  prometheus::Gauge* discovered_ports_;
+  prometheus::Family<prometheus::Gauge>* discovered_nodes_;
+  prometheus::Histogram* sweep_duration_;
+  std::array<prometheus::Counter*, kCounterCount> saturations_{};
+  std::array<prometheus::Counter*, kCounterCount> external_clears_{};
+  std::array<prometheus::Counter*, kCounterCount> clears_{};
+  MadEngineStats last_mad_;
+  AccumulatorStats last_acc_;
+};
+
+// "infiniband_port_symbol_errors_total" -> "symbol_errors"
+std::string counter_short_name(Counter c);
+
+}  // namespace ibfx

@@ -1,0 +1,111 @@
+#include "daemon/exposition.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace ibfx {
+
+void append_escaped(std::string& out, std::string_view value) {
+  for (char c : value) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+void ExpositionWriter::add_label(std::string& labels, std::string_view key, std::string_view v) {
+  if (!labels.empty()) labels += ',';
+  labels += key;
+  labels += "=\"";
+  append_escaped(labels, v);
+  labels += '"';
+}
+
+void ExpositionWriter::family(std::string_view name, std::string_view help, std::string_view type) {
+  out_ += "# HELP ";
+  out_ += name;
+  out_ += ' ';
+  // HELP text escapes only backslash and newline.
+  for (char c : help) {
+    if (c == '\\') {
+      out_ += "\\\\";
+    } else if (c == '\n') {
+      out_ += "\\n";
+    } else {
+      out_ += c;
+    }
+  }
+  out_ += "\n# TYPE ";
+  out_ += name;
+  out_ += ' ';
+  out_ += type;
+  out_ += '\n';
+}
+
+void ExpositionWriter::value(std::uint64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, end);
+}
+
+void ExpositionWriter::value(double v) {
+  if (std::isnan(v)) {
+    out_ += "NaN";
+  } else if (std::isinf(v)) {
+    out_ += v > 0 ? "+Inf" : "-Inf";
+  } else {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, end);
+  }
+}
+
+void ExpositionWriter::sample(std::string_view name, std::string_view labels, std::uint64_t v) {
+  out_ += name;
+  if (!labels.empty()) {
+    out_ += '{';
+    out_ += labels;
+    out_ += '}';
+  }
+  out_ += ' ';
+  value(v);
+  out_ += '\n';
+}
+
+void ExpositionWriter::sample(std::string_view name, std::string_view labels, double v) {
+  out_ += name;
+  if (!labels.empty()) {
+    out_ += '{';
+    out_ += labels;
+    out_ += '}';
+  }
+  out_ += ' ';
+  value(v);
+  out_ += '\n';
+}
+
+void ExpositionWriter::sample(std::string_view name, std::string_view labels,
+                              std::string_view extra_key, std::string_view extra_value, double v) {
+  out_ += name;
+  out_ += '{';
+  out_ += labels;
+  if (!labels.empty()) out_ += ',';
+  out_ += extra_key;
+  out_ += "=\"";
+  append_escaped(out_, extra_value);
+  out_ += "\"} ";
+  value(v);
+  out_ += '\n';
+}
+
+}  // namespace ibfx

@@ -1,0 +1,112 @@
+// ibfabric_exporter: InfiniBand fabric telemetry for Prometheus.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "collectors/discovery.h"
+#include "collectors/mad_transport.h"
+#include "config/config.h"
+#include "daemon/exporter.h"
+#include "daemon/http_server.h"
+#include "daemon/log.h"
+#include "daemon/web.h"
+
+namespace {
+
+int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
+  // Discovery may fail while the SM is still assigning LIDs: retry briefly.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!exporter.discover_now()) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      ibfx::log_error("discovery did not succeed within 30 s");
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  // Two readings one interval apart, so that derived values have a delta.
+  exporter.sweep_now();
+  std::this_thread::sleep_for(config.sweep_interval);
+  exporter.sweep_now();
+  std::cout << exporter.snapshot()->text();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ibfx::CommandLine cli;
+  try {
+    cli = ibfx::parse_command_line(argc, argv);
+  } catch (const ibfx::ConfigError& e) {
+    std::cerr << "ibfabric_exporter: " << e.what() << "\n"
+              << "Try 'ibfabric_exporter --help'.\n";
+    return 2;
+  }
+  if (cli.show_help) {
+    std::cout << ibfx::usage_text();
+    return 0;
+  }
+  if (cli.show_version) {
+    std::cout << "ibfabric_exporter " << IBFX_VERSION << "\n";
+    return 0;
+  }
+  const ibfx::Config& config = cli.config;
+  ibfx::NodeNameMap names;
+  try {
+    ibfx::set_log_level(ibfx::parse_log_level(config.log_level));
+    if (!config.node_name_map_file.empty()) {
+      names = ibfx::load_node_name_map(config.node_name_map_file);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "ibfabric_exporter: " << e.what() << "\n";
+    return 2;
+  }
+  if (cli.check_config) {
+    std::cout << "configuration OK\n";
+    return 0;
+  }
+
+  std::unique_ptr<ibfx::UmadTransport> transport;
+  try {
+    transport = std::make_unique<ibfx::UmadTransport>(config.ca, config.ca_port);
+  } catch (const std::exception& e) {
+    ibfx::log_error(std::string(e.what()) +
+                    " (no InfiniBand HCA? the README shows how to run on a simulated fabric)");
+    return 1;
+  }
+  const std::string ca = transport->ca_name();
+  const int ca_port = transport->ca_port();
+  ibfx::Discovery discovery(ca, ca_port, config.discovery);
+  ibfx::Exporter exporter(config, std::move(names), std::move(transport),
+                          [&discovery] { return discovery.discover(); });
+
+  if (cli.once) return run_once(exporter, config);
+
+  boost::asio::io_context io;
+  std::unique_ptr<ibfx::HttpServer> server;
+  try {
+    server = std::make_unique<ibfx::HttpServer>(
+        io, config.listen_address,
+        [&exporter](const ibfx::HttpRequest& req) { return ibfx::handle_web(exporter, req); });
+  } catch (const std::exception& e) {
+    ibfx::log_error(e.what());
+    return 1;
+  }
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code&, int sig) {
+    ibfx::log_info("received signal " + std::to_string(sig) + ", shutting down");
+    server->stop();
+    io.stop();
+  });
+  exporter.start();
+  ibfx::log_info("listening on " + config.listen_address + " (port " +
+                 std::to_string(server->port()) + "), CA " + ca + " port " +
+                 std::to_string(ca_port) + ", sweep interval " +
+                 std::to_string(config.sweep_interval.count()) + " ms");
+  io.run();
+  exporter.stop();
+  ibfx::log_info("stopped");
+  return 0;
+}

@@ -1,0 +1,92 @@
+// The immutable result of one sweep: what /metrics shows until the next one.
+// Built on the sweep thread, published with one pointer swap, rendered (once,
+// lazily) on the HTTP thread. A scrape never touches the fabric.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collectors/counter_accumulator.h"
+#include "collectors/fabric.h"
+#include "collectors/mad_engine.h"
+#include "collectors/sweeper.h"
+#include "config/config.h"
+
+namespace ibfx {
+
+struct PortView {
+  std::uint32_t node = 0;        // index into Fabric::nodes
+  std::uint32_t port_index = 0;  // index into FabricNode::ports
+  bool has_counters = false;     // read at least once since start-up
+  std::array<std::uint64_t, kCounterCount> totals{};
+  std::array<std::uint8_t, kCounterCount> present{};  // counter ever read
+};
+
+struct ExporterTotals {
+  MadEngineStats mad;
+  AccumulatorStats accumulator;
+  std::uint64_t sweeps = 0;
+  std::uint64_t sweeps_incomplete = 0;
+  std::uint64_t sweep_overruns = 0;  // a sweep took longer than the interval
+  std::uint64_t discoveries = 0;
+  std::uint64_t discovery_failures = 0;
+};
+
+struct Snapshot {
+  std::shared_ptr<const Fabric> fabric;
+  std::vector<std::string> node_names;  // node-name-map, else NodeDescription
+  std::vector<PortView> ports;          // every discovered port, node order
+  std::vector<NodeSweep> node_status;   // parallel to fabric->nodes
+  SweepResult sweep;                    // per-node vectors moved out into node_status
+  double sweep_timestamp_seconds = 0;   // Unix time the sweep finished
+  double discovery_timestamp_seconds = 0;
+  ExporterTotals totals;
+  std::string ca_name;
+  int ca_port = 0;
+  // The daemon's own metrics (prometheus-cpp registry), serialized when the
+  // snapshot was built so that it and the fabric series are one instant.
+  std::string exporter_metrics_text;
+
+  // The exposition text, rendered on first use and cached: scrapes between
+  // two sweeps cost a copy, not a render.
+  struct Rendered {
+    std::string text;
+    std::string gzip;
+  };
+  const std::string& text() const;
+  const std::string& gzip() const;
+
+ private:
+  mutable std::once_flag text_once_;
+  mutable std::once_flag gzip_once_;
+  mutable Rendered rendered_;
+};
+
+// Builds a snapshot from the latest fabric, sweep and accumulator state.
+std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric,
+                                         SweepResult sweep, const CounterAccumulator& accumulator,
+                                         const NodeNameMap& names, const ExporterTotals& totals);
+
+// Holds the latest snapshot; readers get a shared_ptr that stays valid
+// however long the scrape takes.
+class SnapshotStore {
+ public:
+  void publish(std::shared_ptr<const Snapshot> s) {
+    std::lock_guard lock(mu_);
+    current_ = std::move(s);
+  }
+  std::shared_ptr<const Snapshot> current() const {
+    std::lock_guard lock(mu_);
+    return current_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Snapshot> current_;
+};
+
+}  // namespace ibfx

@@ -1,0 +1,62 @@
+#include "daemon/web.h"
+
+namespace ibfx {
+namespace {
+constexpr const char* kLanding = R"(<!DOCTYPE html>
+<html><head><title>ibfabric_exporter</title></head>
+<body>
+<h1>ibfabric_exporter</h1>
+<p>InfiniBand fabric telemetry for Prometheus.</p>
+<ul>
+<li><a href="/metrics">/metrics</a> &mdash; the latest sweep, in the Prometheus text format</li>
+<li><a href="/-/healthy">/-/healthy</a> &mdash; the process is alive</li>
+<li><a href="/-/ready">/-/ready</a> &mdash; the first sweep has completed</li>
+</ul>
+</body></html>
+)";
+constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
+}  // namespace
+
+HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request) {
+  HttpResponse r;
+  if (request.path == "/metrics") {
+    auto snap = exporter.snapshot();
+    if (!snap) {
+      r.status = 503;
+      r.body = "no sweep has completed yet\n";
+      return r;
+    }
+    r.content_type = kExpositionType;
+    if (request.accepts_gzip) {
+      // Rendered and compressed once per snapshot, shared by every scrape.
+      r.body = snap->gzip();
+      r.precompressed_gzip = true;
+    } else {
+      r.body = snap->text();
+    }
+    return r;
+  }
+  if (request.path == "/") {
+    r.content_type = "text/html; charset=utf-8";
+    r.body = kLanding;
+    return r;
+  }
+  if (request.path == "/-/healthy") {
+    r.body = "OK\n";
+    return r;
+  }
+  if (request.path == "/-/ready") {
+    if (exporter.ready()) {
+      r.body = "Ready\n";
+    } else {
+      r.status = 503;
+      r.body = "Not ready: the first sweep has not completed\n";
+    }
+    return r;
+  }
+  r.status = 404;
+  r.body = "404 page not found\n";
+  return r;
+}
+
+}  // namespace ibfx

@@ -1,0 +1,68 @@
+#include "daemon/snapshot.h"
+
+#include <catch2/catch.hpp>
+
+#include "fake_fabric.h"
+
+using namespace ibfx;
+
+namespace {
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+std::shared_ptr<const Fabric> shared(Fabric f) { return std::make_shared<const Fabric>(std::move(f)); }
+}  // namespace
+
+TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapshot]") {
+  auto fabric = shared(ibfx::test::star_fabric(2));
+  CounterAccumulator acc;
+  CounterReading r;
+  r.set(Counter::kTransmitWait, 1234, 32);
+  r.set(Counter::kTransmitDataBytes, 1000, 64);
+  r.set(Counter::kSymbolErrors, 3, 16);
+  acc.apply(PortKey{0x100, 2}, r, {});
+  SweepResult sweep;
+  sweep.nodes.resize(3, NodeSweep{true, true, 0});
+  auto snap = build_snapshot(fabric, std::move(sweep), acc, {}, {});
+  const std::string& text = snap->text();
+  const std::string labels =
+      R"(node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2")";
+  CHECK(has_line(text, "infiniband_port_transmit_wait_total{" + labels + "} 1234"));
+  CHECK(has_line(text, "infiniband_port_transmit_data_bytes_total{" + labels + "} 4000"));
+  CHECK(has_line(text, "infiniband_port_symbol_errors_total{" + labels + "} 3"));
+  CHECK(has_line(text, "infiniband_port_up{" + labels + "} 1"));
+  CHECK(text.find("# TYPE infiniband_port_transmit_wait_total counter\n") != std::string::npos);
+  CHECK(has_line(text,
+                 R"(infiniband_exporter_node_up{node_guid="0x0000000000000200",node_name="gpu0 mlx5_0",node_type="hca"} 1)"));
+  // Ports never read have no counter series, but stay visible as up/info.
+  CHECK(text.find(R"(infiniband_port_transmit_wait_total{node_guid="0x0000000000000200")") ==
+        std::string::npos);
+  CHECK(text.find(R"(infiniband_port_info{node_guid="0x0000000000000200",node_name="gpu0 mlx5_0",node_type="hca",port="1",state="active",link_width="4x",link_speed="SDR",rate_gbps="10",lid="2",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_node_type="switch",remote_port="1"} 1)") !=
+        std::string::npos);
+}
+
+TEST_CASE("Snapshot keeps down ports visible with up 0", "[snapshot]") {
+  Fabric f = ibfx::test::star_fabric(1, 1);
+  auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, {}, {});
+  CHECK(snap->text().find(
+            R"(infiniband_port_up{node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2"} 0)") !=
+        std::string::npos);
+}
+
+TEST_CASE("Snapshot uses the node-name-map and escapes label values", "[snapshot]") {
+  Fabric f = ibfx::test::star_fabric(1);
+  f.nodes[1].description = "weird \"name\"\\x";
+  NodeNameMap names{{0x100, "leaf \"A\""}};
+  auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, names, {});
+  const std::string& text = snap->text();
+  CHECK(text.find(R"(node_name="leaf \"A\"")") != std::string::npos);
+  CHECK(text.find(R"(node_name="weird \"name\"\\x")") != std::string::npos);
+}
+
+TEST_CASE("Snapshot gzip is the compressed text", "[snapshot]") {
+  auto snap = build_snapshot(shared(ibfx::test::star_fabric(3)), {}, CounterAccumulator{}, {}, {});
+  CHECK(snap->gzip().size() > 10);
+  CHECK(static_cast<unsigned char>(snap->gzip()[0]) == 0x1f);
+  CHECK(static_cast<unsigned char>(snap->gzip()[1]) == 0x8b);
+  CHECK(snap->gzip().size() < snap->text().size());
+}

@@ -1,0 +1,216 @@
+#include "collectors/sweeper.h"
+
+#include <catch2/catch.hpp>
+
+#include "fake_fabric.h"
+#include "fake_pma.h"
+
+using namespace ibfx;
+using ibfx::test::FakePma;
+using std::chrono::milliseconds;
+
+namespace {
+constexpr auto idx(Counter c) { return static_cast<std::size_t>(c); }
+
+MadEngineLimits fast_limits() { return MadEngineLimits{16, 4, milliseconds(10), 1, 0}; }
+
+// The switch and every HCA of star_fabric as fake PMA nodes.
+void add_nodes(FakePma& fake, const Fabric& f, std::uint16_t cap_mask, std::uint32_t cap_mask2) {
+  for (const auto& n : f.nodes) {
+    auto& node = fake.nodes[n.lid];
+    node.cap_mask = cap_mask;
+    node.cap_mask2 = cap_mask2;
+  }
+}
+}  // namespace
+
+TEST_CASE("Sweeper reads every port of every node with 32-bit PortCounters", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(4);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[1].ports[2].narrow[IB_PC_XMT_WAIT_F] = 1234;
+  fake.nodes[1].ports[2].narrow[IB_PC_ERR_SYM_F] = 5;
+  fake.nodes[1].ports[2].extended[IB_PC_EXT_XMT_BYTES_F] = 1ull << 40;
+  fake.nodes[3].ports[1].narrow[IB_PC_LINK_DOWNED_F] = 2;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  CHECK(r.completed);
+  CHECK(r.ports_read == 8);  // 4 switch ports + 4 HCA ports
+  for (const auto& n : r.nodes) CHECK(n.answered);
+  const auto* sw2 = acc.find(PortKey{0x100, 2});
+  REQUIRE(sw2 != nullptr);
+  CHECK(sw2->total[idx(Counter::kTransmitWait)] == 1234);
+  CHECK(sw2->bits[idx(Counter::kTransmitWait)] == 32);
+  CHECK(sw2->total[idx(Counter::kSymbolErrors)] == 5);
+  CHECK(sw2->total[idx(Counter::kTransmitDataBytes)] == 1ull << 40);  // words; x4 at render
+  CHECK(sw2->bits[idx(Counter::kTransmitDataBytes)] == 64);  // extended wins over 32-bit
+  CHECK(acc.find(PortKey{0x201, 1})->total[idx(Counter::kLinkDowned)] == 2);
+  // ClassPortInfo (5 nodes) + 2 attributes x 8 ports.
+  CHECK(r.mads_sent == 5 + 16);
+}
+
+TEST_CASE("Sweeper takes 64-bit PortXmitWait from PortCountersExtended with CapabilityMask2",
+          "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, pma_cap::kAddlPortCountersExt);
+  fake.nodes[1].ports[1].extended[IB_PC_EXT_XMT_WAIT_F] = 0x5'0000'0000ull;
+  fake.nodes[1].ports[1].extended[IB_PC_EXT_ERR_SYM_F] = 100000;
+  fake.nodes[1].ports[1].narrow[IB_PC_XMT_WAIT_F] = 7;  // must not be read
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  const auto* st = acc.find(PortKey{0x100, 1});
+  REQUIRE(st != nullptr);
+  CHECK(st->total[idx(Counter::kTransmitWait)] == 0x5'0000'0000ull);
+  CHECK(st->bits[idx(Counter::kTransmitWait)] == 64);
+  CHECK(st->total[idx(Counter::kSymbolErrors)] == 100000);
+  // Only PortCountersExtended per port: 2 ClassPortInfo + 2 ports x 1.
+  CHECK(r.mads_sent == 4);
+}
+
+TEST_CASE("Sweeper falls back to 32-bit counters without extended support", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, f, 0, 0);  // no ExtWidth, no XmitWait
+  fake.nodes[1].ports[1].narrow[IB_PC_XMT_BYTES_F] = 1000;
+  fake.nodes[1].ports[1].narrow[IB_PC_XMT_WAIT_F] = 99;  // reserved without the cap bit
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  sweeper.sweep(f, {});
+  const auto* st = acc.find(PortKey{0x100, 1});
+  REQUIRE(st != nullptr);
+  CHECK(st->total[idx(Counter::kTransmitDataBytes)] == 1000);
+  CHECK(st->bits[idx(Counter::kTransmitDataBytes)] == 32);
+  CHECK(st->bits[idx(Counter::kTransmitWait)] == 0);
+}
+
+TEST_CASE("Sweeper survives a silent node: counted, node down, others read", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(3);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[3].silent = true;  // second HCA
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  CHECK(r.completed);
+  CHECK(r.ports_read == 5);
+  CHECK_FALSE(r.nodes[2].answered);
+  CHECK(r.nodes[2].failed_mads > 0);
+  CHECK(r.nodes[0].answered);
+  CHECK(r.nodes[1].answered);
+  CHECK(r.nodes[3].answered);
+  CHECK(r.mads_timeout == 1);  // its ClassPortInfo
+}
+
+TEST_CASE("Sweeper caches ClassPortInfo per node", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(2);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult first = sweeper.sweep(f, {});
+  const SweepResult second = sweeper.sweep(f, {});
+  CHECK(first.mads_sent == 3 + 8);
+  CHECK(second.mads_sent == 8);
+  CHECK(sweeper.cached_capabilities() == 3);
+}
+
+TEST_CASE("Sweeper clears saturating counters with a CounterSelect sparing the others",
+          "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  auto& port = fake.nodes[1].ports[1];
+  port.narrow[IB_PC_ERR_SYM_F] = 60000;           // > 75% of 16 bits
+  port.narrow[IB_PC_LINK_DOWNED_F] = 3;           // well below
+  port.narrow[IB_PC_XMT_WAIT_F] = 4'000'000'000u;  // > 75% of 32 bits
+  port.narrow[IB_PC_XMT_BYTES_F] = 4'000'000'000u;  // read 64-bit via extended: spared
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  SweepOptions opt;
+  opt.clear = ClearPolicy{true, 0.75};
+  const SweepResult r = sweeper.sweep(f, opt);
+  CHECK(r.clears_sent == 1);
+  CHECK(port.clears == 1);
+  CHECK(port.last_clear_mask == ((1u << 0) | (1u << 16)));
+  CHECK(port.narrow[IB_PC_ERR_SYM_F] == 0);
+  CHECK(port.narrow[IB_PC_LINK_DOWNED_F] == 3);
+  CHECK(port.narrow[IB_PC_XMT_BYTES_F] == 4'000'000'000u);
+
+  port.narrow[IB_PC_ERR_SYM_F] = 10;
+  port.narrow[IB_PC_XMT_WAIT_F] = 500;
+  sweeper.sweep(f, opt);
+  const auto* st = acc.find(PortKey{0x100, 1});
+  CHECK(st->total[idx(Counter::kSymbolErrors)] == 60010);
+  CHECK(st->total[idx(Counter::kTransmitWait)] == 4'000'000'500u);
+  CHECK(acc.stats().external_clears[idx(Counter::kSymbolErrors)] == 0);
+  CHECK(acc.stats().clears[idx(Counter::kSymbolErrors)] == 1);
+}
+
+TEST_CASE("Sweeper does not write to the fabric by default", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[1].ports[1].narrow[IB_PC_ERR_SYM_F] = 65535;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  CHECK(r.clears_sent == 0);
+  CHECK(fake.nodes[1].ports[1].clears == 0);
+  CHECK(acc.stats().saturations[idx(Counter::kSymbolErrors)] == 1);
+}
+
+TEST_CASE("Sweeper keeps totals monotonic across an out-of-band clear", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[1].ports[1].narrow[IB_PC_XMT_WAIT_F] = 1000;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  sweeper.sweep(f, {});
+  fake.nodes[1].ports[1].narrow[IB_PC_XMT_WAIT_F] = 40;  // perfquery -R elsewhere
+  sweeper.sweep(f, {});
+  CHECK(acc.find(PortKey{0x100, 1})->total[idx(Counter::kTransmitWait)] == 1040);
+}
+
+TEST_CASE("Sweeper skips empty switch cages and down HCA ports", "[sweeper]") {
+  Fabric f = ibfx::test::star_fabric(2, 3);
+  f.nodes[2].ports[0].state = 1;  // HCA link down
+  f.nodes[2].ports[0].phys_state = 2;
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  CHECK(r.ports_read == 3);  // switch ports 1, 2 and the first HCA
+  CHECK(acc.find(PortKey{0x100, 3}) == nullptr);
+}
+
+TEST_CASE("Two shards together cover every node exactly once", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(12);
+  std::vector<int> covered(f.nodes.size(), 0);
+  for (std::uint32_t shard = 0; shard < 2; ++shard) {
+    FakePma fake;
+    add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+    MadEngine engine(fake, fast_limits());
+    CounterAccumulator acc;
+    Sweeper sweeper(engine, acc);
+    SweepOptions opt;
+    opt.shard_count = 2;
+    opt.shard_index = shard;
+    const SweepResult r = sweeper.sweep(f, opt);
+    for (std::size_t n = 0; n < f.nodes.size(); ++n) covered[n] += r.nodes[n].swept ? 1 : 0;
+  }
+  for (int c : covered) CHECK(c == 1);
+}
