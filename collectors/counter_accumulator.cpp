@@ -25,6 +25,7 @@ std::uint32_t CounterAccumulator::apply(const PortKey& key, const CounterReading
       // are not comparable, so this interval's delta is unknown. Rebase.
     } else if (raw >= s.last[i]) {
       s.total[i] += raw - s.last[i];
+      if (i == static_cast<std::size_t>(Counter::kLinkDowned)) stats_.link_downed_deltas += raw - s.last[i];
     } else {
       // Decreased: cleared out of band (by perfquery -R, another PerfMgr...).
       // Everything counted since the clear is the new value.

@@ -32,6 +32,7 @@ struct AccumulatorStats {
   std::array<std::uint64_t, kCounterCount> saturations{};      // reached the field's maximum
   std::array<std::uint64_t, kCounterCount> external_clears{};  // decreased without our clear
   std::array<std::uint64_t, kCounterCount> clears{};           // cleared by us
+  std::uint64_t link_downed_deltas = 0;  // sum of LinkDownedCounter increments seen
 };
 
 class CounterAccumulator {

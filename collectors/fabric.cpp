@@ -37,6 +37,41 @@ std::size_t Fabric::port_count() const {
   return n;
 }
 
+std::shared_ptr<const Fabric> merge_missing(std::shared_ptr<const Fabric> now,
+                                            const Fabric* before) {
+  if (before == nullptr || !now) return now;
+  std::vector<std::int32_t> missing;
+  for (std::size_t i = 0; i < before->nodes.size(); ++i) {
+    if (now->find(before->nodes[i].guid) == nullptr) missing.push_back(static_cast<std::int32_t>(i));
+  }
+  if (missing.empty()) return now;
+  auto merged = std::make_shared<Fabric>(*now);
+  for (std::int32_t old_index : missing) {
+    FabricNode node = before->nodes[static_cast<std::size_t>(old_index)];
+    node.present = false;
+    node.lid = 0;
+    for (FabricPort& p : node.ports) {
+      p.lid = 0;
+      p.state = 1;       // Down
+      p.phys_state = 0;  // unknown: nobody can ask it
+    }
+    merged->nodes.push_back(std::move(node));
+  }
+  merged->index();
+  // Re-point the retained nodes' links into the merged node list.
+  for (std::int32_t old_index : missing) {
+    FabricNode& node = merged->nodes[static_cast<std::size_t>(
+        merged->by_guid.at(before->nodes[static_cast<std::size_t>(old_index)].guid))];
+    for (FabricPort& p : node.ports) {
+      if (!p.linked()) continue;
+      const std::uint64_t remote_guid = before->nodes[static_cast<std::size_t>(p.remote_node)].guid;
+      auto it = merged->by_guid.find(remote_guid);
+      p.remote_node = it == merged->by_guid.end() ? kNoNode : it->second;
+    }
+  }
+  return merged;
+}
+
 std::string_view link_width_name(std::uint8_t w) {
   switch (w) {
     case 1:

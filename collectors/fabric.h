@@ -42,6 +42,10 @@ struct FabricNode {
   std::uint32_t vendor_id = 0;
   std::uint32_t device_id = 0;
   std::uint8_t num_ports = 0;
+  // False for a node that earlier discoveries found and the latest did not
+  // (unplugged, powered off): kept, with its ports down, so that its series
+  // do not silently vanish from Prometheus.
+  bool present = true;
   std::vector<FabricPort> ports;  // discovered ports, ascending by number (no switch port 0)
 };
 
@@ -55,6 +59,11 @@ struct Fabric {
   const FabricNode* find(std::uint64_t guid) const;
   std::size_t port_count() const;
 };
+
+// `now` plus every node of `before` that `now` lacks, marked not present with
+// its ports down and unaddressable (LID 0); links are re-pointed by GUID.
+std::shared_ptr<const Fabric> merge_missing(std::shared_ptr<const Fabric> now,
+                                            const Fabric* before);
 
 // Link properties as words and numbers.
 std::string_view link_width_name(std::uint8_t width_active);  // "4x"

@@ -41,8 +41,9 @@ bool Exporter::discover_now() {
            std::to_string(r.fabric->discovery_seconds) + " s");
   {
     std::lock_guard lock(fabric_mu_);
-    fabric_ = std::move(r.fabric);
+    fabric_ = merge_missing(std::move(r.fabric), fabric_.get());
   }
+  last_discovery_ = std::chrono::steady_clock::now();
   fabric_cv_.notify_all();
   return true;
 }
@@ -73,6 +74,12 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
   auto f = fabric();
   std::size_t not_answering = 0;
   for (const auto& n : sweep.nodes) not_answering += (n.swept && !n.answered) ? 1 : 0;
+  // A node that stops answering or a link that went down means the
+  // topology changed: look again soon instead of at the next interval.
+  const std::uint64_t downed =
+      accumulator_.stats().link_downed_deltas;
+  if (not_answering > 0 || downed != link_downed_seen_) request_discovery();
+  link_downed_seen_ = downed;
   ++sweeps_;
   std::string own;
   {
@@ -99,14 +106,29 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
   ready_ = true;
 }
 
+void Exporter::request_discovery() {
+  discovery_requested_ = true;
+  stop_cv_.notify_all();
+}
+
 void Exporter::discovery_loop() {
   while (!stopping_) {
     {
       std::unique_lock lock(stop_mu_);
       // Until the first success, retry every few seconds (the SM may still
-      // be bringing the subnet up); then refresh at the configured interval.
+      // be bringing the subnet up); then refresh at the configured interval,
+      // or sooner when a sweep saw the fabric change.
       const auto wait = fabric() ? config_.discovery.interval : std::chrono::milliseconds(2000);
-      if (stop_cv_.wait_for(lock, wait, [this] { return stopping_.load(); })) return;
+      stop_cv_.wait_for(lock, wait,
+                        [this] { return stopping_.load() || discovery_requested_.load(); });
+      if (stopping_) return;
+    }
+    if (discovery_requested_.exchange(false)) {
+      // Rate-limit change-triggered discoveries: a flapping link must not
+      // turn discovery into a busy loop of SMPs.
+      const auto earliest = last_discovery_.load() + kMinRediscoverySpacing;
+      std::unique_lock lock(stop_mu_);
+      if (stop_cv_.wait_until(lock, earliest, [this] { return stopping_.load(); })) return;
     }
     discover_now();
   }

@@ -49,6 +49,7 @@ class Exporter {
 
  private:
   void discovery_loop();
+  void request_discovery();
   void arm_timer(std::chrono::steady_clock::time_point when);
   void on_timer();
   void publish(SweepResult sweep, bool overrun);
@@ -72,6 +73,10 @@ class Exporter {
   std::condition_variable fabric_cv_;
   std::mutex metrics_mu_;  // discovery and sweep threads both update metrics
 
+  static constexpr std::chrono::seconds kMinRediscoverySpacing{3};
+  std::atomic<bool> discovery_requested_{false};
+  std::atomic<std::chrono::steady_clock::time_point> last_discovery_{};
+  std::uint64_t link_downed_seen_ = 0;
   std::atomic<bool> stopping_{false};
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -57,7 +57,7 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
   discoveries_ = counter(r, "infiniband_exporter_discoveries_total", "Fabric discoveries run.");
   discovery_failures_ = counter(r, "infiniband_exporter_discovery_failures_total",
                                 "Fabric discoveries that failed.");
-  clears_sent_ = counter(r, "infiniband_exporter_counter_clear_requests_total",
+  clears_sent_ = counter(r, "infiniband_exporter_clear_requests_total",
                          "PortCounters Set requests sent to clear counters near saturation.");
   last_sweep_duration_ = gauge(r, "infiniband_exporter_last_sweep_duration_seconds",
                                "Duration of the last PMA sweep.");
@@ -84,16 +84,16 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
                          .Add({}, prometheus::Histogram::BucketBoundaries{
                                       0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60});
   auto& sat = prometheus::BuildCounter()
-                  .Name("infiniband_exporter_counter_saturations_total")
+                  .Name("infiniband_exporter_counters_saturated_total")
                   .Help("Times a narrow device counter was seen at its maximum, by counter.")
                   .Register(r);
   auto& ext = prometheus::BuildCounter()
-                  .Name("infiniband_exporter_counter_external_clears_total")
+                  .Name("infiniband_exporter_counters_reset_externally_total")
                   .Help("Times a device counter went down without this daemon clearing it "
                         "(cleared out of band), by counter.")
                   .Register(r);
   auto& clr = prometheus::BuildCounter()
-                  .Name("infiniband_exporter_counter_clears_total")
+                  .Name("infiniband_exporter_counters_cleared_total")
                   .Help("Counters cleared by this daemon at the clear threshold, by counter.")
                   .Register(r);
   for (std::size_t i = 0; i < kCounterCount; ++i) {

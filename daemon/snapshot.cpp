@@ -63,9 +63,11 @@ void render_fabric(const Snapshot& s, std::string& out) {
   w.family("infiniband_exporter_node_up",
            "Whether the node answered every PMA query of the last sweep (1) or not (0).", "gauge");
   for (std::size_t n = 0; n < fabric.nodes.size(); ++n) {
-    if (!s.node_status[n].swept) continue;
+    // A node no longer discovered stays visible as not answering.
+    const bool present = fabric.nodes[n].present;
+    if (present && !s.node_status[n].swept) continue;
     w.sample("infiniband_exporter_node_up", node_labels[n],
-             std::uint64_t{s.node_status[n].answered ? 1u : 0u});
+             std::uint64_t{present && s.node_status[n].answered ? 1u : 0u});
   }
 
   w.family("infiniband_port_up", "Whether the port's link is up (PortState >= Init and LinkUp).",

@@ -7,9 +7,9 @@ namespace ibfx::test {
 
 // One switch (LID 1, GUID 0x100) with `hcas` HCAs on ports 1..hcas (LIDs
 // 2.., GUIDs 0x200..), plus `spare` unlinked switch ports.
-inline Fabric star_fabric(int hcas, int spare = 0) {
-  Fabric f;
-  FabricNode sw;
+inline ibfx::Fabric star_fabric(int hcas, int spare = 0) {
+  ibfx::Fabric f;
+  ibfx::FabricNode sw;
   sw.guid = 0x100;
   sw.type = NodeType::kSwitch;
   sw.description = "leaf-01";
@@ -17,13 +17,13 @@ inline Fabric star_fabric(int hcas, int spare = 0) {
   sw.num_ports = static_cast<std::uint8_t>(hcas + spare);
   f.nodes.push_back(sw);
   for (int i = 0; i < hcas; ++i) {
-    FabricNode h;
+    ibfx::FabricNode h;
     h.guid = 0x200 + static_cast<std::uint64_t>(i);
     h.type = NodeType::kHca;
     h.description = "gpu" + std::to_string(i) + " mlx5_0";
     h.lid = static_cast<std::uint16_t>(2 + i);
     h.num_ports = 1;
-    FabricPort hp;
+    ibfx::FabricPort hp;
     hp.number = 1;
     hp.lid = h.lid;
     hp.state = 4;
@@ -35,7 +35,7 @@ inline Fabric star_fabric(int hcas, int spare = 0) {
     h.ports.push_back(hp);
     f.nodes.push_back(h);
 
-    FabricPort sp = hp;
+    ibfx::FabricPort sp = hp;
     sp.number = static_cast<std::uint8_t>(i + 1);
     sp.lid = 1;
     sp.remote_node = static_cast<std::int32_t>(f.nodes.size() - 1);
@@ -43,7 +43,7 @@ inline Fabric star_fabric(int hcas, int spare = 0) {
     f.nodes[0].ports.push_back(sp);
   }
   for (int i = 0; i < spare; ++i) {
-    FabricPort sp;
+    ibfx::FabricPort sp;
     sp.number = static_cast<std::uint8_t>(hcas + i + 1);
     sp.lid = 1;
     sp.state = 1;

@@ -1,0 +1,415 @@
+#include "analysis/topology.h"
+
+#include <algorithm>
+#include <charconv>
+#include <deque>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "analysis/yaml_detail.h"
+#include "config/config.h"
+
+namespace ibfx {
+namespace {
+
+// The highest rank that has a name; a fabric with more tiers than this is
+// not a 3-tier fat tree and its upper switches are reported as unknown.
+constexpr int kMaxRank = 2;
+
+struct CompiledRules {
+  std::regex rail_regex;
+  std::vector<std::pair<std::regex, int>> rail_by_name;
+  std::vector<std::pair<std::regex, Tier>> tier_by_name;
+};
+
+std::regex compile(const std::string& pattern, std::string_view what) {
+  try {
+    return std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw ConfigError("topology." + std::string(what) + ": invalid regular expression \"" +
+                      pattern + "\": " + e.what());
+  }
+}
+
+CompiledRules compile_rules(const TopologyConfig& config) {
+  CompiledRules rules;
+  rules.rail_regex = compile(config.rail_regex, "rail_regex");
+  for (const auto& [pattern, rail] : config.rail_by_name)
+    rules.rail_by_name.emplace_back(compile(pattern, "rail_by_name"), rail);
+  for (const auto& [pattern, tier] : config.tier_by_name)
+    rules.tier_by_name.emplace_back(compile(pattern, "tier_by_name"), tier);
+  return rules;
+}
+
+// The first capture group as a non-negative decimal, or kNoRail.
+int rail_from_name(const std::regex& re, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(name, m, re) || m.size() < 2 || !m[1].matched) return kNoRail;
+  const std::string digits = m[1].str();
+  int rail = kNoRail;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rail);
+  if (ec != std::errc() || end != digits.data() + digits.size() || rail < 0) return kNoRail;
+  return rail;
+}
+
+int tier_rank(Tier t) {
+  switch (t) {
+    case Tier::kLeaf:
+      return 0;
+    case Tier::kSpine:
+      return 1;
+    case Tier::kCore:
+      return 2;
+    default:
+      return -1;
+  }
+}
+
+Tier tier_of_rank(int rank) {
+  switch (rank) {
+    case 0:
+      return Tier::kLeaf;
+    case 1:
+      return Tier::kSpine;
+    case 2:
+      return Tier::kCore;
+    default:
+      return Tier::kUnknown;
+  }
+}
+
+}  // namespace
+
+std::string_view tier_name(Tier t) {
+  switch (t) {
+    case Tier::kHca:
+      return "hca";
+    case Tier::kLeaf:
+      return "leaf";
+    case Tier::kSpine:
+      return "spine";
+    case Tier::kCore:
+      return "core";
+    case Tier::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::optional<Tier> parse_tier(std::string_view name) {
+  for (Tier t : {Tier::kHca, Tier::kLeaf, Tier::kSpine, Tier::kCore, Tier::kUnknown}) {
+    if (tier_name(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
+std::string_view direction_name(PortDirection d) {
+  switch (d) {
+    case PortDirection::kUp:
+      return "up";
+    case PortDirection::kDown:
+      return "down";
+    case PortDirection::kHost:
+      return "host";
+    case PortDirection::kPeer:
+      return "peer";
+    case PortDirection::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::size_t Topology::count(Tier t) const {
+  return static_cast<std::size_t>(std::count(tier.begin(), tier.end(), t));
+}
+
+Topology classify_topology(const Fabric& fabric, const std::vector<std::string>& node_names,
+                           const TopologyConfig& config) {
+  const CompiledRules rules = compile_rules(config);
+  const std::size_t n = fabric.nodes.size();
+  const auto& nodes = fabric.nodes;
+  auto name_of = [&](std::size_t i) -> const std::string& {
+    return i < node_names.size() && !node_names[i].empty() ? node_names[i] : nodes[i].description;
+  };
+  auto valid_remote = [&](const FabricPort& p) {
+    return p.remote_node >= 0 && static_cast<std::size_t>(p.remote_node) < n;
+  };
+  auto is_hca = [&](std::size_t i) { return nodes[i].type == NodeType::kHca; };
+
+  Topology topo;
+  topo.tier.assign(n, Tier::kUnknown);
+  topo.rail.assign(n, kNoRail);
+  topo.single_rail.assign(n, kNoRail);
+  topo.direction.resize(n);
+
+  // Configured tiers (switches and other non-HCA nodes only) and rails.
+  std::vector<std::optional<Tier>> forced_tier(n);
+  std::vector<std::optional<int>> forced_rail(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& name = name_of(i);
+    if (const auto it = config.rail_by_guid.find(nodes[i].guid); it != config.rail_by_guid.end()) {
+      forced_rail[i] = it->second;
+    } else {
+      for (const auto& [re, rail] : rules.rail_by_name) {
+        if (std::regex_search(name, re)) {
+          forced_rail[i] = rail;
+          break;
+        }
+      }
+    }
+    if (is_hca(i)) {
+      topo.tier[i] = Tier::kHca;
+      topo.rail[i] = forced_rail[i] ? *forced_rail[i] : rail_from_name(rules.rail_regex, name);
+      continue;
+    }
+    if (const auto it = config.tier_by_guid.find(nodes[i].guid); it != config.tier_by_guid.end()) {
+      forced_tier[i] = it->second;
+    } else {
+      for (const auto& [re, tier] : rules.tier_by_name) {
+        if (std::regex_search(name, re)) {
+          forced_tier[i] = tier;
+          break;
+        }
+      }
+    }
+    // An HCA tier cannot be given to a switch: it would break the port
+    // directions of everything cabled to it.
+    if (forced_tier[i] == Tier::kHca) forced_tier[i] = Tier::kUnknown;
+  }
+
+  // Leaf candidates: switches with at least one HCA cabled to them.
+  std::vector<int> hca_links(n, 0);
+  std::vector<bool> candidate(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (nodes[i].type != NodeType::kSwitch) continue;
+    for (const FabricPort& p : nodes[i].ports) {
+      if (valid_remote(p) && is_hca(static_cast<std::size_t>(p.remote_node))) ++hca_links[i];
+    }
+    candidate[i] = hca_links[i] > 0 && !forced_tier[i];
+  }
+  // A spine carrying a management HCA would otherwise be a leaf cabled to a
+  // whole pod of leaves. Such a candidate is demoted when it reaches at least
+  // two other candidates and more of them than it has HCA links: a real
+  // leaf has many HCAs and at most a few HCA-carrying spines above it.
+  std::vector<bool> seed(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (forced_tier[i]) {
+      seed[i] = *forced_tier[i] == Tier::kLeaf;
+      continue;
+    }
+    if (!candidate[i]) continue;
+    std::set<std::int32_t> leafy;
+    for (const FabricPort& p : nodes[i].ports) {
+      if (!valid_remote(p) || static_cast<std::size_t>(p.remote_node) == i) continue;
+      const auto r = static_cast<std::size_t>(p.remote_node);
+      if (candidate[r] || forced_tier[r] == Tier::kLeaf) leafy.insert(p.remote_node);
+    }
+    const int leafy_count = static_cast<int>(leafy.size());
+    seed[i] = !(leafy_count >= 2 && leafy_count > hca_links[i]);
+  }
+
+  // Rank by BFS from the leaves over switch-to-switch links, as OpenSM's
+  // fat-tree routing does.
+  std::vector<int> rank(n, -1);
+  std::deque<std::size_t> queue;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (seed[i]) {
+      rank[i] = 0;
+      queue.push_back(i);
+    }
+  }
+  while (!queue.empty()) {
+    const std::size_t i = queue.front();
+    queue.pop_front();
+    for (const FabricPort& p : nodes[i].ports) {
+      if (!valid_remote(p)) continue;
+      const auto r = static_cast<std::size_t>(p.remote_node);
+      if (nodes[r].type != NodeType::kSwitch || rank[r] >= 0) continue;
+      rank[r] = rank[i] + 1;
+      queue.push_back(r);
+    }
+  }
+  // In a fat tree every link between non-leaf switches joins adjacent ranks;
+  // a link inside one rank (odd rings, meshes) means the ranking is
+  // meaningless for both ends. Leaves stay leaves: their HCAs define them.
+  std::vector<bool> inconsistent(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rank[i] > kMaxRank) inconsistent[i] = true;
+    if (rank[i] < 1) continue;
+    for (const FabricPort& p : nodes[i].ports) {
+      if (!valid_remote(p)) continue;
+      const auto r = static_cast<std::size_t>(p.remote_node);
+      if (r != i && rank[r] == rank[i]) inconsistent[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (is_hca(i)) continue;
+    if (forced_tier[i]) {
+      topo.tier[i] = *forced_tier[i];
+    } else if (nodes[i].type == NodeType::kSwitch && rank[i] >= 0 && !inconsistent[i]) {
+      topo.tier[i] = tier_of_rank(rank[i]);
+    }
+  }
+
+  // Leaf rails: configured, else the majority of the HCAs' rails (ties go to
+  // the lowest rail number, so the answer is stable across discoveries).
+  for (std::size_t i = 0; i < n; ++i) {
+    if (topo.tier[i] != Tier::kLeaf) continue;
+    if (forced_rail[i]) {
+      topo.rail[i] = *forced_rail[i];
+      continue;
+    }
+    std::map<int, int> votes;
+    for (const FabricPort& p : nodes[i].ports) {
+      if (!valid_remote(p)) continue;
+      const auto r = static_cast<std::size_t>(p.remote_node);
+      if (is_hca(r) && topo.rail[r] != kNoRail) ++votes[topo.rail[r]];
+    }
+    int best = kNoRail;
+    int best_votes = 0;
+    for (const auto& [rail, count] : votes) {
+      if (count > best_votes) {
+        best = rail;
+        best_votes = count;
+      }
+    }
+    topo.rail[i] = best;
+  }
+
+  // Port directions.
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& dirs = topo.direction[i];
+    dirs.reserve(nodes[i].ports.size());
+    for (const FabricPort& p : nodes[i].ports) {
+      if (is_hca(i)) {
+        dirs.push_back(PortDirection::kHost);
+      } else if (!valid_remote(p)) {
+        dirs.push_back(PortDirection::kNone);
+      } else if (is_hca(static_cast<std::size_t>(p.remote_node))) {
+        dirs.push_back(PortDirection::kDown);
+      } else {
+        const int mine = tier_rank(topo.tier[i]);
+        const int theirs = tier_rank(topo.tier[static_cast<std::size_t>(p.remote_node)]);
+        if (mine < 0 || theirs < 0 || mine == theirs) {
+          dirs.push_back(PortDirection::kPeer);
+        } else {
+          dirs.push_back(theirs > mine ? PortDirection::kUp : PortDirection::kDown);
+        }
+      }
+    }
+  }
+
+  // Miscabled HCAs: on a leaf of another rail.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (topo.tier[i] != Tier::kLeaf || topo.rail[i] == kNoRail) continue;
+    for (const FabricPort& p : nodes[i].ports) {
+      if (!valid_remote(p)) continue;
+      const auto r = static_cast<std::size_t>(p.remote_node);
+      if (!is_hca(r) || topo.rail[r] == kNoRail || topo.rail[r] == topo.rail[i]) continue;
+      topo.miscabled.push_back(MiscabledHca{p.remote_node, p.remote_port,
+                                            static_cast<std::int32_t>(i), p.number, topo.rail[i],
+                                            topo.rail[r]});
+    }
+  }
+  std::sort(topo.miscabled.begin(), topo.miscabled.end(),
+            [](const MiscabledHca& a, const MiscabledHca& b) {
+              return std::pair(a.hca_node, a.hca_port) < std::pair(b.hca_node, b.hca_port);
+            });
+
+  // single_rail, bottom-up: HCAs and leaves serve their own rail; a spine or
+  // core serves one rail only when every switch below it does.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (topo.tier[i] == Tier::kHca || topo.tier[i] == Tier::kLeaf) {
+      topo.single_rail[i] = topo.rail[i];
+    }
+  }
+  for (Tier t : {Tier::kSpine, Tier::kCore}) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (topo.tier[i] != t) continue;
+      int rail = kNoRail;
+      bool mixed = false;
+      bool any = false;
+      for (std::size_t j = 0; j < nodes[i].ports.size(); ++j) {
+        const FabricPort& p = nodes[i].ports[j];
+        if (topo.direction[i][j] != PortDirection::kDown) continue;
+        const auto r = static_cast<std::size_t>(p.remote_node);
+        if (is_hca(r)) continue;  // a management HCA does not make a rail
+        const int below = topo.single_rail[r];
+        if (below == kNoRail || (any && below != rail)) mixed = true;
+        rail = below;
+        any = true;
+      }
+      topo.single_rail[i] = any && !mixed ? rail : kNoRail;
+    }
+  }
+  return topo;
+}
+
+TopologyConfig parse_topology_config(const YAML::Node& node, const std::string& source) {
+  TopologyConfig config;
+  if (!node.IsDefined() || node.IsNull()) return config;
+  const analysis_detail::SectionReader reader(node, source, "topology");
+  if (!node.IsMap()) {
+    reader.fail(reader.line_of(node), "",
+                "expected a mapping of keys, got " + reader.describe(node));
+  }
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const std::string key = reader.key(entry.first);
+    const int line = reader.line_of(entry.first);
+    const YAML::Node& value = entry.second;
+    if (!seen.insert(key).second) reader.fail(line, key, "duplicate key");
+    if (key == "rail_regex") {
+      const std::string& pattern = reader.scalar(value, line, key);
+      const std::regex re = reader.regex(pattern, reader.line_of(value, line), key);
+      if (re.mark_count() < 1) {
+        reader.fail(reader.line_of(value, line), key,
+                    "\"" + pattern + "\" needs a capture group for the rail number");
+      }
+      config.rail_regex = pattern;
+    } else if (key == "rail_by_guid" || key == "rail_by_name" || key == "tier_by_guid" ||
+               key == "tier_by_name") {
+      reader.require_map(value, line, key);
+      if (value.IsNull()) continue;
+      const bool by_guid = key.ends_with("guid");
+      const bool rail = key.starts_with("rail");
+      for (const auto& item : value) {
+        const int item_line = reader.line_of(item.first, line);
+        const std::string match = reader.key(item.first);
+        std::uint64_t guid = 0;
+        if (by_guid) {
+          guid = reader.guid(match, item_line, key);
+        } else {
+          reader.regex(match, item_line, key);
+        }
+        const int value_line = reader.line_of(item.second, item_line);
+        if (rail) {
+          const int r = static_cast<int>(reader.integer(item.second, value_line, key, 0, 65535));
+          if (by_guid) {
+            config.rail_by_guid[guid] = r;
+          } else {
+            config.rail_by_name.emplace_back(match, r);
+          }
+          continue;
+        }
+        const std::string& text = reader.scalar(item.second, value_line, key);
+        const std::optional<Tier> tier = parse_tier(text);
+        if (!tier || *tier == Tier::kHca) {
+          reader.fail(value_line, key,
+                      "invalid tier \"" + text + "\" (expected leaf, spine, core or unknown)");
+        }
+        if (by_guid) {
+          config.tier_by_guid[guid] = *tier;
+        } else {
+          config.tier_by_name.emplace_back(match, *tier);
+        }
+      }
+    } else {
+      reader.fail(line, key, "unknown key");
+    }
+  }
+  return config;
+}
+
+}  // namespace ibfx

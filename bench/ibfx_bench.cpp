@@ -1,0 +1,173 @@
+// Benchmark on a simulated fabric: discovery time, sweep time, MADs/s,
+// /metrics render time and size, peak RSS — next to the raw MAD rate of the
+// same simulator measured in the same run by a minimal pipelined MAD pump.
+//
+//   ibfx_bench --servers 512 --rails 8 --radix 64 [--tiers 2] [--sweeps 3]
+//
+// It re-executes itself under umad2sim (LD_PRELOAD) so that it talks to the
+// ibsim instance it brought up.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collectors/discovery.h"
+#include "collectors/mad_engine.h"
+#include "collectors/mad_transport.h"
+#include "collectors/sweeper.h"
+#include "daemon/snapshot.h"
+#include "test/sim/sim_fabric.h"
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+long peak_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// The raw MAD pump: `count` PortCounters Gets, round-robin over `targets`,
+// `window` in flight, matched by TID and nothing else. No per-node limit, no
+// retries, no decoding: the ceiling for what the simulator can answer.
+double pump(ibfx::MadTransport& t, const std::vector<std::pair<std::uint16_t, std::uint8_t>>& targets,
+            std::size_t count, int window, std::size_t& answered) {
+  const auto start = Clock::now();
+  std::size_t sent = 0;
+  answered = 0;
+  int inflight = 0;
+  ibfx::MadBytes mad{};
+  std::uint64_t tid = 1;
+  auto last_progress = Clock::now();
+  while (answered < count) {
+    while (inflight < window && sent < count) {
+      const auto& [lid, port] = targets[sent % targets.size()];
+      ibfx::build_pma_mad(mad, 1, ibfx::kAttrPortCounters, 0, tid++,
+                          ibfx::port_counters_request(port));
+      if (t.send(lid, mad, std::chrono::milliseconds(1000))) ++inflight;
+      ++sent;
+    }
+    const ibfx::Received r = t.receive(std::chrono::milliseconds(100));
+    if (r.kind == ibfx::Received::Kind::kNothing) {
+      if (Clock::now() - last_progress > std::chrono::seconds(2)) break;  // lost MADs
+      continue;
+    }
+    last_progress = Clock::now();
+    --inflight;
+    ++answered;
+  }
+  return since(start);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  ibfx::test::FatTreeSpec spec;
+  spec.servers = 32;
+  spec.rails = 8;
+  spec.radix = 64;
+  spec.tiers = 2;
+  int sweeps = 3;
+  int window = 128;
+  int per_node = 4;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    const int v = std::atoi(argv[i + 1]);
+    if (k == "--servers") spec.servers = v;
+    else if (k == "--rails") spec.rails = v;
+    else if (k == "--radix") spec.radix = v;
+    else if (k == "--tiers") spec.tiers = v;
+    else if (k == "--sweeps") sweeps = v;
+    else if (k == "--window") window = v;
+    else if (k == "--per-node") per_node = v;
+    else {
+      std::cerr << "unknown flag " << k << "\n";
+      return 2;
+    }
+  }
+  const auto fabric_spec = ibfx::test::make_fat_tree(spec);
+  const auto t0 = Clock::now();
+  ibfx::test::SimOptions opts;
+  opts.timeout = std::chrono::minutes(10);
+  ibfx::test::SimFabric sim(fabric_spec, opts);
+  const double bringup = since(t0);
+  // Become a client of this simulator: the preload reads IBSIM_SOCKNAME when
+  // the first umad call initializes it, which has not happened yet.
+  for (const auto& [k, v] : sim.env()) {
+    if (k == "IBSIM_SOCKNAME") setenv(k.c_str(), v.c_str(), 1);
+  }
+  if (chdir(sim.dir().c_str()) != 0) return 1;
+  if (std::getenv("LD_PRELOAD") == nullptr ||
+      std::strstr(std::getenv("LD_PRELOAD"), "umad2sim") == nullptr) {
+    std::cerr << "run me with LD_PRELOAD=" << ibfx::test::kUmad2SimPath << "\n";
+    return 2;
+  }
+
+  ibfx::UmadTransport transport("", 0);
+  ibfx::DiscoveryConfig dcfg;
+  ibfx::Discovery discovery(transport.ca_name(), transport.ca_port(), dcfg);
+  const auto td = Clock::now();
+  ibfx::DiscoveryResult dr = discovery.discover();
+  const double discovery_s = since(td);
+  if (!dr.fabric) {
+    std::cerr << "discovery failed: " << dr.error << "\n";
+    return 1;
+  }
+  const ibfx::Fabric& fabric = *dr.fabric;
+
+  ibfx::MadEngine engine(transport, ibfx::MadEngineLimits{window, per_node,
+                                                          std::chrono::milliseconds(1000), 2, 0});
+  ibfx::CounterAccumulator acc;
+  ibfx::Sweeper sweeper(engine, acc);
+  ibfx::SweepResult last;
+  double best_sweep = 1e9;
+  for (int i = 0; i < sweeps; ++i) {
+    last = sweeper.sweep(fabric, {});
+    if (i > 0 && last.duration_seconds < best_sweep) best_sweep = last.duration_seconds;
+  }
+  if (sweeps == 1) best_sweep = last.duration_seconds;
+
+  // The same MAD count through the raw pump.
+  std::vector<std::pair<std::uint16_t, std::uint8_t>> targets;
+  for (const auto& n : fabric.nodes) {
+    for (const auto& p : n.ports) {
+      if (p.lid != 0 && (n.type == ibfx::NodeType::kSwitch ? p.linked() : p.up())) {
+        targets.emplace_back(p.lid, p.number);
+      }
+    }
+  }
+  std::size_t answered = 0;
+  const double pump_s = pump(transport, targets, last.mads_sent, window, answered);
+
+  const auto tr = Clock::now();
+  auto snap = ibfx::build_snapshot(dr.fabric, last, acc, {}, {});
+  const std::string& text = snap->text();
+  const double render_s = since(tr);
+  const auto tg = Clock::now();
+  const std::string& gz = snap->gzip();
+  const double gzip_s = since(tg);
+
+  std::printf(
+      "fabric: %d servers x %d rails, %d tiers, radix %d: %zu nodes, %zu ports (sim bring-up "
+      "%.1f s)\n",
+      spec.servers, spec.rails, spec.tiers, spec.radix, fabric.nodes.size(), fabric.port_count(),
+      bringup);
+  std::printf("discovery: %.3f s\n", discovery_s);
+  std::printf("sweep: %.3f s for %llu MADs (%.0f MADs/s), %zu ports read, %llu timeouts\n",
+              best_sweep, static_cast<unsigned long long>(last.mads_sent),
+              static_cast<double>(last.mads_sent) / best_sweep, last.ports_read,
+              static_cast<unsigned long long>(last.mads_timeout));
+  std::printf("raw pump: %.3f s for %zu MADs (%.0f MADs/s); sweep/pump = %.2f\n", pump_s,
+              answered, static_cast<double>(answered) / pump_s, best_sweep / pump_s);
+  std::printf("render: %.3f s, %zu bytes; gzip: %.3f s, %zu bytes\n", render_s, text.size(),
+              gzip_s, gz.size());
+  std::printf("peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024.0);
+  return 0;
+}

@@ -1,0 +1,130 @@
+// Command-line flags, spelled like the Prometheus exporters' (--web.listen-address).
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "config/config.h"
+
+namespace ibfx {
+namespace {
+
+struct Flag {
+  std::string_view name;        // without the leading "--"
+  std::string_view value_name;  // empty: a switch that takes no value
+  std::string_view key;         // the config key it overrides, if any
+  std::string_view help;
+};
+
+constexpr std::array<Flag, 11> kFlags{{
+    {"config.file", "PATH", "", "YAML configuration file; the other flags override it."},
+    {"web.listen-address", "ADDR", "listen_address", "Address to serve /metrics on, [host]:port."},
+    {"sweep.interval", "DURATION", "sweep_interval", "How often to read every port's counters."},
+    {"ca", "NAME", "ca", "Local HCA, e.g. mlx5_0 (empty: the first active one)."},
+    {"ca-port", "N", "ca_port", "Port of that HCA (0: first active port)."},
+    {"node-name-map", "PATH", "node_name_map_file",
+     "infiniband-diags node-name-map file (empty: none)."},
+    {"log.level", "LEVEL", "log_level", "Log level: debug, info, warn or error."},
+    {"once", "", "", "Run a single sweep and exit."},
+    {"check-config", "", "", "Validate the configuration and exit."},
+    {"version", "", "", "Print the version and exit."},
+    {"help", "", "", "Show this help and exit."},
+}};
+
+[[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
+
+const Flag* find_flag(std::string_view name) {
+  const auto it =
+      std::find_if(kFlags.begin(), kFlags.end(), [&](const Flag& f) { return f.name == name; });
+  return it == kFlags.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, const char* const* argv) {
+  CommandLine result;
+  // Values are applied only after the config file is loaded, wherever
+  // --config.file appears, so that flags always win.
+  std::vector<std::pair<const Flag*, std::string>> values;
+  std::set<std::string_view> seen;
+  for (int i = 1; i < argc && argv != nullptr; ++i) {
+    std::string_view arg = argv[i] != nullptr ? argv[i] : "";
+    if (arg == "-h") arg = "--help";
+    if (!arg.starts_with("--")) {
+      fail("unexpected argument \"" + std::string(arg) + "\" (flags start with --; see --help)");
+    }
+    const auto equals = arg.find('=');
+    const std::string_view name =
+        arg.substr(2, equals == std::string_view::npos ? arg.npos : equals - 2);
+    const Flag* flag = find_flag(name);
+    if (flag == nullptr) fail("unknown flag --" + std::string(name) + " (see --help)");
+    const std::string dashed = "--" + std::string(flag->name);
+    // As in kingpin, a repeated flag is a mistake rather than "last one wins".
+    if (!seen.insert(flag->name).second) fail(dashed + ": given more than once");
+
+    std::optional<std::string_view> value;
+    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
+    if (flag->value_name.empty()) {
+      if (value) fail(dashed + ": takes no value");
+      if (flag->name == "once") result.once = true;
+      if (flag->name == "check-config") result.check_config = true;
+      if (flag->name == "version") result.show_version = true;
+      if (flag->name == "help") result.show_help = true;
+      continue;
+    }
+    if (!value) {
+      // "--ca --once" almost certainly lost the CA name; don't eat the next flag.
+      if (i + 1 >= argc || argv[i + 1] == nullptr ||
+          std::string_view(argv[i + 1]).starts_with("--")) {
+        fail(dashed + ": missing value");
+      }
+      value = argv[++i];
+    }
+    values.emplace_back(flag, *value);
+  }
+  // Help and version must work even when the configuration is broken.
+  if (result.show_help || result.show_version) return result;
+
+  for (const auto& [flag, value] : values) {
+    if (flag->name != "config.file") continue;
+    if (value.empty()) fail("--config.file: missing value");
+    result.config_file = value;
+    result.config = load_config_file(value);
+  }
+  for (const auto& [flag, value] : values) {
+    if (flag->key.empty()) continue;
+    try {
+      set_config_value(result.config, flag->key, value);
+    } catch (const ConfigError& e) {
+      fail("--" + std::string(flag->name) + ": " + e.what());
+    }
+  }
+  return result;
+}
+
+std::string usage_text() {
+  const Config defaults;
+  std::string text =
+      "Usage: ibfabric_exporter [flags]\n"
+      "\n"
+      "Exports InfiniBand fabric port counters and topology to Prometheus.\n"
+      "Flags accept --flag=value and --flag value.\n"
+      "\n"
+      "Flags:\n";
+  for (const Flag& flag : kFlags) {
+    std::string left = (flag.name == "help" ? "  -h, --" : "  --") + std::string(flag.name);
+    if (!flag.value_name.empty()) left += "=" + std::string(flag.value_name);
+    left.resize(std::max<std::size_t>(left.size() + 2, 30), ' ');
+    text += left + std::string(flag.help);
+    if (!flag.key.empty()) {
+      text += " (default: \"" + config_value_text(defaults, flag.key) + "\")";
+    } else if (!flag.value_name.empty()) {
+      text += " (default: none)";
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+}  // namespace ibfx

@@ -1,0 +1,437 @@
+// Durations, the table of config keys, and the YAML loader.
+#include "config/config.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <system_error>
+#include <utility>
+
+namespace ibfx {
+namespace {
+
+constexpr std::size_t kMaxConfigBytes = 1 << 20;  // a real config is a few KiB
+
+[[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
+
+// Text for an error message. Bad input may be binary or huge, so
+// non-printable bytes are escaped and long text is cut short.
+std::string printable(std::string_view text) {
+  constexpr std::size_t kMaxShown = 60;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return text.size() > kMaxShown ? out + "..." : out;
+}
+
+std::string quote(std::string_view text) { return "\"" + printable(text) + "\""; }
+
+struct DurationUnit {
+  std::string_view name;
+  std::int64_t ms;
+};
+
+// Largest first: like Prometheus, units must appear in this order, each at most once.
+constexpr std::int64_t kDayMs = 24LL * 3600 * 1000;
+constexpr std::array<DurationUnit, 7> kDurationUnits{{{"y", 365 * kDayMs},
+                                                      {"w", 7 * kDayMs},
+                                                      {"d", kDayMs},
+                                                      {"h", 3600 * 1000LL},
+                                                      {"m", 60 * 1000LL},
+                                                      {"s", 1000LL},
+                                                      {"ms", 1LL}}};
+
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// One YAML scalar or one flag value. `plain` is false when the YAML text was
+// quoted (or tagged): then it is a string even if it looks like a number.
+struct Scalar {
+  std::string_view text;
+  bool plain = true;
+};
+
+void require_plain(const Scalar& v, std::string_view expected) {
+  if (!v.plain) {
+    fail("expected " + std::string(expected) + ", got the quoted string " + quote(v.text));
+  }
+}
+
+int to_int(const Scalar& v, int lo, int hi) {
+  require_plain(v, "an integer");
+  long long n = 0;
+  const char* end = v.text.data() + v.text.size();
+  const auto [ptr, ec] = std::from_chars(v.text.data(), end, n);
+  if (v.text.empty() || ptr != end || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+    fail("expected an integer, got " + quote(v.text));
+  }
+  if (ec == std::errc::result_out_of_range || n < lo || n > hi) {
+    fail("must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+         std::string(v.text));
+  }
+  return static_cast<int>(n);
+}
+
+bool to_bool(const Scalar& v) {
+  require_plain(v, "true or false");
+  // The YAML 1.2 core schema spellings; yes/no/on/off are YAML 1.1 and ambiguous.
+  if (v.text == "true" || v.text == "True" || v.text == "TRUE") return true;
+  if (v.text == "false" || v.text == "False" || v.text == "FALSE") return false;
+  fail("expected true or false, got " + quote(v.text));
+}
+
+double to_fraction(const Scalar& v) {
+  require_plain(v, "a number");
+  double x = 0;
+  const char* end = v.text.data() + v.text.size();
+  const auto [ptr, ec] = std::from_chars(v.text.data(), end, x);
+  if (v.text.empty() || ptr != end || ec != std::errc() || !std::isfinite(x)) {
+    fail("expected a number, got " + quote(v.text));
+  }
+  if (!(x > 0 && x <= 1)) fail("must be in (0, 1], got " + std::string(v.text));
+  return x;
+}
+
+std::string to_log_level(const Scalar& v) {
+  if (v.text != "debug" && v.text != "info" && v.text != "warn" && v.text != "error") {
+    fail("expected one of debug, info, warn, error, got " + quote(v.text));
+  }
+  return std::string(v.text);
+}
+
+// "[host]:port". Checked here so a typo fails --check-config, not the bind at start-up.
+std::string to_listen_address(const Scalar& v) {
+  const auto colon = v.text.rfind(':');
+  const std::string_view host = v.text.substr(0, colon == std::string_view::npos ? 0 : colon);
+  const std::string_view port = colon == std::string_view::npos ? "" : v.text.substr(colon + 1);
+  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  int port_number = -1;
+  const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), port_number);
+  if (colon == std::string_view::npos || port.empty() || ptr != port.data() + port.size() ||
+      ec != std::errc() || port_number < 0 || port_number > 65535 ||
+      (host.find(':') != std::string_view::npos && !bracketed)) {
+    fail("expected [host]:port such as \":9690\", \"127.0.0.1:9690\" or \"[::1]:9690\", got " +
+         quote(v.text));
+  }
+  return std::string(v.text);
+}
+
+Duration to_duration(const Scalar& v) { return parse_duration(v.text); }
+
+struct Key {
+  std::string_view name;
+  void (*set)(Config&, const Scalar&);
+  std::string (*get)(const Config&);
+};
+
+std::string bool_text(bool b) { return b ? "true" : "false"; }
+
+// Every key of the file, by dotted name. Ranges are the documented ones in
+// config/ibfabric_exporter.yaml.
+const std::array<Key, 19> kKeys{{
+    {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
+     [](const Config& c) { return c.listen_address; }},
+    {"sweep_interval", [](Config& c, const Scalar& v) { c.sweep_interval = to_duration(v); },
+     [](const Config& c) { return format_duration(c.sweep_interval); }},
+    {"ca", [](Config& c, const Scalar& v) { c.ca = std::string(v.text); },
+     [](const Config& c) { return c.ca; }},
+    // umad port numbers are 8 bits and 255 is reserved.
+    {"ca_port", [](Config& c, const Scalar& v) { c.ca_port = to_int(v, 0, 254); },
+     [](const Config& c) { return std::to_string(c.ca_port); }},
+    {"node_name_map_file", [](Config& c, const Scalar& v) { c.node_name_map_file = v.text; },
+     [](const Config& c) { return c.node_name_map_file; }},
+    {"log_level", [](Config& c, const Scalar& v) { c.log_level = to_log_level(v); },
+     [](const Config& c) { return c.log_level; }},
+    {"mad.global_inflight",
+     [](Config& c, const Scalar& v) { c.mad.global_inflight = to_int(v, 1, 4096); },
+     [](const Config& c) { return std::to_string(c.mad.global_inflight); }},
+    {"mad.per_node_inflight",
+     [](Config& c, const Scalar& v) { c.mad.per_node_inflight = to_int(v, 1, 64); },
+     [](const Config& c) { return std::to_string(c.mad.per_node_inflight); }},
+    {"mad.timeout", [](Config& c, const Scalar& v) { c.mad.timeout = to_duration(v); },
+     [](const Config& c) { return format_duration(c.mad.timeout); }},
+    {"mad.retries", [](Config& c, const Scalar& v) { c.mad.retries = to_int(v, 0, 10); },
+     [](const Config& c) { return std::to_string(c.mad.retries); }},
+    {"mad.max_mads_per_second",
+     [](Config& c, const Scalar& v) {
+       c.mad.max_mads_per_second = to_int(v, 0, std::numeric_limits<int>::max());
+     },
+     [](const Config& c) { return std::to_string(c.mad.max_mads_per_second); }},
+    {"discovery.interval",
+     [](Config& c, const Scalar& v) { c.discovery.interval = to_duration(v); },
+     [](const Config& c) { return format_duration(c.discovery.interval); }},
+    {"discovery.max_smps",
+     [](Config& c, const Scalar& v) { c.discovery.max_smps = to_int(v, 1, 256); },
+     [](const Config& c) { return std::to_string(c.discovery.max_smps); }},
+    {"discovery.timeout", [](Config& c, const Scalar& v) { c.discovery.timeout = to_duration(v); },
+     [](const Config& c) { return format_duration(c.discovery.timeout); }},
+    {"discovery.retries",
+     [](Config& c, const Scalar& v) { c.discovery.retries = to_int(v, 0, 10); },
+     [](const Config& c) { return std::to_string(c.discovery.retries); }},
+    {"counters.clear_on_threshold",
+     [](Config& c, const Scalar& v) { c.counters.clear_on_threshold = to_bool(v); },
+     [](const Config& c) { return bool_text(c.counters.clear_on_threshold); }},
+    {"counters.clear_threshold",
+     [](Config& c, const Scalar& v) { c.counters.clear_threshold = to_fraction(v); },
+     [](const Config& c) {
+       std::array<char, 32> buf{};  // shortest text that reads back as the same double
+       const auto result =
+           std::to_chars(buf.data(), buf.data() + buf.size(), c.counters.clear_threshold);
+       return std::string(buf.data(), result.ptr);
+     }},
+    {"counters.include_hcas",
+     [](Config& c, const Scalar& v) { c.counters.include_hcas = to_bool(v); },
+     [](const Config& c) { return bool_text(c.counters.include_hcas); }},
+    {"counters.include_switch_port0",
+     [](Config& c, const Scalar& v) { c.counters.include_switch_port0 = to_bool(v); },
+     [](const Config& c) { return bool_text(c.counters.include_switch_port0); }},
+}};
+
+const Key* find_key(std::string_view name) {
+  const auto it =
+      std::find_if(kKeys.begin(), kKeys.end(), [&](const Key& k) { return k.name == name; });
+  return it == kKeys.end() ? nullptr : &*it;
+}
+
+bool is_section(std::string_view name) {
+  return std::any_of(kKeys.begin(), kKeys.end(), [&](const Key& k) {
+    return k.name.size() > name.size() && k.name.starts_with(name) && k.name[name.size()] == '.';
+  });
+}
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Scalar:
+      return "the value " + quote(node.Scalar());
+    default:
+      return "nothing";
+  }
+}
+
+// Walks the YAML tree against kKeys, remembering where each key was set so
+// that checks across keys can point at a line too.
+class YamlLoader {
+ public:
+  explicit YamlLoader(std::string source) : source_(std::move(source)) {}
+
+  Config load(std::string_view text) {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(std::string(text));
+    } catch (const YAML::Exception& e) {
+      // yaml-cpp also bounds nesting depth, so deep garbage ends up here too.
+      const std::string what = "invalid YAML: " + printable(e.msg);
+      if (e.mark.is_null()) fail(source_ + ": " + what);
+      fail(source_ + ":" + std::to_string(e.mark.line + 1) + ": " + what);
+    }
+    Config config;
+    if (docs.size() > 1) {
+      fail_at(line_of(docs[1], 1), "(top level)", "only one YAML document is allowed");
+    }
+    if (docs.empty() || docs[0].IsNull()) return config;  // empty file: all defaults
+    if (!docs[0].IsMap()) {
+      fail_at(line_of(docs[0], 1), "(top level)",
+              "expected a mapping of keys to values, got " + describe(docs[0]));
+    }
+    walk(docs[0], "", config);
+    check_inflight(config);
+    return config;
+  }
+
+ private:
+  static int line_of(const YAML::Node& node, int fallback) {
+    return node.Mark().is_null() ? fallback : node.Mark().line + 1;
+  }
+
+  [[noreturn]] void fail_at(int line, std::string_view key, const std::string& what) const {
+    fail(source_ + ":" + std::to_string(line) + ": " + printable(key) + ": " + what);
+  }
+
+  void walk(const YAML::Node& map, const std::string& prefix, Config& config) {
+    const int map_line = line_of(map, 1);
+    for (const auto& entry : map) {
+      const int line = line_of(entry.first, map_line);
+      if (!entry.first.IsScalar()) fail_at(line, prefix + "?", "keys must be plain names");
+      const std::string& name = entry.first.Scalar();
+      const std::string key = prefix + name;
+      // A dot inside a name would otherwise reach the nested keys by another spelling.
+      const bool known = name.find('.') == std::string::npos && (is_section(key) || find_key(key));
+      if (!known) fail_at(line, key, "unknown key");
+      if (const auto [it, inserted] = lines_.emplace(key, line); !inserted) {
+        fail_at(line, key, "duplicate key (first set on line " + std::to_string(it->second) + ")");
+      }
+      const YAML::Node& value = entry.second;
+      if (is_section(key)) {
+        if (value.IsNull()) continue;  // every sub-key commented out: defaults
+        if (!value.IsMap()) {
+          fail_at(line, key, "expected a mapping of keys, got " + describe(value));
+        }
+        walk(value, key + ".", config);
+        continue;
+      }
+      if (!value.IsScalar()) {
+        // A null value has no useful mark of its own; the key's line is the one to fix.
+        fail_at(line, key,
+                value.IsNull() ? "missing value (write \"\" for an empty string)"
+                               : "expected a single value, got " + describe(value));
+      }
+      try {
+        find_key(key)->set(config, Scalar{value.Scalar(), value.Tag() == "?"});
+      } catch (const ConfigError& e) {
+        fail_at(line_of(value, line), key, e.what());
+      }
+    }
+  }
+
+  void check_inflight(const Config& config) const {
+    if (config.mad.per_node_inflight <= config.mad.global_inflight) return;
+    // The defaults agree, so the file set at least one of the two; blame
+    // per_node_inflight when it was set.
+    const std::string key =
+        lines_.contains("mad.per_node_inflight") ? "mad.per_node_inflight" : "mad.global_inflight";
+    const auto it = lines_.find(key);
+    fail_at(it == lines_.end() ? 1 : it->second, key,
+            "per_node_inflight (" + std::to_string(config.mad.per_node_inflight) +
+                ") must not exceed global_inflight (" + std::to_string(config.mad.global_inflight) +
+                ")");
+  }
+
+  std::string source_;
+  std::map<std::string, int, std::less<>> lines_;  // dotted key -> line it was set on
+};
+
+}  // namespace
+
+Duration parse_duration(std::string_view text) {
+  const auto bad = [&](const std::string& why) {
+    return ConfigError("invalid duration " + quote(text) + ": " + why);
+  };
+  if (text.empty()) throw bad("empty");
+  if (text.front() == '-') throw bad("negative durations are not allowed");
+  std::int64_t total = 0;
+  std::size_t next_unit = 0;  // index of the largest unit still allowed
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::uint64_t n = 0;
+    const char* begin = text.data() + pos;
+    const auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), n);
+    if (ptr == begin) {
+      throw bad(is_letter(text[pos]) ? "expected a number before " + quote(text.substr(pos))
+                                     : "unexpected character " + quote(text.substr(pos, 1)));
+    }
+    if (ec == std::errc::result_out_of_range) throw bad("too large");
+    pos = static_cast<std::size_t>(ptr - text.data());
+    if (pos < text.size() && text[pos] == '.') {
+      throw bad("fractions are not supported; combine units instead, e.g. 1m30s");
+    }
+    std::size_t unit_end = pos;
+    while (unit_end < text.size() && is_letter(text[unit_end])) ++unit_end;
+    const std::string_view unit = text.substr(pos, unit_end - pos);
+    if (unit.empty()) {
+      throw bad(pos == text.size() ? "missing unit (ms, s, m, h, d, w or y)"
+                                   : "unexpected character " + quote(text.substr(pos, 1)));
+    }
+    const auto it = std::find_if(kDurationUnits.begin(), kDurationUnits.end(),
+                                 [&](const DurationUnit& u) { return u.name == unit; });
+    if (it == kDurationUnits.end())
+      throw bad("unknown unit " + quote(unit) + " (use ms, s, m, h, d, w or y)");
+    const auto index = static_cast<std::size_t>(it - kDurationUnits.begin());
+    if (index < next_unit) throw bad("units must go from largest to smallest, each at most once");
+    next_unit = index + 1;
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    if (n > static_cast<std::uint64_t>(kMax / it->ms)) throw bad("too large");
+    const auto part = static_cast<std::int64_t>(n) * it->ms;
+    if (total > kMax - part) throw bad("too large");
+    total += part;
+    pos = unit_end;
+  }
+  if (total == 0) throw bad("must be greater than zero");
+  return Duration(total);
+}
+
+std::string format_duration(Duration duration) {
+  std::int64_t rest = duration.count();
+  if (rest <= 0) return "0s";
+  std::string out;
+  for (const DurationUnit& unit : kDurationUnits) {
+    if (rest >= unit.ms) {
+      out += std::to_string(rest / unit.ms) + std::string(unit.name);
+      rest %= unit.ms;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string_view> config_keys() {
+  std::vector<std::string_view> keys;
+  keys.reserve(kKeys.size());
+  for (const Key& k : kKeys) keys.push_back(k.name);
+  return keys;
+}
+
+void set_config_value(Config& config, std::string_view dotted_key, std::string_view text) {
+  const Key* key = find_key(dotted_key);
+  if (key == nullptr) fail("unknown key " + quote(dotted_key));
+  key->set(config, Scalar{text, true});
+}
+
+std::string config_value_text(const Config& config, std::string_view dotted_key) {
+  const Key* key = find_key(dotted_key);
+  if (key == nullptr) fail("unknown key " + quote(dotted_key));
+  return key->get(config);
+}
+
+Config parse_config_yaml(std::string_view yaml_text, const std::string& source_name) {
+  return YamlLoader(source_name).load(yaml_text);
+}
+
+Config load_config_file(const std::string& path) {
+  return parse_config_yaml(detail::read_text_file(path, kMaxConfigBytes), path);
+}
+
+namespace detail {
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+  const auto cannot_read = [&](const std::string& why) {
+    return ConfigError(path + ": cannot read: " + why);
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw cannot_read(std::generic_category().message(errno));
+  std::string data;
+  std::array<char, std::size_t{64} * 1024> buf{};
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || data.size() + static_cast<std::size_t>(n) > max_bytes) {
+      const int err = errno;
+      ::close(fd);
+      if (n == 0) return data;
+      if (n < 0) throw cannot_read(std::generic_category().message(err));
+      throw cannot_read("larger than " + std::to_string(max_bytes) + " bytes");
+    }
+    data.append(buf.data(), static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace detail
+}  // namespace ibfx

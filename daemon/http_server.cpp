@@ -1,0 +1,567 @@
+#include "daemon/http_server.h"
+
+// zlib's next_in is only const-correct with ZLIB_CONST.
+#define ZLIB_CONST
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <iostream>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// See http_server.h for why -Wnull-dereference is silenced for Boost.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#pragma GCC diagnostic pop
+
+namespace ibfx {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+// After an error response we stop reading requests but keep draining what the
+// client already sent for a short while: closing a socket with unread data
+// makes the kernel send RST, which can destroy the response before the client
+// reads it.
+constexpr std::size_t kMaxDrainBytes = 64 * 1024;
+constexpr int kMaxDrainSeconds = 2;
+
+// Pause before accepting again after a failing accept (EMFILE etc.) so we do
+// not spin on an error that will not go away immediately.
+constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Parses a qvalue ("0", "0.5", "1.000"); nullopt when malformed.
+std::optional<double> parse_qvalue(std::string_view s) {
+  s = trim(s);
+  double q = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), q);
+  if (ec != std::errc() || ptr != s.data() + s.size() || q < 0 || q > 1) return std::nullopt;
+  return q;
+}
+
+struct ListenTarget {
+  std::string host;  // empty: all interfaces
+  std::uint16_t port = 0;
+};
+
+ListenTarget parse_listen_address(const std::string& address) {
+  ListenTarget target;
+  std::string_view rest;
+  if (!address.empty() && address.front() == '[') {
+    auto close = address.find(']');
+    if (close == std::string::npos) throw std::invalid_argument("missing ']' in IPv6 address");
+    target.host = address.substr(1, close - 1);
+    rest = std::string_view(address).substr(close + 1);
+    if (rest.empty() || rest.front() != ':') throw std::invalid_argument("missing port");
+    rest.remove_prefix(1);
+  } else {
+    auto colon = address.rfind(':');
+    if (colon == std::string::npos) throw std::invalid_argument("missing port (use host:port)");
+    target.host = address.substr(0, colon);
+    if (target.host.find(':') != std::string::npos)
+      throw std::invalid_argument("IPv6 addresses must be in brackets, e.g. [::1]:9690");
+    rest = std::string_view(address).substr(colon + 1);
+  }
+  if (target.host == "*") target.host.clear();
+  unsigned port = 0;
+  auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), port);
+  if (rest.empty() || ec != std::errc() || ptr != rest.data() + rest.size() || port > 65535)
+    throw std::invalid_argument("invalid port '" + std::string(rest) + "'");
+  target.port = static_cast<std::uint16_t>(port);
+  return target;
+}
+
+// Opens, binds and listens; on failure leaves the acceptor closed.
+error_code try_listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, bool dual_stack) {
+  error_code ec;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec && dual_stack) acceptor.set_option(asio::ip::v6_only(false), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    error_code ignored;
+    acceptor.close(ignored);
+  }
+  return ec;
+}
+
+}  // namespace
+
+std::string gzip_compress(const std::string& data) {
+  z_stream zs{};
+  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("gzip: deflateInit2 failed");
+  std::string out;
+  out.resize(deflateBound(&zs, static_cast<uLong>(data.size())));
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  // avail_in is 32-bit, so feed very large inputs in slices.
+  const auto* in = reinterpret_cast<const Bytef*>(data.data());
+  std::size_t remaining = data.size();
+  int rc = Z_OK;
+  do {
+    std::size_t chunk = std::min<std::size_t>(remaining, std::numeric_limits<uInt>::max());
+    zs.next_in = in;
+    zs.avail_in = static_cast<uInt>(chunk);
+    in += chunk;
+    remaining -= chunk;
+    rc = deflate(&zs, remaining == 0 ? Z_FINISH : Z_NO_FLUSH);
+  } while (rc == Z_OK && remaining > 0);
+  if (rc != Z_STREAM_END) {
+    deflateEnd(&zs);
+    throw std::runtime_error("gzip: deflate failed");
+  }
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+bool accepts_gzip(std::string_view accept_encoding) {
+  std::optional<double> gzip_q;
+  std::optional<double> any_q;
+  while (!accept_encoding.empty()) {
+    auto comma = accept_encoding.find(',');
+    std::string_view element = accept_encoding.substr(0, comma);
+    accept_encoding.remove_prefix(comma == std::string_view::npos ? accept_encoding.size()
+                                                                  : comma + 1);
+    auto semi = element.find(';');
+    std::string coding = ascii_lower(trim(element.substr(0, semi)));
+    if (coding.empty()) continue;
+    std::optional<double> q = 1.0;
+    while (semi != std::string_view::npos) {
+      element.remove_prefix(semi + 1);
+      semi = element.find(';');
+      std::string_view param = trim(element.substr(0, semi));
+      auto eq = param.find('=');
+      if (eq == std::string_view::npos || ascii_lower(trim(param.substr(0, eq))) != "q") continue;
+      q = parse_qvalue(param.substr(eq + 1));
+    }
+    if (!q) continue;  // an element with a broken qvalue tells us nothing
+    if (coding == "gzip" || coding == "x-gzip") {
+      gzip_q = std::max(gzip_q.value_or(0.0), *q);
+    } else if (coding == "*") {
+      any_q = *q;
+    }
+  }
+  // An explicit gzip entry wins over the wildcard (RFC 9110 12.5.3).
+  if (gzip_q) return *gzip_q > 0;
+  return any_q && *any_q > 0;
+}
+
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+  class Session;
+
+  Impl(asio::io_context& io, HttpHandler handler, HttpServerLimits limits)
+      : io_(io),
+        strand_(asio::make_strand(io)),
+        acceptor_(strand_),
+        retry_timer_(strand_),
+        handler_(std::move(handler)),
+        limits_(limits) {}
+
+  void listen(const std::string& address);
+  void start_accept();
+  void on_accept(error_code ec, tcp::socket socket);
+  void reject(tcp::socket& socket);
+
+  // Registration is what lets stop() find live sessions; it fails once the
+  // server is stopping so a connection accepted concurrently is not leaked.
+  bool register_session(std::uint64_t id, const std::shared_ptr<Session>& session);
+  void unregister_session(std::uint64_t id);
+  std::vector<std::shared_ptr<Session>> begin_stop();
+  bool stopped() const { return stopped_.load(); }
+
+  asio::io_context& io_;
+  asio::strand<asio::io_context::executor_type> strand_;  // acceptor + retry timer
+  tcp::acceptor acceptor_;
+  asio::steady_timer retry_timer_;
+  HttpHandler handler_;
+  HttpServerLimits limits_;
+  std::uint16_t port_ = 0;
+  std::atomic<std::size_t> open_connections_{0};
+  std::atomic<bool> stopped_{false};
+  std::mutex sessions_mutex_;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions_;
+  std::uint64_t next_session_id_ = 0;  // acceptor strand only
+};
+
+class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(std::shared_ptr<HttpServer::Impl> server, std::uint64_t id, tcp::socket socket)
+      : server_(std::move(server)), id_(id), stream_(std::move(socket)) {}
+
+  ~Session() {
+    server_->unregister_session(id_);
+    server_->open_connections_.fetch_sub(1);
+  }
+
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start() {
+    asio::dispatch(stream_.get_executor(),
+                   beast::bind_front_handler(&Session::read_request, shared_from_this()));
+  }
+
+  // Runs on the session's strand (posted by stop()) or synchronously from
+  // ~HttpServer when no other thread runs the io_context.
+  void close() { stream_.close(); }
+
+  asio::any_io_executor executor() { return stream_.get_executor(); }
+
+ private:
+  const HttpServerLimits& limits() const { return server_->limits_; }
+
+  void arm_timeout() {
+    if (limits().idle_timeout_seconds > 0) {
+      stream_.expires_after(std::chrono::seconds(limits().idle_timeout_seconds));
+    } else {
+      stream_.expires_never();
+    }
+  }
+
+  void read_request() {
+    if (server_->stopped()) return close();
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(
+        limits().max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+    // The body limit is applied once we know the method (see on_header); boost::none would
+    // trip a Beast 1.74 comparison bug, so "unlimited" is spelled as the maximum.
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    // One deadline for the whole request: a client trickling bytes cannot extend it.
+    arm_timeout();
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::on_header, shared_from_this()));
+  }
+
+  void on_header(error_code ec, std::size_t /*bytes*/) {
+    if (ec) return on_read_error(ec);
+    auto& req = parser_->get();
+    if (req.method() != http::verb::get && req.method() != http::verb::head) {
+      // A body we are not going to read would be parsed as the next request.
+      bool has_body = !parser_->is_done();
+      auto res = simple_response(http::status::method_not_allowed, "Method Not Allowed\n",
+                                 req.keep_alive() && !has_body, req.version());
+      res.set(http::field::allow, "GET, HEAD");
+      return write(std::move(res));
+    }
+    if (parser_->is_done()) return handle_request();
+    auto length = parser_->content_length();
+    if (length && *length > limits().max_body_bytes) return on_read_error(http::error::body_limit);
+    parser_->body_limit(limits().max_body_bytes);
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::on_body, shared_from_this()));
+  }
+
+  void on_body(error_code ec, std::size_t /*bytes*/) {
+    if (ec) return on_read_error(ec);
+    handle_request();
+  }
+
+  void on_read_error(error_code ec) {
+    if (ec == http::error::header_limit) {
+      return write(simple_response(http::status::request_header_fields_too_large,
+                                   "Request Header Fields Too Large\n", false));
+    }
+    if (ec == http::error::body_limit) {
+      return write(simple_response(http::status::payload_too_large, "Payload Too Large\n", false));
+    }
+    // partial_message: the client went away mid-request, nobody to answer.
+    if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+        ec != http::error::partial_message && ec != http::error::end_of_stream) {
+      return write(simple_response(http::status::bad_request, "Bad Request\n", false));
+    }
+    // end_of_stream, timeout (Beast already closed the socket), reset, aborted.
+    close();
+  }
+
+  http::response<http::string_body> simple_response(http::status status, std::string body,
+                                                    bool keep_alive, unsigned version = 11) {
+    http::response<http::string_body> res{status, version};
+    res.set(http::field::content_type, "text/plain; charset=utf-8");
+    res.keep_alive(keep_alive);
+    res.body() = std::move(body);
+    res.prepare_payload();
+    return res;
+  }
+
+  void handle_request() {
+    if (server_->stopped()) return close();
+    auto& req = parser_->get();
+    HttpRequest request;
+    request.method = std::string(req.method_string());
+    request.target = std::string(req.target());
+    request.path = request.target.substr(0, request.target.find('?'));
+    std::string accept_encoding;
+    for (auto it = req.find(http::field::accept_encoding);
+         it != req.end() && it->name() == http::field::accept_encoding; ++it) {
+      if (!accept_encoding.empty()) accept_encoding += ',';
+      accept_encoding += std::string(it->value());
+    }
+    request.accepts_gzip = accepts_gzip(accept_encoding);
+
+    HttpResponse response;
+    try {
+      response = server_->handler_(request);
+      if (response.status < 200 || response.status > 599)
+        throw std::runtime_error("invalid status " + std::to_string(response.status));
+    } catch (const std::exception& e) {
+      std::cerr << "http: handler failed for " << request.path << ": " << e.what() << "\n";
+      response = HttpResponse{500, "text/plain; charset=utf-8", "Internal Server Error\n", false};
+    } catch (...) {
+      std::cerr << "http: handler failed for " << request.path << ": unknown exception\n";
+      response = HttpResponse{500, "text/plain; charset=utf-8", "Internal Server Error\n", false};
+    }
+
+    http::response<http::string_body> res;
+    res.result(static_cast<unsigned>(response.status));
+    res.version(req.version());
+    res.keep_alive(req.keep_alive());
+    res.set(http::field::content_type, response.content_type);
+    if (response.precompressed_gzip) {
+      // The handler compressed (and typically cached) the body itself, having
+      // checked request.accepts_gzip; compressing again would corrupt it.
+      res.set(http::field::vary, "Accept-Encoding");
+      res.set(http::field::content_encoding, "gzip");
+    } else if (response.compressible && response.body.size() >= limits().gzip_min_bytes) {
+      // Caches must know the representation depends on Accept-Encoding, even
+      // when this particular client got the identity encoding.
+      res.set(http::field::vary, "Accept-Encoding");
+      if (request.accepts_gzip) {
+        try {
+          response.body = gzip_compress(response.body);
+          res.set(http::field::content_encoding, "gzip");
+        } catch (const std::exception& e) {
+          // Identity is always acceptable; an exception here would escape io_context::run().
+          std::cerr << "http: gzip failed for " << request.path << ": " << e.what() << "\n";
+        }
+      }
+    }
+    bool no_body = response.status == 204 || response.status == 304;
+    if (!no_body) res.content_length(response.body.size());
+    // HEAD gets the headers the GET would have, Content-Length included.
+    if (req.method() != http::verb::head && !no_body) res.body() = std::move(response.body);
+    write(std::move(res));
+  }
+
+  void write(http::response<http::string_body>&& res) {
+    res_ = std::move(res);
+    arm_timeout();
+    http::async_write(stream_, res_,
+                      beast::bind_front_handler(&Session::on_write, shared_from_this()));
+  }
+
+  void on_write(error_code ec, std::size_t /*bytes*/) {
+    if (ec) return close();
+    if (res_.need_eof()) return linger();
+    read_request();
+  }
+
+  void linger() {
+    error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(
+        std::chrono::seconds(std::clamp(limits().idle_timeout_seconds, 1, kMaxDrainSeconds)));
+    drain();
+  }
+
+  void drain() {
+    stream_.async_read_some(asio::buffer(drain_buffer_),
+                            beast::bind_front_handler(&Session::on_drain, shared_from_this()));
+  }
+
+  void on_drain(error_code ec, std::size_t bytes) {
+    drained_ += bytes;
+    if (ec || drained_ > kMaxDrainBytes || server_->stopped()) return close();
+    drain();
+  }
+
+  std::shared_ptr<HttpServer::Impl> server_;
+  std::uint64_t id_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  std::array<char, 4096> drain_buffer_{};
+  std::size_t drained_ = 0;
+};
+
+void HttpServer::Impl::listen(const std::string& address) {
+  ListenTarget target;
+  try {
+    target = parse_listen_address(address);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("cannot listen on " + address + ": " + e.what());
+  }
+
+  error_code ec;
+  if (target.host.empty()) {
+    // Prefer one dual-stack socket; hosts without IPv6 get plain IPv4.
+    ec = try_listen(acceptor_, tcp::endpoint(asio::ip::address_v6::any(), target.port), true);
+    if (ec)
+      ec = try_listen(acceptor_, tcp::endpoint(asio::ip::address_v4::any(), target.port), false);
+  } else {
+    std::vector<tcp::endpoint> endpoints;
+    auto literal = asio::ip::make_address(target.host, ec);
+    if (!ec) {
+      endpoints.emplace_back(literal, target.port);
+    } else {
+      tcp::resolver resolver(io_);
+      auto results = resolver.resolve(target.host, std::to_string(target.port),
+                                      tcp::resolver::numeric_service, ec);
+      if (ec) {
+        throw std::runtime_error("cannot listen on " + address + ": cannot resolve '" +
+                                 target.host + "': " + ec.message());
+      }
+      for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+      // A single socket can only take one address; like most exporters, bind
+      // "localhost" to 127.0.0.1 rather than whatever getaddrinfo lists first.
+      std::stable_partition(endpoints.begin(), endpoints.end(),
+                            [](const tcp::endpoint& e) { return e.address().is_v4(); });
+      if (endpoints.empty()) ec = asio::error::host_not_found;
+    }
+    for (const auto& endpoint : endpoints) {
+      ec = try_listen(acceptor_, endpoint, false);
+      if (!ec) break;
+    }
+  }
+  if (ec) throw std::runtime_error("cannot listen on " + address + ": " + ec.message());
+  port_ = acceptor_.local_endpoint().port();
+}
+
+void HttpServer::Impl::start_accept() {
+  acceptor_.async_accept(asio::make_strand(io_),
+                         beast::bind_front_handler(&Impl::on_accept, shared_from_this()));
+}
+
+void HttpServer::Impl::on_accept(error_code ec, tcp::socket socket) {
+  if (stopped() || ec == asio::error::operation_aborted) return;
+  if (ec) {
+    std::cerr << "http: accept failed: " << ec.message() << "\n";
+    retry_timer_.expires_after(kAcceptRetryDelay);
+    retry_timer_.async_wait([self = shared_from_this()](error_code wait_ec) {
+      if (!wait_ec && !self->stopped()) self->start_accept();
+    });
+    return;
+  }
+  if (open_connections_.load() >= limits_.max_connections) {
+    reject(socket);
+  } else {
+    open_connections_.fetch_add(1);
+    std::uint64_t id = next_session_id_++;
+    auto session = std::make_shared<Session>(shared_from_this(), id, std::move(socket));
+    if (register_session(id, session)) session->start();
+  }
+  start_accept();
+}
+
+void HttpServer::Impl::reject(tcp::socket& socket) {
+  // Best effort, without a session: a fresh socket's send buffer always takes
+  // this, and holding on to the socket would defeat the connection limit.
+  static constexpr std::string_view kResponse =
+      "HTTP/1.1 503 Service Unavailable\r\n"
+      "Content-Type: text/plain; charset=utf-8\r\n"
+      "Content-Length: 21\r\n"
+      "Retry-After: 1\r\n"
+      "Connection: close\r\n"
+      "\r\n"
+      "Too many connections\n";
+  error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.write_some(asio::buffer(kResponse.data(), kResponse.size()), ignored);
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  socket.close(ignored);
+}
+
+bool HttpServer::Impl::register_session(std::uint64_t id, const std::shared_ptr<Session>& session) {
+  std::lock_guard lock(sessions_mutex_);
+  if (stopped_.load()) return false;
+  sessions_.emplace(id, session);
+  return true;
+}
+
+void HttpServer::Impl::unregister_session(std::uint64_t id) {
+  std::lock_guard lock(sessions_mutex_);
+  sessions_.erase(id);
+}
+
+std::vector<std::shared_ptr<HttpServer::Impl::Session>> HttpServer::Impl::begin_stop() {
+  std::lock_guard lock(sessions_mutex_);
+  stopped_.store(true);
+  std::vector<std::shared_ptr<Session>> live;
+  for (auto& [id, weak] : sessions_) {
+    if (auto session = weak.lock()) live.push_back(std::move(session));
+  }
+  return live;
+}
+
+HttpServer::HttpServer(boost::asio::io_context& io, const std::string& listen_address,
+                       HttpHandler handler, HttpServerLimits limits)
+    : impl_(std::make_shared<Impl>(io, std::move(handler), limits)) {
+  impl_->listen(listen_address);
+  impl_->start_accept();
+}
+
+HttpServer::~HttpServer() {
+  // Synchronous on purpose: once we return, the handler (and whatever it
+  // captured) must never be called again. Pending completions still hold the
+  // Impl alive and finish with operation_aborted.
+  auto sessions = impl_->begin_stop();
+  error_code ignored;
+  impl_->acceptor_.close(ignored);
+  impl_->retry_timer_.cancel();
+  for (auto& session : sessions) session->close();
+}
+
+void HttpServer::stop() {
+  auto sessions = impl_->begin_stop();
+  asio::dispatch(impl_->strand_, [impl = impl_] {
+    error_code ignored;
+    impl->acceptor_.close(ignored);
+    impl->retry_timer_.cancel();
+  });
+  for (auto& session : sessions) {
+    asio::dispatch(session->executor(), [session] { session->close(); });
+  }
+}
+
+std::uint16_t HttpServer::port() const { return impl_->port_; }
+
+std::size_t HttpServer::open_connections() const { return impl_->open_connections_.load(); }
+
+}  // namespace ibfx

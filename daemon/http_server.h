@@ -1,0 +1,88 @@
+// A small HTTP/1.1 server on Boost.Beast for /metrics and friends. It never
+// blocks on the fabric: handlers only read prepared data.
+#pragma once
+
+// GCC 12 reports -Wnull-dereference inside Asio's header-only scheduler code
+// (scheduler.ipp) once it is inlined into our functions; that warning is
+// location-based, so silence it for the Boost headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include <boost/asio/io_context.hpp>
+#pragma GCC diagnostic pop
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace ibfx {
+
+struct HttpRequest {
+  std::string method;  // "GET", "HEAD", ...
+  std::string target;  // path with query, e.g. "/metrics?x=1"
+  std::string path;    // path only
+  bool accepts_gzip = false;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  // When false the server will not gzip the body even if the client asks.
+  bool compressible = true;
+  // The body is already gzip-compressed (the handler only sets this when the
+  // request accepts gzip): send it with Content-Encoding: gzip as is.
+  bool precompressed_gzip = false;
+};
+
+// Called for GET and HEAD only; it picks the status per path (404 for unknown
+// ones) and may throw (the client gets 500). The server itself handles other
+// methods (405), oversized or malformed requests (400/413/431), idle clients
+// and the HEAD body. It runs on the io_context thread, so it must not block.
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct HttpServerLimits {
+  std::size_t max_connections = 64;
+  std::size_t max_header_bytes = 8 * 1024;
+  std::size_t max_body_bytes = 0;  // GET/HEAD carry no body
+  int idle_timeout_seconds = 30;   // slow or idle clients are dropped
+  std::size_t gzip_min_bytes = 1024;
+};
+
+// Threading: every socket operation runs on the caller's io_context (one
+// strand per connection, so running it on several threads is also safe). The
+// server never creates threads. stop() may be called from any thread; the
+// destructor closes everything synchronously, so destroy the server from the
+// io_context's thread or while no thread is running the io_context.
+class HttpServer {
+ public:
+  // listen_address: "host:port", ":port" (all interfaces, IPv6 dual-stack when
+  // available), "[::1]:port"; port 0 picks an ephemeral port.
+  // Throws std::runtime_error ("cannot listen on X: reason") if it cannot bind.
+  HttpServer(boost::asio::io_context& io, const std::string& listen_address, HttpHandler handler,
+             HttpServerLimits limits = {});
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Closes the listener and every open connection so io_context::run() can
+  // return. Idempotent.
+  void stop();
+  std::uint16_t port() const;  // the bound port (useful with ":0")
+  std::size_t open_connections() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// gzip-compresses data (RFC 1952) with zlib.
+std::string gzip_compress(const std::string& data);
+
+// True when an Accept-Encoding header value lets us answer with gzip
+// ("gzip;q=0" and "*;q=0" forbid it; codings are case-insensitive).
+bool accepts_gzip(std::string_view accept_encoding);
+
+}  // namespace ibfx

@@ -1,0 +1,188 @@
+// The daemon against a simulated rail-optimized fat tree: real libibumad /
+// libibmad / libibnetdisc code paths through umad2sim and ibsim.
+#include <catch2/catch.hpp>
+
+#include "daemon_fixture.h"
+
+using namespace ibfx::test;
+
+namespace {
+FatTreeSpec small_tree() {
+  FatTreeSpec spec;
+  spec.servers = 4;
+  spec.rails = 2;
+  spec.tiers = 2;
+  spec.radix = 8;
+  return spec;
+}
+
+// Ports the daemon must export: every switch port (all of a switch's ports
+// answer PMA through its LID) and every cabled HCA port.
+std::size_t expected_ports(const Fabric& f) {
+  std::size_t n = 0;
+  for (const auto& node : f.nodes()) {
+    if (node.is_switch()) {
+      n += static_cast<std::size_t>(node.num_ports());
+    } else {
+      for (const auto& p : node.ports) n += p.connected() ? 1 : 0;
+    }
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("Daemon exports every port and exact PerformanceSet values", "[daemon][integration]") {
+  const Fabric fabric = make_fat_tree(small_tree());
+  SimFabric sim(fabric);
+  const std::string leaf = "leaf-r1-01";
+  const std::string hca = hca_name("gpu0002", 1);
+  sim.perf_set(leaf, 5, "PortCounters.PortXmitWait", 987654);
+  sim.perf_set(leaf, 5, "PortCounters.SymbolErrorCounter", 17);
+  sim.perf_set(leaf, 5, "PortCounters.LinkDownedCounter", 3);
+  sim.perf_set(hca, 1, "PortCounters.PortRcvErrors", 42);
+
+  Daemon daemon(sim);
+  REQUIRE(daemon.wait_ready());
+  Series s = daemon.series();
+  const std::string leaf_guid = guid_of(s, leaf);
+  const std::string hca_guid = guid_of(s, hca);
+  REQUIRE(!leaf_guid.empty());
+  REQUIRE(!hca_guid.empty());
+  const std::string lp = port_labels(leaf_guid, leaf, "switch", 5);
+  CHECK(s.at("infiniband_port_transmit_wait_total" + lp) == 987654);
+  CHECK(s.at("infiniband_port_symbol_errors_total" + lp) == 17);
+  CHECK(s.at("infiniband_port_link_downed_total" + lp) == 3);
+  CHECK(s.at("infiniband_port_receive_errors_total" + port_labels(hca_guid, hca, "hca", 1)) == 42);
+
+  CHECK(count_family(s, "infiniband_port_up") == expected_ports(fabric));
+  CHECK(count_family(s, "infiniband_port_info") == expected_ports(fabric));
+  CHECK(count_family(s, "infiniband_node_info") == fabric.nodes().size());
+  CHECK(count_family(s, "infiniband_exporter_node_up") == fabric.nodes().size());
+  CHECK(s.at("infiniband_exporter_mad_requests_total{result=\"timeout\"}") == 0);
+
+  // Counters move between sweeps and the exporter follows.
+  sim.perf_set(leaf, 5, "PortCounters.PortXmitWait", 1000000);
+  CHECK(daemon.wait_value("infiniband_port_transmit_wait_total" + lp, 1000000));
+}
+
+TEST_CASE("Daemon agrees with perfquery, and data counters are bytes", "[daemon][integration]") {
+  const Fabric fabric = make_fat_tree(small_tree());
+  SimFabric sim(fabric);
+  const std::string spine = "spine-01";
+  sim.perf_set(spine, 2, "PortCounters.PortXmitWait", 5555);
+  sim.perf_set(spine, 2, "PortCounters.VL15Dropped", 9);
+  sim.perf_set(spine, 2, "PortCountersExtended.PortXmitData", 1000000000000ull);
+  Daemon daemon(sim);
+  REQUIRE(daemon.wait_ready());
+  const Series s = daemon.series();
+  const std::string guid = guid_of(s, spine);
+  const std::string labels = port_labels(guid, spine, "switch", 2);
+  const int lid = sim.lid_of(spine);
+  const RunResult pc = sim.run({"perfquery", std::to_string(lid), "2"});
+  REQUIRE(pc.ok());
+  CHECK(s.at("infiniband_port_transmit_wait_total" + labels) ==
+        static_cast<double>(perfquery_field(pc.out, "PortXmitWait")));
+  CHECK(s.at("infiniband_port_vl15_dropped_total" + labels) ==
+        static_cast<double>(perfquery_field(pc.out, "VL15Dropped")));
+  const RunResult ext = sim.run({"perfquery", "-x", std::to_string(lid), "2"});
+  REQUIRE(ext.ok());
+  // ibsim adds the MADs' own traffic to the data counters, so the value read
+  // a moment later by perfquery is at least ours; both are words, we export
+  // bytes: 4 x words.
+  const double bytes = s.at("infiniband_port_transmit_data_bytes_total" + labels);
+  const auto words = perfquery_field(ext.out, "PortXmitData");
+  CHECK(bytes >= 4.0 * 1000000000000.0);
+  CHECK(bytes <= 4.0 * static_cast<double>(words));
+  CHECK(static_cast<std::uint64_t>(bytes) % 4 == 0);
+}
+
+TEST_CASE("A down link stays visible and its counters stay", "[daemon][integration]") {
+  const Fabric fabric = make_fat_tree(small_tree());
+  SimFabric sim(fabric);
+  const std::string hca = hca_name("gpu0001", 0);
+  sim.perf_set(hca, 1, "PortCounters.SymbolErrorCounter", 11);
+  Daemon daemon(sim, {"--sweep.interval=500ms"});
+  REQUIRE(daemon.wait_ready());
+  Series s = daemon.series();
+  const std::string guid = guid_of(s, hca);
+  const std::string hp = port_labels(guid, hca, "hca", 1);
+  REQUIRE(s.at("infiniband_port_up" + hp) == 1);
+  sim.unlink(hca, 1);
+  // The HCA stops answering, the daemon rediscovers, and the port goes down
+  // without its series vanishing or its counter going backwards.
+  CHECK(daemon.wait_value("infiniband_port_up" + hp, 0));
+  s = daemon.series();
+  CHECK(s.at("infiniband_port_symbol_errors_total" + hp) == 11);
+  // No port vanished (the HCA is no longer discovered but is kept).
+  CHECK(count_family(s, "infiniband_port_up") == expected_ports(fabric));
+
+  sim.relink(hca, 1);
+  CHECK(daemon.wait_value("infiniband_port_up" + hp, 1, std::chrono::seconds(40)));
+  CHECK(daemon.series().at("infiniband_port_symbol_errors_total" + hp) >= 11);
+}
+
+TEST_CASE("Serving: promtool-clean exposition, gzip, health and readiness endpoints",
+          "[daemon][integration]") {
+  SimFabric sim(make_fat_tree(small_tree()));
+  Daemon daemon(sim);
+  CHECK(http_get(daemon.port(), "/-/healthy").status == 200);
+  REQUIRE(daemon.wait_ready());
+  const HttpReply plain = http_get(daemon.port(), "/metrics");
+  CHECK(plain.status == 200);
+  CHECK(plain.headers.at("content-type").find("version=0.0.4") != std::string::npos);
+
+  const HttpReply gz = http_get(daemon.port(), "/metrics", {"Accept-Encoding: gzip"});
+  CHECK(gz.status == 200);
+  CHECK(gz.headers.at("content-encoding") == "gzip");
+  CHECK(gz.body.size() < plain.body.size());
+
+  const std::string path = sim.dir() + "/scrape.prom";
+  std::ofstream(path) << plain.body;
+  const RunResult check = sim.run({"sh", "-c", "promtool check metrics < " + path});
+  INFO(check.out << check.err);
+  CHECK(check.exit_code == 0);
+  CHECK(check.err.empty());
+
+  const HttpReply landing = http_get(daemon.port(), "/");
+  CHECK(landing.status == 200);
+  CHECK(landing.body.find("/metrics") != std::string::npos);
+  CHECK(http_get(daemon.port(), "/nope").status == 404);
+  CHECK(http_get(daemon.port(), "/metrics", {}, "POST").status == 405);
+}
+
+TEST_CASE("A node that drops every MAD costs node_up 0, never the scrape",
+          "[daemon][integration]") {
+  const Fabric fabric = make_fat_tree(small_tree());
+  SimFabric sim(fabric);
+  const std::string hca = hca_name("gpu0003", 0);
+  Daemon daemon(sim, {"--sweep.interval=500ms"});
+  REQUIRE(daemon.wait_ready());
+  const std::string guid = guid_of(daemon.series(), hca);
+  sim.error_rate(hca, 1, 100);
+  const std::string up = "infiniband_exporter_node_up{node_guid=\"" + guid + "\",node_name=\"" +
+                         hca + "\",node_type=\"hca\"}";
+  CHECK(daemon.wait_value(up, 0));
+  const Series s = daemon.series();
+  CHECK(s.at("infiniband_exporter_mad_requests_total{result=\"timeout\"}") > 0);
+  // Every other node still answers.
+  std::size_t down = 0;
+  for (const auto& [key, value] : s) {
+    if (key.rfind("infiniband_exporter_node_up{", 0) == 0 && value == 0) ++down;
+  }
+  CHECK(down == 1);
+  sim.error_rate(hca, 1, 0);
+  CHECK(daemon.wait_value(up, 1));
+}
+
+TEST_CASE("--once prints one exposition and exits 0", "[daemon][integration]") {
+  SimFabric sim(make_fat_tree(small_tree()));
+  sim.perf_set("leaf-r0-01", 1, "PortCounters.PortXmitWait", 77);
+  const RunResult r = sim.run({IBFX_DAEMON_PATH, "--once", "--sweep.interval=200ms"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const Series s = parse_exposition(r.out);
+  const std::string guid = guid_of(s, "leaf-r0-01");
+  CHECK(s.at("infiniband_port_transmit_wait_total" +
+             port_labels(guid, "leaf-r0-01", "switch", 1)) == 77);
+  CHECK(s.at("infiniband_exporter_sweeps_total") == 2);
+}

@@ -1,0 +1,216 @@
+// SimFabric: a private simulated InfiniBand fabric (ibsim + opensm) for
+// integration tests and benchmarks.
+//
+//   ibfx::test::SimFabric fabric(ibfx::test::FatTreeSpec{.servers = 4, .rails = 2, .radix = 8});
+//   fabric.perf_set("leaf-r0-01", 5, "PortXmitWait", 1000);
+//   auto r = fabric.run({"perfquery", std::to_string(fabric.lid_of("leaf-r0-01")), "5"});
+//   auto& daemon = fabric.spawn({IBFX_DAEMON_PATH, "--config", path});
+//
+// Every instance has its own temp dir and IBSIM_SOCKNAME, so instances (and
+// test processes) run in parallel without seeing each other. Clients (opensm,
+// perfquery, the daemon) reach the simulator through libumad2sim, preloaded
+// into them; they all attach at the first node of the net file.
+//
+// Teardown is unconditional: the destructor (also run when a Catch2 REQUIRE
+// unwinds), an atexit hook (std::exit with a live instance) and, for a crash
+// or SIGKILL of the test, PR_SET_PDEATHSIG on every child make sure no ibsim,
+// opensm or spawned client outlives the test process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "test/sim/fabric_gen.h"
+
+namespace ibfx::test {
+
+using EnvMap = std::map<std::string, std::string>;
+
+inline constexpr const char* kUmad2SimPath = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+
+struct RunResult {
+  int exit_code = -1;  // exit status, 128 + signal if killed, -1 if it timed out
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+
+  bool ok() const { return exit_code == 0; }
+};
+
+// A child process with stdout/stderr going to files. Movable; the destructor
+// terminates it if it is still running.
+class Process {
+ public:
+  struct Spec {
+    std::vector<std::string> argv;  // argv[0] is looked up in PATH, /usr/sbin and /sbin
+    EnvMap env;                     // the complete environment
+    std::string cwd = ".";
+    std::string stdin_path = "/dev/null";
+    std::string stdout_path = "/dev/null";
+    std::string stderr_path = "/dev/null";
+  };
+
+  Process() = default;
+  // Throws std::runtime_error if the program cannot be started.
+  static Process start(const Spec& spec);
+
+  Process(Process&& other) noexcept;
+  Process& operator=(Process&& other) noexcept;
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process();
+
+  pid_t pid() const { return pid_; }
+  const std::string& name() const { return name_; }
+  // False once the process has exited (and then it is reaped).
+  bool running();
+  // The exit code (see RunResult::exit_code) once it has exited.
+  std::optional<int> exit_code() const { return exit_code_; }
+  // Waits up to `timeout` for the exit; nullopt if still running.
+  std::optional<int> wait(std::chrono::milliseconds timeout);
+  void kill(int signal);
+  // SIGTERM, then SIGKILL after `grace`; returns the exit code.
+  int terminate(std::chrono::milliseconds grace = std::chrono::milliseconds(1000));
+
+  const std::string& stdout_path() const { return stdout_path_; }
+  const std::string& stderr_path() const { return stderr_path_; }
+  std::string read_stdout() const;
+  std::string read_stderr() const;
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+  std::string name_;
+  std::string stdout_path_;
+  std::string stderr_path_;
+};
+
+struct SimOptions {
+  // ibsim table sizes; default: computed from the net file.
+  std::optional<SimSizes> sizes;
+  // Without opensm nothing has a LID: only ibsim's console and
+  // direct-routed queries work.
+  bool opensm = true;
+  // Bound on the whole bring-up (ibsim ready, SUBNET UP, PMA answering).
+  std::chrono::milliseconds timeout{60000};
+  // Default bound for console(), run() and lid_of().
+  std::chrono::milliseconds command_timeout{30000};
+  std::string ibsim_path = "ibsim";
+  std::string opensm_path = "opensm";
+  std::string preload = kUmad2SimPath;
+  // Extra "key value" lines for opensm's generated config file.
+  std::vector<std::string> opensm_config;
+  // Switch whose PMA is polled to decide the fabric is up (found with
+  // ibnetdiscover, whose LID map is then cached); default: the switch at
+  // the attach point, found by directed route (cheap on big fabrics).
+  std::string probe_switch;
+};
+
+class SimFabric {
+ public:
+  // Brings the fabric up or throws std::runtime_error (with the tails of the
+  // ibsim/opensm logs) after cleaning up.
+  explicit SimFabric(std::string netfile_text, SimOptions options = {});
+  explicit SimFabric(const Fabric& fabric, SimOptions options = {});
+  explicit SimFabric(const FatTreeSpec& spec, SimOptions options = {});
+  ~SimFabric();
+  SimFabric(const SimFabric&) = delete;
+  SimFabric& operator=(const SimFabric&) = delete;
+
+  // Temp dir holding the net file, the logs and the clients' fake sysfs.
+  const std::string& dir() const { return dir_; }
+  const std::string& netfile_path() const { return netfile_path_; }
+  const std::string& sockname() const { return sockname_; }
+  // What a client needs: LD_PRELOAD (umad2sim) and IBSIM_SOCKNAME.
+  EnvMap env() const;
+  // -1 if never started (opensm disabled); for tests that kill them.
+  pid_t ibsim_pid() const;
+  pid_t opensm_pid() const;
+  // Wall time from construction to a usable fabric.
+  std::chrono::milliseconds bringup_time() const { return bringup_time_; }
+
+  // Sends one line to ibsim's console and waits until ibsim has processed
+  // it; returns what ibsim printed for it. Lines are at most 120 characters
+  // (ibsim's console buffer is 128).
+  std::string console(std::string_view command);
+  // PerformanceSet "node"[port] <counter>=<value>; `counter` is
+  // "PortCounters.PortXmitWait" or just "PortXmitWait" (PortCounters).
+  void perf_set(std::string_view node, int port, std::string_view counter, std::uint64_t value);
+  // The link at node[port] goes down (both ends Down/Polling) until relink().
+  void unlink(std::string_view node, int port);
+  void relink(std::string_view node, int port);
+  // Percentage (0..100) of MADs to node[port] that ibsim drops.
+  void error_rate(std::string_view node, int port, int rate);
+
+  // Runs a client to completion in dir() under the preload (e.g. perfquery,
+  // ibnetdiscover as an oracle). timeout 0: options.command_timeout.
+  RunResult run(const std::vector<std::string>& argv,
+                std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  // Starts a long-running client (the daemon) in dir() under the preload,
+  // stdout/stderr in dir(). The Process lives until the SimFabric is
+  // destroyed, which terminates it first.
+  Process& spawn(const std::vector<std::string>& argv, const EnvMap& extra_env = {});
+
+  // LID of a node by ibsim node id (= node description), from ibnetdiscover;
+  // for an HCA, the LID of its first cabled port. Throws std::out_of_range
+  // for an unknown node (after one refresh).
+  int lid_of(std::string_view node);
+  std::map<std::string, int> lids(bool refresh = false);
+
+  // Last lines of ibsim's and opensm's output, for failure messages.
+  std::string log_tail(std::size_t lines = 20) const;
+
+  // Terminates every process and removes dir() (kept if IBFX_KEEP_SIM=1).
+  // Idempotent; the destructor calls it.
+  void shutdown();
+
+ private:
+  void bring_up();
+  void start_ibsim();
+  void start_opensm();
+  void wait_for_pma(std::chrono::steady_clock::time_point deadline);
+  int attached_switch_lid(std::chrono::milliseconds timeout, std::string& problem);
+  int probe_switch_lid(std::chrono::milliseconds timeout, std::string& problem);
+  [[noreturn]] void fail(const std::string& what) const;
+  EnvMap client_env() const;
+  std::string ibsim_output_since(std::size_t offset) const;
+  std::map<std::string, int> discover_lids();
+
+  SimOptions options_;
+  std::string netfile_;
+  SimSizes sizes_;
+  std::string dir_;
+  std::string netfile_path_;
+  std::string console_path_;
+  std::string sockname_;
+  bool attach_is_switch_ = false;
+  int console_fd_ = -1;
+  std::chrono::milliseconds bringup_time_{0};
+
+  std::mutex console_mu_;
+  std::size_t console_offset_ = 0;  // ibsim stdout consumed by console()
+  std::uint64_t console_seq_ = 0;
+
+  std::mutex mu_;  // guards the members below and processes' lifetime
+  bool shut_down_ = false;
+  std::optional<Process> ibsim_;
+  std::optional<Process> opensm_;
+  std::list<Process> children_;  // list: spawn() hands out stable references
+  std::uint64_t run_seq_ = 0;
+  std::map<std::string, int> lids_;
+};
+
+// Maps node descriptions to LIDs in `ibnetdiscover` output (switches: base
+// LID; HCAs: LID of the first port listed).
+std::map<std::string, int> parse_ibnetdiscover_lids(std::string_view output);
+
+}  // namespace ibfx::test

@@ -1,0 +1,131 @@
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kEveryKey = IBFX_SOURCE_DIR "/test/data/config/every_key.yaml";
+
+ibfx::CommandLine parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "ibfabric_exporter");
+  std::vector<const char*> argv;
+  argv.reserve(args.size());
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  return ibfx::parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string error_of(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const ibfx::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("command line: no flags gives the defaults", "[command_line]") {
+  const ibfx::CommandLine cl = parse({});
+  CHECK(cl.config == ibfx::Config{});
+  CHECK(cl.config_file.empty());
+  CHECK_FALSE(cl.once);
+  CHECK_FALSE(cl.check_config);
+  CHECK_FALSE(cl.show_version);
+  CHECK_FALSE(cl.show_help);
+  CHECK(ibfx::parse_command_line(0, nullptr).config == ibfx::Config{});
+}
+
+TEST_CASE("command line: every flag, in both forms", "[command_line]") {
+  bool with_equals = true;
+  const auto flag = [&](const std::string& name, const std::string& value) {
+    return with_equals ? std::vector<std::string>{name + "=" + value}
+                       : std::vector<std::string>{name, value};
+  };
+  for (const bool equals : {true, false}) {
+    with_equals = equals;
+    std::vector<std::string> args;
+    for (const auto& part :
+         {flag("--web.listen-address", "127.0.0.1:9100"), flag("--sweep.interval", "1m"),
+          flag("--ca", "mlx5_2"), flag("--ca-port", "2"), flag("--node-name-map", "/tmp/map"),
+          flag("--log.level", "warn")}) {
+      args.insert(args.end(), part.begin(), part.end());
+    }
+    args.insert(args.end(), {"--once", "--check-config"});
+    const ibfx::CommandLine cl = parse(args);
+    CHECK(cl.config.listen_address == "127.0.0.1:9100");
+    CHECK(cl.config.sweep_interval == 1min);
+    CHECK(cl.config.ca == "mlx5_2");
+    CHECK(cl.config.ca_port == 2);
+    CHECK(cl.config.node_name_map_file == "/tmp/map");
+    CHECK(cl.config.log_level == "warn");
+    CHECK(cl.once);
+    CHECK(cl.check_config);
+  }
+  CHECK(parse({"--version"}).show_version);
+  CHECK(parse({"--help"}).show_help);
+  CHECK(parse({"-h"}).show_help);
+  CHECK(parse({"--ca="}).config.ca.empty());  // explicitly "first active HCA"
+}
+
+TEST_CASE("command line: flags override the config file wherever they appear", "[command_line]") {
+  for (const bool file_first : {true, false}) {
+    std::vector<std::string> args = {"--ca", "mlx5_9", "--sweep.interval=5s"};
+    args.insert(file_first ? args.begin() : args.end(), "--config.file=" + kEveryKey);
+    const ibfx::CommandLine cl = parse(args);
+    CHECK(cl.config_file == kEveryKey);
+    CHECK(cl.config.ca == "mlx5_9");        // flag wins
+    CHECK(cl.config.sweep_interval == 5s);  // flag wins
+    CHECK(cl.config.ca_port == 2);          // from the file
+    CHECK(cl.config.mad.global_inflight == 256);
+    CHECK(cl.config.log_level == "debug");
+  }
+  CHECK(parse({"--config.file", kEveryKey}).config == ibfx::load_config_file(kEveryKey));
+}
+
+TEST_CASE("command line: errors name the flag", "[command_line]") {
+  CHECK(error_of({"--bogus"}) == "unknown flag --bogus (see --help)");
+  CHECK(error_of({"--bogus=1"}) == "unknown flag --bogus (see --help)");
+  CHECK(error_of({"-ca", "x"}) == "unexpected argument \"-ca\" (flags start with --; see --help)");
+  CHECK(error_of({"extra"}) == "unexpected argument \"extra\" (flags start with --; see --help)");
+  CHECK(error_of({"--ca"}) == "--ca: missing value");
+  CHECK(error_of({"--ca", "--once"}) == "--ca: missing value");
+  CHECK(error_of({"--config.file="}) == "--config.file: missing value");
+  CHECK(error_of({"--once=true"}) == "--once: takes no value");
+  CHECK(error_of({"--ca=a", "--ca=b"}) == "--ca: given more than once");
+  CHECK(error_of({"--ca-port=x"}) == "--ca-port: expected an integer, got \"x\"");
+  CHECK(error_of({"--ca-port", "-1"}) == "--ca-port: must be between 0 and 254, got -1");
+  CHECK(error_of({"--sweep.interval=10"}) ==
+        "--sweep.interval: invalid duration \"10\": missing unit (ms, s, m, h, d, w or y)");
+  CHECK(error_of({"--log.level=loud"}) ==
+        "--log.level: expected one of debug, info, warn, error, got \"loud\"");
+  CHECK(error_of({"--web.listen-address=9690"}) ==
+        "--web.listen-address: expected [host]:port such as \":9690\", \"127.0.0.1:9690\" or "
+        "\"[::1]:9690\", got \"9690\"");
+  // Errors in the file keep the file's own location.
+  CHECK(error_of({"--config.file=/nonexistent.yaml"}) ==
+        "/nonexistent.yaml: cannot read: No such file or directory");
+}
+
+TEST_CASE("command line: --help and --version work with a broken configuration", "[command_line]") {
+  CHECK(parse({"--config.file=/nonexistent.yaml", "--help"}).show_help);
+  CHECK(parse({"--ca-port=x", "--version"}).show_version);
+  // Syntax errors still count: the user typed something unknown.
+  CHECK(error_of({"--help", "--bogus"}) == "unknown flag --bogus (see --help)");
+}
+
+TEST_CASE("command line: usage lists every flag with its default", "[command_line]") {
+  const std::string usage = ibfx::usage_text();
+  for (const char* expected :
+       {"--config.file=PATH", "--web.listen-address=ADDR", "--sweep.interval=DURATION", "--ca=NAME",
+        "--ca-port=N", "--node-name-map=PATH", "--log.level=LEVEL", "--once", "--check-config",
+        "--version", "--help", "-h", "(default: \":9690\")", "(default: \"10s\")",
+        "(default: \"0\")", "(default: \"info\")", "(default: none)"}) {
+    INFO(expected);
+    CHECK(usage.find(expected) != std::string::npos);
+  }
+}

@@ -1,0 +1,333 @@
+#include "config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kDataDir = IBFX_SOURCE_DIR "/test/data/config/";
+
+// The ConfigError message for `yaml`, or "" when it parses.
+std::string error_of(const std::string& yaml) {
+  try {
+    ibfx::parse_config_yaml(yaml, "t.yaml");
+  } catch (const ibfx::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Parses or throws ConfigError; anything else escaping (or a crash) fails the test.
+void parse_or_config_error(const std::string& text) {
+  try {
+    ibfx::parse_config_yaml(text, "fuzz");
+  } catch (const ibfx::ConfigError& e) {
+    const std::string what = e.what();
+    CHECK(what.rfind("fuzz", 0) == 0);
+  }
+}
+
+std::string random_bytes(std::size_t size, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::string out(size, '\0');
+  for (char& c : out) c = static_cast<char>(byte(rng));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("durations: the Prometheus syntax", "[config]") {
+  using ibfx::parse_duration;
+  CHECK(parse_duration("10s") == 10s);
+  CHECK(parse_duration("250ms") == 250ms);
+  CHECK(parse_duration("1h30m") == 90min);
+  CHECK(parse_duration("2m") == 2min);
+  CHECK(parse_duration("1d") == 24h);
+  CHECK(parse_duration("1w") == 7 * 24h);
+  CHECK(parse_duration("1y") == 365 * 24h);
+  CHECK(parse_duration("1y2w3d4h5m6s7ms") == 365 * 24h + 14 * 24h + 3 * 24h + 4h + 5min + 6s + 7ms);
+  CHECK(parse_duration("0s500ms") == 500ms);
+  CHECK(parse_duration("106751991167d") == 106751991167LL * 24h);
+}
+
+TEST_CASE("durations: errors quote the text", "[config]") {
+  const auto error = [](std::string_view text) -> std::string {
+    try {
+      ibfx::parse_duration(text);
+    } catch (const ibfx::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error("") == "invalid duration \"\": empty");
+  CHECK(error("-5s") == "invalid duration \"-5s\": negative durations are not allowed");
+  CHECK(error("10") == "invalid duration \"10\": missing unit (ms, s, m, h, d, w or y)");
+  CHECK(error("10x") ==
+        "invalid duration \"10x\": unknown unit \"x\" (use ms, s, m, h, d, w or y)");
+  CHECK(error("10S") ==
+        "invalid duration \"10S\": unknown unit \"S\" (use ms, s, m, h, d, w or y)");
+  CHECK(error("0s") == "invalid duration \"0s\": must be greater than zero");
+  CHECK(error("0h0m") == "invalid duration \"0h0m\": must be greater than zero");
+  CHECK(error("s") == "invalid duration \"s\": expected a number before \"s\"");
+  CHECK(
+      error("1.5h") ==
+      "invalid duration \"1.5h\": fractions are not supported; combine units instead, e.g. 1m30s");
+  CHECK(error("30m1h") ==
+        "invalid duration \"30m1h\": units must go from largest to smallest, each at most once");
+  CHECK(error("1s1s") ==
+        "invalid duration \"1s1s\": units must go from largest to smallest, each at most once");
+  CHECK(error(" 10s") == "invalid duration \" 10s\": unexpected character \" \"");
+  CHECK(error("10 s") == "invalid duration \"10 s\": unexpected character \" \"");
+  CHECK(error("+10s") == "invalid duration \"+10s\": unexpected character \"+\"");
+  CHECK(error("99999999999999999999s") == "invalid duration \"99999999999999999999s\": too large");
+  CHECK(error("300000000y") == "invalid duration \"300000000y\": too large");
+  CHECK(error("106751991167d8h") == "invalid duration \"106751991167d8h\": too large");
+  CHECK(error(std::string("1\0s", 3)) ==
+        "invalid duration \"1\\x00s\": unexpected character \"\\x00\"");
+}
+
+TEST_CASE("durations: format_duration round-trips", "[config]") {
+  CHECK(ibfx::format_duration(10s) == "10s");
+  CHECK(ibfx::format_duration(90s) == "1m30s");
+  CHECK(ibfx::format_duration(100ms) == "100ms");
+  CHECK(ibfx::format_duration(5min) == "5m");
+  CHECK(ibfx::format_duration(0ms) == "0s");
+  for (const ibfx::Duration d :
+       {1ms, 1001ms, ibfx::Duration(1h + 1ms), ibfx::Duration(400 * 24h)}) {
+    CHECK(ibfx::parse_duration(ibfx::format_duration(d)) == d);
+  }
+}
+
+TEST_CASE("config: an empty file or one with only comments gives the defaults", "[config]") {
+  CHECK(ibfx::parse_config_yaml("", "t.yaml") == ibfx::Config{});
+  CHECK(ibfx::parse_config_yaml("# nothing\n\n   \n", "t.yaml") == ibfx::Config{});
+  CHECK(ibfx::parse_config_yaml("~\n", "t.yaml") == ibfx::Config{});
+  // A section whose sub-keys are all commented out keeps its defaults.
+  CHECK(ibfx::parse_config_yaml("mad:\n  # timeout: 1s\n", "t.yaml") == ibfx::Config{});
+}
+
+TEST_CASE("config: the shipped file holds every key, set to its default", "[config]") {
+  const std::string path = IBFX_SOURCE_DIR "/config/ibfabric_exporter.yaml";
+  CHECK(ibfx::load_config_file(path) == ibfx::Config{});
+
+  const YAML::Node root = YAML::LoadFile(path);
+  for (const std::string_view key : ibfx::config_keys()) {
+    INFO("key " << key);
+    YAML::Node node = root;
+    std::string_view rest = key;
+    for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
+      node.reset(node[std::string(rest.substr(0, dot))]);
+      rest.remove_prefix(dot + 1);
+    }
+    REQUIRE(node.IsMap());
+    CHECK(node[std::string(rest)].IsScalar());
+  }
+}
+
+TEST_CASE("config: every key is read", "[config]") {
+  const ibfx::Config c = ibfx::load_config_file(kDataDir + "every_key.yaml");
+  CHECK(c.listen_address == "127.0.0.1:19690");
+  CHECK(c.sweep_interval == 90s);
+  CHECK(c.ca == "mlx5_1");
+  CHECK(c.ca_port == 2);
+  CHECK(c.node_name_map_file == "/etc/infiniband-diags/node-name-map");
+  CHECK(c.log_level == "debug");
+  CHECK(c.mad.global_inflight == 256);
+  CHECK(c.mad.per_node_inflight == 8);
+  CHECK(c.mad.timeout == 250ms);
+  CHECK(c.mad.retries == 5);
+  CHECK(c.mad.max_mads_per_second == 20000);
+  CHECK(c.discovery.interval == 1h);
+  CHECK(c.discovery.max_smps == 32);
+  CHECK(c.discovery.timeout == 1s);
+  CHECK(c.discovery.retries == 0);
+  CHECK(c.counters.clear_on_threshold);
+  CHECK(c.counters.clear_threshold == 0.5);
+  CHECK_FALSE(c.counters.include_hcas);
+  CHECK(c.counters.include_switch_port0);
+
+  // Each value differs from the default, so a key silently ignored shows up here.
+  for (const std::string_view key : ibfx::config_keys()) {
+    INFO("key " << key);
+    CHECK(ibfx::config_value_text(c, key) != ibfx::config_value_text(ibfx::Config{}, key));
+  }
+}
+
+TEST_CASE("config: accepted spellings", "[config]") {
+  const auto c = ibfx::parse_config_yaml(
+      "listen_address: '[::1]:9690'\n"
+      "ca: \"\"\n"
+      "sweep_interval: \"30s\"\n"
+      "counters: {include_hcas: False, clear_threshold: 1, include_switch_port0: TRUE}\n"
+      "mad: {global_inflight: 4096, per_node_inflight: 64, retries: 10}\n"
+      "discovery:\n  max_smps: 256\n",
+      "t.yaml");
+  CHECK(c.listen_address == "[::1]:9690");
+  CHECK(c.sweep_interval == 30s);
+  CHECK_FALSE(c.counters.include_hcas);
+  CHECK(c.counters.include_switch_port0);
+  CHECK(c.counters.clear_threshold == 1.0);
+  CHECK(c.mad.global_inflight == 4096);
+  CHECK(c.mad.per_node_inflight == 64);
+  CHECK(c.discovery.max_smps == 256);
+  CHECK(ibfx::parse_config_yaml("listen_address: \"host.example:0\"\n", "t").listen_address ==
+        "host.example:0");
+}
+
+TEST_CASE("config: unknown keys are named with their line", "[config]") {
+  CHECK(error_of("ca: a\nbogus: 1\n") == "t.yaml:2: bogus: unknown key");
+  CHECK(error_of("mad:\n  timeout: 1s\n  bogus: 2\n") == "t.yaml:3: mad.bogus: unknown key");
+  CHECK(error_of("counters:\n\n  include_hca: true\n") ==
+        "t.yaml:3: counters.include_hca: unknown key");
+  // Dotted names are not a second spelling of the nested keys.
+  CHECK(error_of("mad.timeout: 1s\n") == "t.yaml:1: mad.timeout: unknown key");
+  CHECK(error_of("mad:\n  mad:\n    timeout: 1s\n") == "t.yaml:2: mad.mad: unknown key");
+  CHECK(error_of("? [a, b]\n: 1\n") == "t.yaml:1: ?: keys must be plain names");
+}
+
+TEST_CASE("config: wrong types", "[config]") {
+  CHECK(error_of("ca_port: abc\n") == "t.yaml:1: ca_port: expected an integer, got \"abc\"");
+  CHECK(error_of("ca_port: 1.5\n") == "t.yaml:1: ca_port: expected an integer, got \"1.5\"");
+  CHECK(error_of("ca_port: \"1\"\n") ==
+        "t.yaml:1: ca_port: expected an integer, got the quoted string \"1\"");
+  CHECK(error_of("counters:\n  include_hcas: yes\n") ==
+        "t.yaml:2: counters.include_hcas: expected true or false, got \"yes\"");
+  CHECK(error_of("counters:\n  include_hcas: 'true'\n") ==
+        "t.yaml:2: counters.include_hcas: expected true or false, got the quoted string \"true\"");
+  CHECK(error_of("counters:\n  clear_threshold: half\n") ==
+        "t.yaml:2: counters.clear_threshold: expected a number, got \"half\"");
+  CHECK(error_of("counters:\n  clear_threshold: .nan\n") ==
+        "t.yaml:2: counters.clear_threshold: expected a number, got \".nan\"");
+  CHECK(error_of("ca: [mlx5_0, mlx5_1]\n") == "t.yaml:1: ca: expected a single value, got a list");
+  CHECK(error_of("sweep_interval: {a: 1}\n") ==
+        "t.yaml:1: sweep_interval: expected a single value, got a mapping");
+  CHECK(error_of("mad: 5\n") == "t.yaml:1: mad: expected a mapping of keys, got the value \"5\"");
+  CHECK(error_of("ca: x\ndiscovery:\n  - 1\n") ==
+        "t.yaml:2: discovery: expected a mapping of keys, got a list");
+  CHECK(error_of("log_level: info\nca_port:\nca: x\n") ==
+        "t.yaml:2: ca_port: missing value (write \"\" for an empty string)");
+  CHECK(error_of("mad:\n  timeout: 10\n") ==
+        "t.yaml:2: mad.timeout: invalid duration \"10\": missing unit (ms, s, m, h, d, w or y)");
+  CHECK(error_of("discovery:\n  interval: 0s\n") ==
+        "t.yaml:2: discovery.interval: invalid duration \"0s\": must be greater than zero");
+  // A value on its own line is reported where it is.
+  CHECK(error_of("mad:\n  retries:\n    eleven\n") ==
+        "t.yaml:3: mad.retries: expected an integer, got \"eleven\"");
+}
+
+TEST_CASE("config: out-of-range values", "[config]") {
+  CHECK(error_of("ca_port: -1\n") == "t.yaml:1: ca_port: must be between 0 and 254, got -1");
+  CHECK(error_of("ca_port: 255\n") == "t.yaml:1: ca_port: must be between 0 and 254, got 255");
+  CHECK(error_of("mad:\n  global_inflight: 0\n") ==
+        "t.yaml:2: mad.global_inflight: must be between 1 and 4096, got 0");
+  CHECK(error_of("mad:\n  global_inflight: 4097\n") ==
+        "t.yaml:2: mad.global_inflight: must be between 1 and 4096, got 4097");
+  CHECK(error_of("mad:\n  per_node_inflight: 65\n") ==
+        "t.yaml:2: mad.per_node_inflight: must be between 1 and 64, got 65");
+  CHECK(error_of("mad:\n  retries: 11\n") ==
+        "t.yaml:2: mad.retries: must be between 0 and 10, got 11");
+  CHECK(error_of("mad:\n  max_mads_per_second: -1\n") ==
+        "t.yaml:2: mad.max_mads_per_second: must be between 0 and 2147483647, got -1");
+  CHECK(error_of("mad:\n  max_mads_per_second: 99999999999999999999\n") ==
+        "t.yaml:2: mad.max_mads_per_second: must be between 0 and 2147483647, got "
+        "99999999999999999999");
+  CHECK(error_of("discovery:\n  max_smps: 0\n") ==
+        "t.yaml:2: discovery.max_smps: must be between 1 and 256, got 0");
+  CHECK(error_of("discovery:\n  max_smps: 257\n") ==
+        "t.yaml:2: discovery.max_smps: must be between 1 and 256, got 257");
+  CHECK(error_of("discovery:\n  retries: -1\n") ==
+        "t.yaml:2: discovery.retries: must be between 0 and 10, got -1");
+  CHECK(error_of("counters:\n  clear_threshold: 0\n") ==
+        "t.yaml:2: counters.clear_threshold: must be in (0, 1], got 0");
+  CHECK(error_of("counters:\n  clear_threshold: 1.01\n") ==
+        "t.yaml:2: counters.clear_threshold: must be in (0, 1], got 1.01");
+  CHECK(error_of("log_level: verbose\n") ==
+        "t.yaml:1: log_level: expected one of debug, info, warn, error, got \"verbose\"");
+  const std::string address_error =
+      "t.yaml:1: listen_address: expected [host]:port such as \":9690\", \"127.0.0.1:9690\" or "
+      "\"[::1]:9690\", got ";
+  CHECK(error_of("listen_address: \"9690\"\n") == address_error + "\"9690\"");
+  CHECK(error_of("listen_address: \"host:99999\"\n") == address_error + "\"host:99999\"");
+  CHECK(error_of("listen_address: \"::1:9690\"\n") == address_error + "\"::1:9690\"");
+  CHECK(error_of("listen_address: \"host:\"\n") == address_error + "\"host:\"");
+}
+
+TEST_CASE("config: per_node_inflight may not exceed global_inflight", "[config]") {
+  CHECK(error_of("mad:\n  global_inflight: 8\n  per_node_inflight: 16\n") ==
+        "t.yaml:3: mad.per_node_inflight: per_node_inflight (16) must not exceed "
+        "global_inflight (8)");
+  // Only global_inflight set: it is the line to blame.
+  CHECK(error_of("mad:\n  global_inflight: 2\n") ==
+        "t.yaml:2: mad.global_inflight: per_node_inflight (4) must not exceed global_inflight (2)");
+  CHECK(error_of("mad:\n  global_inflight: 16\n  per_node_inflight: 16\n").empty());
+}
+
+TEST_CASE("config: duplicate keys", "[config]") {
+  CHECK(error_of("ca: a\nlog_level: info\nca: b\n") ==
+        "t.yaml:3: ca: duplicate key (first set on line 1)");
+  CHECK(error_of("mad:\n  retries: 1\nmad:\n  retries: 2\n") ==
+        "t.yaml:3: mad: duplicate key (first set on line 1)");
+}
+
+TEST_CASE("config: malformed YAML and bad structure", "[config]") {
+  CHECK(error_of("mad:\n  timeout: [1s\n") ==
+        "t.yaml:3: invalid YAML: end of sequence flow not found");
+  CHECK(error_of("ca: a: b\n") == "t.yaml:1: invalid YAML: illegal map value");
+  CHECK(error_of("mad:\n  timeout: 1s\n retries: 2\n") ==
+        "t.yaml:3: invalid YAML: end of map not found");
+  CHECK(error_of("ca: x\n\tlog_level: info\n") ==
+        "t.yaml:2: invalid YAML: illegal tab when looking for indentation");
+  CHECK(error_of("ca: *nope\n") == "t.yaml:1: invalid YAML: the referenced anchor is not defined");
+  CHECK(error_of("- a\n- b\n") ==
+        "t.yaml:1: (top level): expected a mapping of keys to values, got a list");
+  CHECK(error_of("hello\n") ==
+        "t.yaml:1: (top level): expected a mapping of keys to values, got the value \"hello\"");
+  CHECK(error_of("ca: a\n---\nca: b\n") ==
+        "t.yaml:3: (top level): only one YAML document is allowed");
+}
+
+TEST_CASE("config: unreadable files", "[config]") {
+  CHECK_THROWS_WITH(ibfx::load_config_file("/nonexistent/ibfx.yaml"),
+                    "/nonexistent/ibfx.yaml: cannot read: No such file or directory");
+  CHECK_THROWS_WITH(ibfx::load_config_file(kDataDir), kDataDir + ": cannot read: Is a directory");
+  CHECK_THROWS_WITH(ibfx::load_config_file("/dev/zero"),
+                    "/dev/zero: cannot read: larger than 1048576 bytes");
+}
+
+TEST_CASE("config: garbage never crashes", "[config]") {
+  CHECK_THROWS_AS(ibfx::parse_config_yaml(random_bytes(1 << 20, 1), "fuzz"), ibfx::ConfigError);
+  CHECK_THROWS_AS(ibfx::parse_config_yaml(std::string(1 << 20, '['), "fuzz"), ibfx::ConfigError);
+  CHECK_THROWS_AS(ibfx::parse_config_yaml(std::string(1 << 20, '{'), "fuzz"), ibfx::ConfigError);
+  std::string nested;  // "- - - - ...": block sequences nested 500k deep
+  for (int i = 0; i < (1 << 19); ++i) nested += "- ";
+  CHECK_THROWS_AS(ibfx::parse_config_yaml(nested, "fuzz"), ibfx::ConfigError);
+  CHECK(ibfx::parse_config_yaml("ca: " + std::string(1 << 20, 'x') + "\n", "big").ca.size() ==
+        1 << 20);
+
+  // Messages stay printable whatever the input was.
+  try {
+    ibfx::parse_config_yaml(std::string("ca: \"\\\x01\"\n", 9), "fuzz");
+    FAIL("expected an error");
+  } catch (const ibfx::ConfigError& e) {
+    for (const char c : std::string(e.what())) CHECK((c >= 0x20 && c < 0x7f));
+  }
+
+  // Every truncation of the shipped file, and random byte flips of it.
+  const std::string text =
+      ibfx::detail::read_text_file(IBFX_SOURCE_DIR "/config/ibfabric_exporter.yaml", 1 << 20);
+  for (std::size_t n = 0; n <= text.size(); n += 7) parse_or_config_error(text.substr(0, n));
+  std::mt19937 rng(42);
+  for (int round = 0; round < 300; ++round) {
+    std::string mutated = text;
+    for (int flips = 0; flips < 4; ++flips) {
+      mutated[rng() % mutated.size()] = static_cast<char>(rng() % 256);
+    }
+    parse_or_config_error(mutated);
+  }
+}
