@@ -108,7 +108,10 @@ class Daemon {
  public:
   Daemon(SimFabric& sim, std::vector<std::string> extra_args = {}) : sim_(sim) {
     std::vector<std::string> argv = {IBFX_DAEMON_PATH, "--web.listen-address=127.0.0.1:0",
-                                     "--sweep.interval=1s", "--log.level=debug"};
+                                     "--log.level=debug"};
+    bool has_interval = false;
+    for (const auto& a : extra_args) has_interval = has_interval || a.rfind("--sweep.interval", 0) == 0;
+    if (!has_interval) argv.push_back("--sweep.interval=1s");
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     process_ = &sim.spawn(argv);
     const std::regex listening(R"(listening on .* \(port ([0-9]+)\))");

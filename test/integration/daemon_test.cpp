@@ -65,7 +65,7 @@ TEST_CASE("Daemon exports every port and exact PerformanceSet values", "[daemon]
   CHECK(daemon.wait_value("infiniband_port_transmit_wait_total" + lp, 1000000));
 }
 
-TEST_CASE("Daemon agrees with perfquery, and data counters are bytes", "[daemon][integration]") {
+TEST_CASE("Daemon agrees with perfquery and data counters are bytes", "[daemon][integration]") {
   const Fabric fabric = make_fat_tree(small_tree());
   SimFabric sim(fabric);
   const std::string spine = "spine-01";
@@ -121,7 +121,7 @@ TEST_CASE("A down link stays visible and its counters stay", "[daemon][integrati
   CHECK(daemon.series().at("infiniband_port_symbol_errors_total" + hp) >= 11);
 }
 
-TEST_CASE("Serving: promtool-clean exposition, gzip, health and readiness endpoints",
+TEST_CASE("Serving a promtool-clean exposition with gzip and health endpoints",
           "[daemon][integration]") {
   SimFabric sim(make_fat_tree(small_tree()));
   Daemon daemon(sim);
@@ -150,7 +150,7 @@ TEST_CASE("Serving: promtool-clean exposition, gzip, health and readiness endpoi
   CHECK(http_get(daemon.port(), "/metrics", {}, "POST").status == 405);
 }
 
-TEST_CASE("A node that drops every MAD costs node_up 0, never the scrape",
+TEST_CASE("A node that drops every MAD costs node_up 0 and never the scrape",
           "[daemon][integration]") {
   const Fabric fabric = make_fat_tree(small_tree());
   SimFabric sim(fabric);
@@ -174,7 +174,7 @@ TEST_CASE("A node that drops every MAD costs node_up 0, never the scrape",
   CHECK(daemon.wait_value(up, 1));
 }
 
-TEST_CASE("--once prints one exposition and exits 0", "[daemon][integration]") {
+TEST_CASE("Once mode prints one exposition and exits 0", "[daemon][integration]") {
   SimFabric sim(make_fat_tree(small_tree()));
   sim.perf_set("leaf-r0-01", 1, "PortCounters.PortXmitWait", 77);
   const RunResult r = sim.run({IBFX_DAEMON_PATH, "--once", "--sweep.interval=200ms"});

@@ -580,8 +580,9 @@ void SimFabric::bring_up() {
       fail("ibsim exited with status " + std::to_string(ibsim_->exit_code().value_or(-1)) +
            " while starting");
     }
-    if (Clock::now() >= deadline)
+    if (Clock::now() >= deadline) {
       fail("ibsim not ready after " + std::to_string(options_.timeout.count()) + " ms");
+    }
     backoff.sleep();
   }
 
@@ -668,9 +669,9 @@ void SimFabric::wait_for_pma(Clock::time_point deadline) {
 }
 
 int SimFabric::attached_switch_lid(milliseconds timeout, std::string& problem) {
-  // By directed route, not ibnetdiscover: a full discovery costs about a
-  // minute on the 16k fabric, and many users (the daemon benchmarks) never
-  // need the LID map. The switch is the attach point itself or the node
+  // By directed route, not ibnetdiscover: a full discovery adds ~20 s to the
+  // 16k fabric's bring-up, and many users (the daemon benchmarks) never need
+  // the LID map. The switch is the attach point itself or the node
   // behind port 1 of the attach HCA (ibsim attaches clients to the first
   // node of the net file).
   const std::string path = attach_is_switch_ ? "0" : "0,1";
