@@ -274,6 +274,9 @@ class YamlLoader {
       if (!entry.first.IsScalar()) fail_at(line, prefix + "?", "keys must be plain names");
       const std::string& name = entry.first.Scalar();
       const std::string key = prefix + name;
+      // The analysis sections have their own parser (analysis/analysis_config.h),
+      // which reads the same file with the same line numbers.
+      if (prefix.empty() && (name == "topology" || name == "scores")) continue;
       // A dot inside a name would otherwise reach the nested keys by another spelling.
       const bool known = name.find('.') == std::string::npos && (is_section(key) || find_key(key));
       if (!known) fail_at(line, key, "unknown key");

@@ -5,10 +5,12 @@
 
 #include "daemon/log.h"
 
+#include <map>
+
 namespace ibfx {
 
 Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTransport> transport,
-                   DiscoverFn discover)
+                   DiscoverFn discover, AnalysisConfig analysis)
     : config_(std::move(config)),
       names_(std::move(names)),
       transport_(std::move(transport)),
@@ -16,7 +18,8 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       engine_(*transport_, MadEngineLimits{config_.mad.global_inflight,
                                            config_.mad.per_node_inflight, config_.mad.timeout,
                                            config_.mad.retries, config_.mad.max_mads_per_second}),
-      sweeper_(engine_, accumulator_) {}
+      sweeper_(engine_, accumulator_),
+      analysis_config_(std::move(analysis)) {}
 
 Exporter::~Exporter() { stop(); }
 
@@ -100,7 +103,9 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
   totals.mad = engine_.stats();
   totals.accumulator = accumulator_.stats();
   totals.sweeps = sweeps_;
-  auto snap = build_snapshot(f, std::move(sweep), accumulator_, names_, totals);
+  const SweepResult& sweep_ref = sweep;
+  auto snap = build_snapshot(f, sweep_ref, accumulator_, names_, totals);
+  if (f) analyze_sweep(*snap, sweep_ref);
   snap->exporter_metrics_text = std::move(own);
   store_.publish(std::move(snap));
   ready_ = true;
@@ -109,6 +114,48 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
 void Exporter::request_discovery() {
   discovery_requested_ = true;
   stop_cv_.notify_all();
+}
+
+void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
+  const Fabric& fabric = *snap.fabric;
+  // The topology follows discovery: rebuilt only when the fabric changed.
+  if (snap.fabric != topology_fabric_) {
+    topology_ = std::make_shared<const Topology>(
+        classify_topology(fabric, snap.node_names, analysis_config_.topology));
+    topology_fabric_ = snap.fabric;
+  }
+  snap.topology = topology_;
+  SnapshotAnalysis& a = snap.analysis;
+  a.topology = topology_;
+  a.scores = analysis_config_.scores;
+  const double dt =
+      std::chrono::duration<double>(sweep.started_at - previous_sweep_).count();
+  const bool have_interval = previous_sweep_.time_since_epoch().count() != 0 && dt > 0;
+  for (const PortView& v : snap.ports) {
+    const FabricNode& node = fabric.nodes[v.node];
+    if (v.node >= sweep.port_read.size() || !sweep.port_read[v.node][v.port_index]) continue;
+    const FabricPort& port = node.ports[v.port_index];
+    const PortKey key{node.guid, port.number};
+    auto prev = previous_.find(key);
+    if (have_interval && prev != previous_.end()) {
+      PortSample sample = make_port_sample(static_cast<std::int32_t>(v.node), v.port_index,
+                                           prev->second, v.totals, link_speed_name(port), dt);
+      sample.has_xmit_wait = v.present[static_cast<std::size_t>(Counter::kTransmitWait)] != 0;
+      a.samples.push_back(sample);
+    }
+    previous_[key] = v.totals;
+  }
+  previous_sweep_ = sweep.started_at;
+  if (!a.samples.empty()) {
+    a.interval_seconds = dt;
+    a.result = analyze(*topology_, fabric, a.samples, analysis_config_.scores);
+    clamped_total_ += a.result.clamped;
+    for (const PortScore& ps : a.result.ports) {
+      if (ps.valid) histograms_[{ps.tier, ps.rail}].observe(ps.stall);
+    }
+  }
+  a.histograms = histograms_;
+  a.clamped_total = clamped_total_;
 }
 
 void Exporter::discovery_loop() {

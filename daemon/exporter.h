@@ -28,7 +28,7 @@ using DiscoverFn = std::function<DiscoveryResult()>;
 class Exporter {
  public:
   Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTransport> transport,
-           DiscoverFn discover);
+           DiscoverFn discover, AnalysisConfig analysis = {});
   ~Exporter();
   Exporter(const Exporter&) = delete;
   Exporter& operator=(const Exporter&) = delete;
@@ -54,6 +54,7 @@ class Exporter {
   void on_timer();
   void publish(SweepResult sweep, bool overrun);
   std::shared_ptr<const Fabric> fabric() const;
+  void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
   SweepOptions sweep_options() const;
 
   Config config_;
@@ -64,6 +65,13 @@ class Exporter {
   CounterAccumulator accumulator_;
   Sweeper sweeper_;
   ExporterMetrics metrics_;
+  AnalysisConfig analysis_config_;
+  std::shared_ptr<const Fabric> topology_fabric_;  // fabric the topology was built from
+  std::shared_ptr<const Topology> topology_;
+  std::unordered_map<PortKey, std::array<std::uint64_t, kCounterCount>, PortKeyHash> previous_;
+  std::chrono::system_clock::time_point previous_sweep_{};
+  std::map<std::pair<Tier, int>, StallHistogram> histograms_;
+  std::uint64_t clamped_total_ = 0;
   SnapshotStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;

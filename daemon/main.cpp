@@ -5,6 +5,7 @@
 #include <iostream>
 #include <thread>
 
+#include "analysis/analysis_config.h"
 #include "collectors/discovery.h"
 #include "collectors/mad_transport.h"
 #include "config/config.h"
@@ -54,7 +55,9 @@ int main(int argc, char** argv) {
   }
   const ibfx::Config& config = cli.config;
   ibfx::NodeNameMap names;
+  ibfx::AnalysisConfig analysis;
   try {
+    analysis = ibfx::load_analysis_config(cli.config_file);
     ibfx::set_log_level(ibfx::parse_log_level(config.log_level));
     if (!config.node_name_map_file.empty()) {
       names = ibfx::load_node_name_map(config.node_name_map_file);
@@ -80,7 +83,7 @@ int main(int argc, char** argv) {
   const int ca_port = transport->ca_port();
   ibfx::Discovery discovery(ca, ca_port, config.discovery);
   ibfx::Exporter exporter(config, std::move(names), std::move(transport),
-                          [&discovery] { return discovery.discover(); });
+                          [&discovery] { return discovery.discover(); }, analysis);
 
   if (cli.once) return run_once(exporter, config);
 

@@ -23,6 +23,185 @@ std::string port_state_name(std::uint8_t state) {
   }
 }
 
+template <typename TierOf, typename RailOf>
+void render_analysis(const Snapshot& s, const std::vector<std::string>& port_labels,
+                     const std::vector<std::string>& node_labels, const TierOf& tier_of,
+                     const RailOf& rail_of, ExpositionWriter& w) {
+  const Fabric& fabric = *s.fabric;
+  const SnapshotAnalysis& a = s.analysis;
+  const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
+
+  // Stall seconds: PortXmitWait ticks x the tick length of the link's speed
+  // (docs/scores.md says where the tick length comes from).
+  w.family("infiniband_port_transmit_wait_seconds_total",
+           "PortXmitWait converted to seconds of stall (ticks x tick length, docs/scores.md).",
+           "counter");
+  for (std::size_t i = 0; i < s.ports.size(); ++i) {
+    const PortView& p = s.ports[i];
+    if (p.present[wait] == 0) continue;
+    const FabricPort& fp = fabric.nodes[p.node].ports[p.port_index];
+    const double tick = a.scores.tick.tick_seconds(link_speed_name(fp));
+    if (tick <= 0) continue;
+    w.sample("infiniband_port_transmit_wait_seconds_total", port_labels[i],
+             static_cast<double>(p.totals[wait]) * tick);
+  }
+
+  w.family("infiniband_port_stall_ratio",
+           "Per-port stall ratio W (stall seconds per second) per sweep interval; one "
+           "observation per port per sweep.",
+           "histogram");
+  for (const auto& [key, h] : a.histograms) {
+    std::string l;
+    ExpositionWriter::add_label(l, "tier", tier_name(key.first));
+    ExpositionWriter::add_label(l, "rail", key.second == kNoRail ? "" : std::to_string(key.second));
+    std::uint64_t cumulative = 0;
+    char le[32];
+    for (std::size_t b = 0; b < StallHistogram::kBounds.size(); ++b) {
+      cumulative += h.buckets[b];
+      std::snprintf(le, sizeof le, "%g", StallHistogram::kBounds[b]);
+      w.sample("infiniband_port_stall_ratio_bucket", l, "le", le, static_cast<double>(cumulative));
+    }
+    w.sample("infiniband_port_stall_ratio_bucket", l, "le", "+Inf", static_cast<double>(h.count));
+    w.sample("infiniband_port_stall_ratio_sum", l, h.sum);
+    w.sample("infiniband_port_stall_ratio_count", l, h.count);
+  }
+  w.family("infiniband_exporter_stall_ratio_clamped_total",
+           "Stall ratios outside [0, 1] (impossible: wrong tick length or counter glitch), "
+           "clamped.",
+           "counter");
+  w.sample("infiniband_exporter_stall_ratio_clamped_total", "", a.clamped_total);
+
+  if (a.result.ports.empty()) return;
+  // Index of each (node, port index) in the port view list, for labels.
+  std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t> view;
+  for (std::size_t i = 0; i < s.ports.size(); ++i) {
+    view[{static_cast<std::int32_t>(s.ports[i].node), s.ports[i].port_index}] = i;
+  }
+  w.family("infiniband_port_stall_ratio_last",
+           "Stall ratio W of the port over the last sweep interval.", "gauge");
+  for (const PortScore& ps : a.result.ports) {
+    if (!ps.valid) continue;
+    auto it = view.find({ps.node, ps.port_index});
+    if (it != view.end()) w.sample("infiniband_port_stall_ratio_last", port_labels[it->second], ps.stall);
+  }
+
+  w.family("infiniband_hotspot_score",
+           "How far a switch (port=\"\") or one of the top-K ports stands out from its peers "
+           "(same tier, rail, direction): robust z-score of W (docs/scores.md).",
+           "gauge");
+  for (const SwitchScore& sw : a.result.switches) {
+    std::string l = node_labels[static_cast<std::size_t>(sw.node)];
+    ExpositionWriter::add_label(l, "port", "");
+    ExpositionWriter::add_label(l, "tier", tier_of(static_cast<std::size_t>(sw.node)));
+    ExpositionWriter::add_label(l, "rail", rail_of(static_cast<std::size_t>(sw.node)));
+    w.sample("infiniband_hotspot_score", l, sw.score);
+  }
+  for (std::size_t k : a.result.top_ports) {
+    const PortScore& ps = a.result.ports[k];
+    auto it = view.find({ps.node, ps.port_index});
+    if (it != view.end()) w.sample("infiniband_hotspot_score", port_labels[it->second], ps.score);
+  }
+
+  w.family("infiniband_tail_latency_score",
+           "Heaviness of the stall tail per tier and rail: p99(W) / max(p50(W), floor).", "gauge");
+  for (const TailScore& t : a.result.tails) {
+    std::string l;
+    ExpositionWriter::add_label(l, "tier", tier_name(t.tier));
+    ExpositionWriter::add_label(l, "rail", t.rail == kNoRail ? "" : std::to_string(t.rail));
+    w.sample("infiniband_tail_latency_score", l, t.ratio);
+  }
+  w.family("infiniband_stall_ratio_quantile",
+           "p50 and p99 of the per-port stall ratio per tier and rail, last interval.", "gauge");
+  for (const TailScore& t : a.result.tails) {
+    std::string l;
+    ExpositionWriter::add_label(l, "tier", tier_name(t.tier));
+    ExpositionWriter::add_label(l, "rail", t.rail == kNoRail ? "" : std::to_string(t.rail));
+    w.sample("infiniband_stall_ratio_quantile", l, "quantile", "0.5", t.p50);
+    w.sample("infiniband_stall_ratio_quantile", l, "quantile", "0.99", t.p99);
+  }
+  w.family("infiniband_worst_path_stalled_seconds",
+           "Upper bound of the stall added on the worst path (sum of W x interval over its "
+           "egress ports), fabric-wide (rail=\"\") and per rail.",
+           "gauge");
+  for (const WorstPath& p : a.result.worst_paths) {
+    std::string l;
+    ExpositionWriter::add_label(l, "rail", p.rail == kNoRail ? "" : std::to_string(p.rail));
+    w.sample("infiniband_worst_path_stalled_seconds", l, p.stalled_seconds);
+  }
+
+  const double dt = a.interval_seconds > 0 ? a.interval_seconds : 1.0;
+  auto aggregates = [&](const char* scope, const std::vector<Aggregate>& list, auto labels_of) {
+    const std::string mean = std::string("infiniband_") + scope + "_stall_ratio_mean";
+    const std::string max = std::string("infiniband_") + scope + "_stall_ratio_max";
+    const std::string bytes = std::string("infiniband_") + scope + "_transmit_bytes_per_second";
+    const std::string errors = std::string("infiniband_") + scope + "_errors_per_second";
+    w.family(mean, std::string("Mean stall ratio W over the ports of each ") + scope + ".", "gauge");
+    for (const auto& g : list) w.sample(mean, labels_of(g), g.mean_stall);
+    w.family(max, std::string("Max stall ratio W over the ports of each ") + scope + ".", "gauge");
+    for (const auto& g : list) w.sample(max, labels_of(g), g.max_stall);
+    w.family(bytes, std::string("Bytes transmitted per second by the ports of each ") + scope + ".",
+             "gauge");
+    for (const auto& g : list) w.sample(bytes, labels_of(g), static_cast<double>(g.xmit_bytes) / dt);
+    w.family(errors, std::string("Error counter increments per second on the ports of each ") + scope +
+                         ".",
+             "gauge");
+    for (const auto& g : list) w.sample(errors, labels_of(g), static_cast<double>(g.errors) / dt);
+  };
+  aggregates("rail", a.result.by_rail, [](const Aggregate& g) {
+    std::string l;
+    ExpositionWriter::add_label(l, "rail", std::to_string(g.rail));
+    return l;
+  });
+  aggregates("tier", a.result.by_tier, [](const Aggregate& g) {
+    std::string l;
+    ExpositionWriter::add_label(l, "tier", tier_name(g.tier));
+    return l;
+  });
+  // One series per switch with its tier and rail: a rail x leaf grid needs
+  // no PromQL join.
+  aggregates("switch", a.result.by_switch, [&](const Aggregate& g) {
+    std::string l = node_labels[static_cast<std::size_t>(g.node)];
+    ExpositionWriter::add_label(l, "tier", tier_of(static_cast<std::size_t>(g.node)));
+    ExpositionWriter::add_label(l, "rail", rail_of(static_cast<std::size_t>(g.node)));
+    return l;
+  });
+}
+
+void render_topology(const Snapshot& s, const std::vector<std::string>& node_labels,
+                     ExpositionWriter& w) {
+  if (!s.topology) return;
+  const Topology& t = *s.topology;
+  const Fabric& f = *s.fabric;
+  std::map<int, std::uint64_t> per_rail;
+  for (const MiscabledHca& m : t.miscabled) ++per_rail[m.actual_rail];
+  w.family("infiniband_rail_miscabled_ports",
+           "HCA ports cabled to a leaf of another rail, by the leaf's rail.", "gauge");
+  for (const auto& [rail, n] : per_rail) {
+    std::string l;
+    ExpositionWriter::add_label(l, "rail", std::to_string(rail));
+    w.sample("infiniband_rail_miscabled_ports", l, n);
+  }
+  w.family("infiniband_rail_miscabled_port_info",
+           "A miscabled HCA port: its rail, the rail of the leaf it is plugged into; value 1.",
+           "gauge");
+  for (const MiscabledHca& m : t.miscabled) {
+    std::string l = node_labels[static_cast<std::size_t>(m.hca_node)];
+    ExpositionWriter::add_label(l, "port", std::to_string(m.hca_port));
+    ExpositionWriter::add_label(l, "switch_guid", guid_hex(f.nodes[static_cast<std::size_t>(m.switch_node)].guid));
+    ExpositionWriter::add_label(l, "switch_name", s.node_names[static_cast<std::size_t>(m.switch_node)]);
+    ExpositionWriter::add_label(l, "switch_port", std::to_string(m.switch_port));
+    ExpositionWriter::add_label(l, "expected_rail", std::to_string(m.expected_rail));
+    ExpositionWriter::add_label(l, "actual_rail", std::to_string(m.actual_rail));
+    w.sample("infiniband_rail_miscabled_port_info", l, std::uint64_t{1});
+  }
+  w.family("infiniband_switch_single_rail",
+           "Spines and cores whose leaves all serve one rail; value is that rail.", "gauge");
+  for (std::size_t n = 0; n < t.single_rail.size() && n < f.nodes.size(); ++n) {
+    if (t.single_rail[n] == kNoRail || t.tier[n] == Tier::kLeaf || t.tier[n] == Tier::kHca) continue;
+    w.sample("infiniband_switch_single_rail", node_labels[n], static_cast<std::uint64_t>(t.single_rail[n]));
+  }
+}
+
 void render_fabric(const Snapshot& s, std::string& out) {
   if (!s.fabric) return;
   const Fabric& fabric = *s.fabric;
@@ -36,6 +215,14 @@ void render_fabric(const Snapshot& s, std::string& out) {
     ExpositionWriter::add_label(l, "node_name", s.node_names[n]);
     ExpositionWriter::add_label(l, "node_type", node_type_name(fabric.nodes[n].type));
   }
+  const Topology* topo = s.topology.get();
+  auto tier_of = [&](std::size_t n) -> std::string_view {
+    return topo != nullptr && n < topo->tier.size() ? tier_name(topo->tier[n]) : "";
+  };
+  auto rail_of = [&](std::size_t n) -> std::string {
+    if (topo == nullptr || n >= topo->rail.size() || topo->rail[n] == kNoRail) return "";
+    return std::to_string(topo->rail[n]);
+  };
   std::vector<std::string> port_labels(s.ports.size());
   for (std::size_t i = 0; i < s.ports.size(); ++i) {
     const PortView& p = s.ports[i];
@@ -43,6 +230,8 @@ void render_fabric(const Snapshot& s, std::string& out) {
     ExpositionWriter::add_label(
         port_labels[i], "port",
         std::to_string(fabric.nodes[p.node].ports[p.port_index].number));
+    ExpositionWriter::add_label(port_labels[i], "tier", tier_of(p.node));
+    ExpositionWriter::add_label(port_labels[i], "rail", rail_of(p.node));
   }
 
   w.family("infiniband_node_info", "Discovered InfiniBand nodes; value is always 1.", "gauge");
@@ -57,8 +246,12 @@ void render_fabric(const Snapshot& s, std::string& out) {
     std::snprintf(hex, sizeof hex, "0x%04x", node.device_id);
     ExpositionWriter::add_label(l, "device_id", hex);
     ExpositionWriter::add_label(l, "num_ports", std::to_string(node.num_ports));
+    ExpositionWriter::add_label(l, "tier", tier_of(n));
+    ExpositionWriter::add_label(l, "rail", rail_of(n));
     w.sample("infiniband_node_info", l, std::uint64_t{1});
   }
+
+  render_topology(s, node_labels, w);
 
   w.family("infiniband_exporter_node_up",
            "Whether the node answered every PMA query of the last sweep (1) or not (0).", "gauge");
@@ -95,11 +288,15 @@ void render_fabric(const Snapshot& s, std::string& out) {
       ExpositionWriter::add_label(l, "remote_node_name", s.node_names[r]);
       ExpositionWriter::add_label(l, "remote_node_type", node_type_name(fabric.nodes[r].type));
       ExpositionWriter::add_label(l, "remote_port", std::to_string(fp.remote_port));
+      ExpositionWriter::add_label(l, "remote_tier", tier_of(r));
+      ExpositionWriter::add_label(l, "remote_rail", rail_of(r));
     } else {
       ExpositionWriter::add_label(l, "remote_node_guid", "");
       ExpositionWriter::add_label(l, "remote_node_name", "");
       ExpositionWriter::add_label(l, "remote_node_type", "");
       ExpositionWriter::add_label(l, "remote_port", "");
+      ExpositionWriter::add_label(l, "remote_tier", "");
+      ExpositionWriter::add_label(l, "remote_rail", "");
     }
     w.sample("infiniband_port_info", l, std::uint64_t{1});
   }
@@ -124,9 +321,21 @@ void render_fabric(const Snapshot& s, std::string& out) {
       w.sample(info.metric, port_labels[i], p.totals[c] * info.scale);
     }
   }
+  render_analysis(s, port_labels, node_labels, tier_of, rail_of, w);
 }
 
 }  // namespace
+
+void StallHistogram::observe(double w) {
+  for (std::size_t b = 0; b < kBounds.size(); ++b) {
+    if (w <= kBounds[b]) {
+      ++buckets[b];
+      break;
+    }
+  }
+  ++count;
+  sum += w;
+}
 
 const std::string& Snapshot::text() const {
   std::call_once(text_once_, [this] {
@@ -144,7 +353,8 @@ const std::string& Snapshot::gzip() const {
   return rendered_.gzip;
 }
 
-std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric, SweepResult sweep,
+std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric,
+                                         const SweepResult& sweep,
                                          const CounterAccumulator& accumulator,
                                          const NodeNameMap& names, const ExporterTotals& totals) {
   auto s = std::make_shared<Snapshot>();
@@ -169,14 +379,14 @@ std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric, S
         s->ports.push_back(v);
       }
     }
-    s->node_status = std::move(sweep.nodes);
+    s->node_status = sweep.nodes;
     s->node_status.resize(f.nodes.size());
     s->discovery_timestamp_seconds =
         std::chrono::duration<double>(f.discovered_at.time_since_epoch()).count();
   }
-  sweep.nodes.clear();
-  sweep.port_read.clear();
-  s->sweep = std::move(sweep);
+  s->sweep = sweep;
+  s->sweep.nodes.clear();
+  s->sweep.port_read.clear();
   s->sweep_timestamp_seconds =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   s->fabric = std::move(fabric);

@@ -6,10 +6,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "analysis/analysis_config.h"
+#include "analysis/scores.h"
+#include "analysis/topology.h"
 #include "collectors/counter_accumulator.h"
 #include "collectors/fabric.h"
 #include "collectors/mad_engine.h"
@@ -36,8 +40,33 @@ struct ExporterTotals {
   std::uint64_t discovery_failures = 0;
 };
 
+// Cumulative histogram of per-port stall ratios, one per (tier, rail): one
+// observation per port per sweep, so heatmaps and histogram_quantile work
+// over any range.
+struct StallHistogram {
+  static constexpr std::array<double, 11> kBounds{0.001, 0.005, 0.01, 0.02, 0.05, 0.1,
+                                                  0.2,   0.3,   0.5,  0.75, 1.0};
+  std::array<std::uint64_t, kBounds.size()> buckets{};  // non-cumulative per bucket
+  std::uint64_t count = 0;
+  double sum = 0;
+  void observe(double w);
+};
+
+// What the analysis stage adds to a snapshot (absent until two sweeps).
+struct SnapshotAnalysis {
+  std::shared_ptr<const Topology> topology;
+  AnalysisResult result;
+  std::vector<PortSample> samples;  // parallel to result.ports
+  double interval_seconds = 0;
+  std::map<std::pair<Tier, int>, StallHistogram> histograms;
+  std::uint64_t clamped_total = 0;
+  ScoreConfig scores;
+};
+
 struct Snapshot {
   std::shared_ptr<const Fabric> fabric;
+  std::shared_ptr<const Topology> topology;  // tier/rail labels; may be null
+  SnapshotAnalysis analysis;
   std::vector<std::string> node_names;  // node-name-map, else NodeDescription
   std::vector<PortView> ports;          // every discovered port, node order
   std::vector<NodeSweep> node_status;   // parallel to fabric->nodes
@@ -68,7 +97,7 @@ struct Snapshot {
 
 // Builds a snapshot from the latest fabric, sweep and accumulator state.
 std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric,
-                                         SweepResult sweep, const CounterAccumulator& accumulator,
+                                         const SweepResult& sweep, const CounterAccumulator& accumulator,
                                          const NodeNameMap& names, const ExporterTotals& totals);
 
 // Holds the latest snapshot; readers get a shared_ptr that stays valid

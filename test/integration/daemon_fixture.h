@@ -82,7 +82,18 @@ inline Series parse_exposition(const std::string& text) {
 inline std::string port_labels(const std::string& guid, const std::string& name,
                                const std::string& type, int port) {
   return "{node_guid=\"" + guid + "\",node_name=\"" + name + "\",node_type=\"" + type +
-         "\",port=\"" + std::to_string(port) + "\"}";
+         "\",port=\"" + std::to_string(port) + "\"";
+}
+
+// The value of the first series whose key starts with `prefix` (a family
+// name and a leading part of its labels, e.g. from port_labels()); labels
+// after the prefix (tier, rail) are not compared. Throws if absent.
+inline double value(const Series& s, const std::string& prefix) {
+  for (auto it = s.lower_bound(prefix); it != s.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    const char next = it->first.size() > prefix.size() ? it->first[prefix.size()] : '\0';
+    if (next == ',' || next == '}' || next == '\0') return it->second;
+  }
+  throw std::out_of_range("no series " + prefix);
 }
 
 // Waits for `pred` to hold, polling every 100 ms; false on timeout.
@@ -133,13 +144,15 @@ class Daemon {
   std::string metrics() { return http_get(port_, "/metrics").body; }
   Series series() { return parse_exposition(metrics()); }
   // Polls /metrics until `key` has `value` (sweeps run every second).
-  bool wait_value(const std::string& key, double value,
+  bool wait_value(const std::string& key, double expected,
                   std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
     return eventually(
         [&] {
-          const Series s = series();
-          auto it = s.find(key);
-          return it != s.end() && it->second == value;
+          try {
+            return ibfx::test::value(series(), key) == expected;
+          } catch (const std::out_of_range&) {
+            return false;
+          }
         },
         timeout);
   }

@@ -49,16 +49,16 @@ TEST_CASE("Daemon exports every port and exact PerformanceSet values", "[daemon]
   REQUIRE(!leaf_guid.empty());
   REQUIRE(!hca_guid.empty());
   const std::string lp = port_labels(leaf_guid, leaf, "switch", 5);
-  CHECK(s.at("infiniband_port_transmit_wait_total" + lp) == 987654);
-  CHECK(s.at("infiniband_port_symbol_errors_total" + lp) == 17);
-  CHECK(s.at("infiniband_port_link_downed_total" + lp) == 3);
-  CHECK(s.at("infiniband_port_receive_errors_total" + port_labels(hca_guid, hca, "hca", 1)) == 42);
+  CHECK(value(s, "infiniband_port_transmit_wait_total" + lp) == 987654);
+  CHECK(value(s, "infiniband_port_symbol_errors_total" + lp) == 17);
+  CHECK(value(s, "infiniband_port_link_downed_total" + lp) == 3);
+  CHECK(value(s, "infiniband_port_receive_errors_total" + port_labels(hca_guid, hca, "hca", 1)) == 42);
 
   CHECK(count_family(s, "infiniband_port_up") == expected_ports(fabric));
   CHECK(count_family(s, "infiniband_port_info") == expected_ports(fabric));
   CHECK(count_family(s, "infiniband_node_info") == fabric.nodes().size());
   CHECK(count_family(s, "infiniband_exporter_node_up") == fabric.nodes().size());
-  CHECK(s.at("infiniband_exporter_mad_requests_total{result=\"timeout\"}") == 0);
+  CHECK(value(s, "infiniband_exporter_mad_requests_total{result=\"timeout\"}") == 0);
 
   // Counters move between sweeps and the exporter follows.
   sim.perf_set(leaf, 5, "PortCounters.PortXmitWait", 1000000);
@@ -80,16 +80,16 @@ TEST_CASE("Daemon agrees with perfquery and data counters are bytes", "[daemon][
   const int lid = sim.lid_of(spine);
   const RunResult pc = sim.run({"perfquery", std::to_string(lid), "2"});
   REQUIRE(pc.ok());
-  CHECK(s.at("infiniband_port_transmit_wait_total" + labels) ==
+  CHECK(value(s, "infiniband_port_transmit_wait_total" + labels) ==
         static_cast<double>(perfquery_field(pc.out, "PortXmitWait")));
-  CHECK(s.at("infiniband_port_vl15_dropped_total" + labels) ==
+  CHECK(value(s, "infiniband_port_vl15_dropped_total" + labels) ==
         static_cast<double>(perfquery_field(pc.out, "VL15Dropped")));
   const RunResult ext = sim.run({"perfquery", "-x", std::to_string(lid), "2"});
   REQUIRE(ext.ok());
   // ibsim adds the MADs' own traffic to the data counters, so the value read
   // a moment later by perfquery is at least ours; both are words, we export
   // bytes: 4 x words.
-  const double bytes = s.at("infiniband_port_transmit_data_bytes_total" + labels);
+  const double bytes = value(s, "infiniband_port_transmit_data_bytes_total" + labels);
   const auto words = perfquery_field(ext.out, "PortXmitData");
   CHECK(bytes >= 4.0 * 1000000000000.0);
   CHECK(bytes <= 4.0 * static_cast<double>(words));
@@ -106,19 +106,19 @@ TEST_CASE("A down link stays visible and its counters stay", "[daemon][integrati
   Series s = daemon.series();
   const std::string guid = guid_of(s, hca);
   const std::string hp = port_labels(guid, hca, "hca", 1);
-  REQUIRE(s.at("infiniband_port_up" + hp) == 1);
+  REQUIRE(value(s, "infiniband_port_up" + hp) == 1);
   sim.unlink(hca, 1);
   // The HCA stops answering, the daemon rediscovers, and the port goes down
   // without its series vanishing or its counter going backwards.
   CHECK(daemon.wait_value("infiniband_port_up" + hp, 0));
   s = daemon.series();
-  CHECK(s.at("infiniband_port_symbol_errors_total" + hp) == 11);
+  CHECK(value(s, "infiniband_port_symbol_errors_total" + hp) == 11);
   // No port vanished (the HCA is no longer discovered but is kept).
   CHECK(count_family(s, "infiniband_port_up") == expected_ports(fabric));
 
   sim.relink(hca, 1);
   CHECK(daemon.wait_value("infiniband_port_up" + hp, 1, std::chrono::seconds(40)));
-  CHECK(daemon.series().at("infiniband_port_symbol_errors_total" + hp) >= 11);
+  CHECK(value(daemon.series(), "infiniband_port_symbol_errors_total" + hp) >= 11);
 }
 
 TEST_CASE("Serving a promtool-clean exposition with gzip and health endpoints",
@@ -163,7 +163,7 @@ TEST_CASE("A node that drops every MAD costs node_up 0 and never the scrape",
                          hca + "\",node_type=\"hca\"}";
   CHECK(daemon.wait_value(up, 0));
   const Series s = daemon.series();
-  CHECK(s.at("infiniband_exporter_mad_requests_total{result=\"timeout\"}") > 0);
+  CHECK(value(s, "infiniband_exporter_mad_requests_total{result=\"timeout\"}") > 0);
   // Every other node still answers.
   std::size_t down = 0;
   for (const auto& [key, value] : s) {
@@ -182,7 +182,7 @@ TEST_CASE("Once mode prints one exposition and exits 0", "[daemon][integration]"
   REQUIRE(r.exit_code == 0);
   const Series s = parse_exposition(r.out);
   const std::string guid = guid_of(s, "leaf-r0-01");
-  CHECK(s.at("infiniband_port_transmit_wait_total" +
+  CHECK(value(s, "infiniband_port_transmit_wait_total" +
              port_labels(guid, "leaf-r0-01", "switch", 1)) == 77);
-  CHECK(s.at("infiniband_exporter_sweeps_total") == 2);
+  CHECK(value(s, "infiniband_exporter_sweeps_total") == 2);
 }

@@ -26,7 +26,7 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
   auto snap = build_snapshot(fabric, std::move(sweep), acc, {}, {});
   const std::string& text = snap->text();
   const std::string labels =
-      R"(node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2")";
+      R"(node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2",tier="",rail="")";
   CHECK(has_line(text, "infiniband_port_transmit_wait_total{" + labels + "} 1234"));
   CHECK(has_line(text, "infiniband_port_transmit_data_bytes_total{" + labels + "} 4000"));
   CHECK(has_line(text, "infiniband_port_symbol_errors_total{" + labels + "} 3"));
@@ -37,7 +37,7 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
   // Ports never read have no counter series, but stay visible as up/info.
   CHECK(text.find(R"(infiniband_port_transmit_wait_total{node_guid="0x0000000000000200")") ==
         std::string::npos);
-  CHECK(text.find(R"(infiniband_port_info{node_guid="0x0000000000000200",node_name="gpu0 mlx5_0",node_type="hca",port="1",state="active",link_width="4x",link_speed="SDR",rate_gbps="10",lid="2",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_node_type="switch",remote_port="1"} 1)") !=
+  CHECK(text.find(R"(infiniband_port_info{node_guid="0x0000000000000200",node_name="gpu0 mlx5_0",node_type="hca",port="1",tier="",rail="",state="active",link_width="4x",link_speed="SDR",rate_gbps="10",lid="2",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_node_type="switch",remote_port="1",remote_tier="",remote_rail=""} 1)") !=
         std::string::npos);
 }
 
@@ -45,7 +45,7 @@ TEST_CASE("Snapshot keeps down ports visible with up 0", "[snapshot]") {
   Fabric f = ibfx::test::star_fabric(1, 1);
   auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, {}, {});
   CHECK(snap->text().find(
-            R"(infiniband_port_up{node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2"} 0)") !=
+            R"(infiniband_port_up{node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2",tier="",rail=""} 0)") !=
         std::string::npos);
 }
 
