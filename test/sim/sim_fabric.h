@@ -148,7 +148,8 @@ class SimFabric {
   // The link at node[port] goes down (both ends Down/Polling) until relink().
   void unlink(std::string_view node, int port);
   void relink(std::string_view node, int port);
-  // Percentage (0..100) of MADs to node[port] that ibsim drops.
+  // Percentage (0..100) of MADs arriving at node[port] that ibsim drops,
+  // each counted in the port's PortRcvErrors.
   void error_rate(std::string_view node, int port, int rate);
 
   // Runs a client to completion in dir() under the preload (e.g. perfquery,
@@ -182,7 +183,6 @@ class SimFabric {
   int probe_switch_lid(std::chrono::milliseconds timeout, std::string& problem);
   [[noreturn]] void fail(const std::string& what) const;
   EnvMap client_env() const;
-  std::string ibsim_output_since(std::size_t offset) const;
   std::map<std::string, int> discover_lids();
 
   SimOptions options_;
