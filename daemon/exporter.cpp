@@ -1,6 +1,7 @@
 #include "daemon/exporter.h"
 
 #include <boost/asio/post.hpp>
+#include <future>
 #include <iostream>
 
 #include "daemon/log.h"
@@ -19,7 +20,9 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
                                            config_.mad.per_node_inflight, config_.mad.timeout,
                                            config_.mad.retries, config_.mad.max_mads_per_second}),
       sweeper_(engine_, accumulator_),
-      analysis_config_(std::move(analysis)) {}
+      analysis_config_(std::move(analysis)) {
+  discovery_interval_ms_ = config_.discovery.interval.count();
+}
 
 Exporter::~Exporter() { stop(); }
 
@@ -107,8 +110,56 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
   auto snap = build_snapshot(f, sweep_ref, accumulator_, names_, totals);
   if (f) analyze_sweep(*snap, sweep_ref);
   snap->exporter_metrics_text = std::move(own);
+  // Render (and compress) here, on the sweep thread: a scrape only copies.
+  snap->text();
+  snap->gzip();
   store_.publish(std::move(snap));
   ready_ = true;
+}
+
+std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
+                                          AnalysisConfig analysis) {
+  std::vector<std::string> needs_restart;
+  if (config.listen_address != config_.listen_address) needs_restart.push_back("listen_address");
+  if (config.ca != config_.ca || config.ca_port != config_.ca_port) {
+    needs_restart.push_back("ca/ca_port");
+  }
+  auto apply = [this, config = std::move(config), names = std::move(names),
+                analysis = std::move(analysis)]() mutable {
+    const std::string listen = config_.listen_address;
+    const std::string ca = config_.ca;
+    const int ca_port = config_.ca_port;
+    const bool rearm = config.sweep_interval != config_.sweep_interval;
+    config_ = std::move(config);
+    config_.listen_address = listen;  // the running listener and CA stay
+    config_.ca = ca;
+    config_.ca_port = ca_port;
+    names_ = std::move(names);
+    analysis_config_ = std::move(analysis);
+    topology_fabric_.reset();  // reclassify with the new names and overrides
+    engine_.set_limits(MadEngineLimits{config_.mad.global_inflight, config_.mad.per_node_inflight,
+                                       config_.mad.timeout, config_.mad.retries,
+                                       config_.mad.max_mads_per_second});
+    discovery_interval_ms_ = config_.discovery.interval.count();
+    if (rearm && collector_thread_.joinable()) {
+      next_sweep_ = std::chrono::steady_clock::now() + config_.sweep_interval;
+      arm_timer(next_sweep_);
+    }
+    log_info("configuration reloaded");
+  };
+  if (collector_thread_.joinable() && !stopping_) {
+    // Run between two sweeps on the sweep thread, which owns this state.
+    std::promise<void> done;
+    auto fut = done.get_future();
+    boost::asio::post(collector_io_, [&apply, &done] {
+      apply();
+      done.set_value();
+    });
+    fut.wait();
+  } else {
+    apply();
+  }
+  return needs_restart;
 }
 
 void Exporter::request_discovery() {
@@ -165,7 +216,8 @@ void Exporter::discovery_loop() {
       // Until the first success, retry every few seconds (the SM may still
       // be bringing the subnet up); then refresh at the configured interval,
       // or sooner when a sweep saw the fabric change.
-      const auto wait = fabric() ? config_.discovery.interval : std::chrono::milliseconds(2000);
+      const auto wait = fabric() ? std::chrono::milliseconds(discovery_interval_ms_.load())
+                                 : std::chrono::milliseconds(2000);
       stop_cv_.wait_for(lock, wait,
                         [this] { return stopping_.load() || discovery_requested_.load(); });
       if (stopping_) return;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "collectors/counter_accumulator.h"
 #include "collectors/discovery.h"
@@ -38,6 +39,12 @@ class Exporter {
   // Runs one sweep on the current fabric and publishes a snapshot.
   // Returns false when there is no fabric yet.
   bool sweep_now();
+
+  // Applies a new configuration on the sweep thread between sweeps: MAD
+  // limits, sweep interval, counter options, names, analysis. Accumulated
+  // counters are kept. The listen address and the CA are fixed at start-up
+  // (returned as warnings). Returns the list of settings that need a restart.
+  std::vector<std::string> reload(Config config, NodeNameMap names, AnalysisConfig analysis);
 
   // Background mode: discovery thread + collector thread.
   void start();
@@ -85,6 +92,7 @@ class Exporter {
   std::atomic<bool> discovery_requested_{false};
   std::atomic<std::chrono::steady_clock::time_point> last_discovery_{};
   std::uint64_t link_downed_seen_ = 0;
+  std::atomic<std::int64_t> discovery_interval_ms_{0};
   std::atomic<bool> stopping_{false};
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

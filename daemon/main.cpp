@@ -2,6 +2,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
+#include <functional>
 #include <iostream>
 #include <thread>
 
@@ -15,6 +16,26 @@
 #include "daemon/web.h"
 
 namespace {
+
+// SIGHUP: re-read the command line's config file (flags still override it),
+// the node-name-map and the analysis sections; apply all or nothing.
+void reload(int argc, char** argv, ibfx::Exporter& exporter) {
+  try {
+    ibfx::CommandLine cli = ibfx::parse_command_line(argc, argv);
+    ibfx::NodeNameMap names;
+    if (!cli.config.node_name_map_file.empty()) {
+      names = ibfx::load_node_name_map(cli.config.node_name_map_file);
+    }
+    ibfx::AnalysisConfig analysis = ibfx::load_analysis_config(cli.config_file);
+    ibfx::set_log_level(ibfx::parse_log_level(cli.config.log_level));
+    for (const std::string& key : exporter.reload(cli.config, std::move(names), std::move(analysis))) {
+      ibfx::log_warn(key + " changed: takes effect after a restart");
+    }
+  } catch (const std::exception& e) {
+    ibfx::log_error(std::string("reload rejected, keeping the running configuration: ") +
+                    e.what());
+  }
+}
 
 int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
   // Discovery may fail while the SM is still assigning LIDs: retry briefly.
@@ -97,12 +118,21 @@ int main(int argc, char** argv) {
     ibfx::log_error(e.what());
     return 1;
   }
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code&, int sig) {
-    ibfx::log_info("received signal " + std::to_string(sig) + ", shutting down");
-    server->stop();
-    io.stop();
-  });
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (sig == SIGHUP) {
+          reload(argc, argv, exporter);
+          signals.async_wait(on_signal);
+          return;
+        }
+        ibfx::log_info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                       ", shutting down");
+        server->stop();
+        io.stop();
+      };
+  signals.async_wait(on_signal);
   exporter.start();
   ibfx::log_info("listening on " + config.listen_address + " (port " +
                  std::to_string(server->port()) + "), CA " + ca + " port " +

@@ -110,14 +110,15 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
     ExpositionWriter::add_label(l, "rail", t.rail == kNoRail ? "" : std::to_string(t.rail));
     w.sample("infiniband_tail_latency_score", l, t.ratio);
   }
-  w.family("infiniband_stall_ratio_quantile",
+  // A "quantile" label is reserved for summaries, hence "percentile".
+  w.family("infiniband_stall_ratio_percentile",
            "p50 and p99 of the per-port stall ratio per tier and rail, last interval.", "gauge");
   for (const TailScore& t : a.result.tails) {
     std::string l;
     ExpositionWriter::add_label(l, "tier", tier_name(t.tier));
     ExpositionWriter::add_label(l, "rail", t.rail == kNoRail ? "" : std::to_string(t.rail));
-    w.sample("infiniband_stall_ratio_quantile", l, "quantile", "0.5", t.p50);
-    w.sample("infiniband_stall_ratio_quantile", l, "quantile", "0.99", t.p99);
+    w.sample("infiniband_stall_ratio_percentile", l, "percentile", "50", t.p50);
+    w.sample("infiniband_stall_ratio_percentile", l, "percentile", "99", t.p99);
   }
   w.family("infiniband_worst_path_stalled_seconds",
            "Upper bound of the stall added on the worst path (sum of W x interval over its "

@@ -76,6 +76,14 @@ TEST_CASE("A congested spine port ranks first with tier and rail labels",
   }
   CHECK(leaf_rail);
   CHECK(s.at(R"(infiniband_port_stall_ratio_count{tier="spine",rail=""})") > 0);
+
+  // The full exposition, analysis included, is promtool-clean.
+  const std::string path = sim.dir() + "/scrape.prom";
+  std::ofstream(path) << daemon.metrics();
+  const RunResult check = sim.run({"sh", "-c", "promtool check metrics < " + path});
+  INFO(check.out << check.err);
+  CHECK(check.exit_code == 0);
+  CHECK(check.err.empty());
 }
 
 TEST_CASE("A uniform baseline raises no hotspot", "[analysis][integration]") {
