@@ -144,7 +144,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 19> kKeys{{
+const std::array<Key, 25> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"sweep_interval", [](Config& c, const Scalar& v) { c.sweep_interval = to_duration(v); },
@@ -201,6 +201,22 @@ const std::array<Key, 19> kKeys{{
     {"counters.include_switch_port0",
      [](Config& c, const Scalar& v) { c.counters.include_switch_port0 = to_bool(v); },
      [](const Config& c) { return bool_text(c.counters.include_switch_port0); }},
+    {"sharding.count", [](Config& c, const Scalar& v) { c.sharding.count = to_int(v, 1, 1024); },
+     [](const Config& c) { return std::to_string(c.sharding.count); }},
+    {"sharding.index", [](Config& c, const Scalar& v) { c.sharding.index = to_int(v, 0, 1023); },
+     [](const Config& c) { return std::to_string(c.sharding.index); }},
+    {"export.port_counters",
+     [](Config& c, const Scalar& v) { c.exporting.port_counters = to_bool(v); },
+     [](const Config& c) { return bool_text(c.exporting.port_counters); }},
+    {"export.hca_port_counters",
+     [](Config& c, const Scalar& v) { c.exporting.hca_port_counters = to_bool(v); },
+     [](const Config& c) { return bool_text(c.exporting.hca_port_counters); }},
+    {"export.error_counters",
+     [](Config& c, const Scalar& v) { c.exporting.error_counters = to_bool(v); },
+     [](const Config& c) { return bool_text(c.exporting.error_counters); }},
+    {"export.traffic_counters",
+     [](Config& c, const Scalar& v) { c.exporting.traffic_counters = to_bool(v); },
+     [](const Config& c) { return bool_text(c.exporting.traffic_counters); }},
 }};
 
 const Key* find_key(std::string_view name) {
@@ -255,6 +271,11 @@ class YamlLoader {
     }
     walk(docs[0], "", config);
     check_inflight(config);
+    if (config.sharding.index >= config.sharding.count) {
+      const auto it = lines_.find("sharding.index");
+      fail_at(it == lines_.end() ? 1 : it->second, "sharding.index",
+              "must be below sharding.count (" + std::to_string(config.sharding.count) + ")");
+    }
     return config;
   }
 

@@ -54,6 +54,24 @@ struct CountersConfig {
   friend bool operator==(const CountersConfig&, const CountersConfig&) = default;
 };
 
+// Several daemons can split one fabric: each sweeps the nodes whose GUID
+// hashes to its index (like Prometheus' hashmod), discovery stays whole.
+struct ShardingConfig {
+  int count = 1;  // 1..1024
+  int index = 0;  // 0..count-1
+  bool operator==(const ShardingConfig&) const = default;
+};
+
+// Cardinality controls: which per-port series are exported. Aggregates,
+// scores, port up/info and node series are always exported.
+struct ExportConfig {
+  bool port_counters = true;     // false: aggregates-only mode
+  bool hca_port_counters = true;  // per-port counters of HCA ports
+  bool error_counters = true;     // the error counter families
+  bool traffic_counters = true;   // data, packets, uni/multicast families
+  bool operator==(const ExportConfig&) const = default;
+};
+
 struct Config {
   std::string listen_address = ":9690";
   Duration sweep_interval{std::chrono::seconds(10)};
@@ -64,6 +82,8 @@ struct Config {
   MadConfig mad;
   DiscoveryConfig discovery;
   CountersConfig counters;
+  ShardingConfig sharding;
+  ExportConfig exporting;  // YAML section "export"
 
   // Lets a reload tell whether anything changed.
   friend bool operator==(const Config&, const Config&) = default;
@@ -89,7 +109,8 @@ std::string config_value_text(const Config& config, std::string_view dotted_key)
 
 struct CommandLine {
   Config config;
-  std::string config_file;  // empty: built-in defaults only
+  std::string config_file;      // empty: built-in defaults only
+  std::string web_config_file;  // --web.config.file; empty: plain HTTP, no auth
   bool once = false;
   bool check_config = false;
   bool show_version = false;

@@ -1,6 +1,7 @@
 #include "daemon/exporter.h"
 
 #include <boost/asio/post.hpp>
+#include <algorithm>
 #include <future>
 #include <iostream>
 
@@ -60,6 +61,8 @@ SweepOptions Exporter::sweep_options() const {
   o.include_switch_port0 = config_.counters.include_switch_port0;
   o.clear.enabled = config_.counters.clear_on_threshold;
   o.clear.threshold = config_.counters.clear_threshold;
+  o.shard_count = static_cast<std::uint32_t>(config_.sharding.count);
+  o.shard_index = static_cast<std::uint32_t>(config_.sharding.index);
   // A sweep may use at most its interval (and never less than a few MAD
   // timeouts), so a sick fabric cannot stall the schedule.
   o.budget = std::max(config_.sweep_interval,
@@ -110,6 +113,7 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
   auto snap = build_snapshot(f, sweep_ref, accumulator_, names_, totals);
   if (f) analyze_sweep(*snap, sweep_ref);
   snap->exporter_metrics_text = std::move(own);
+  snap->exporting = config_.exporting;
   // Render (and compress) here, on the sweep thread: a scrape only copies.
   snap->text();
   snap->gzip();
@@ -216,8 +220,16 @@ void Exporter::discovery_loop() {
       // Until the first success, retry every few seconds (the SM may still
       // be bringing the subnet up); then refresh at the configured interval,
       // or sooner when a sweep saw the fabric change.
-      const auto wait = fabric() ? std::chrono::milliseconds(discovery_interval_ms_.load())
-                                 : std::chrono::milliseconds(2000);
+      // While nodes are missing (unplugged, link down), look again every
+      // kDegradedRediscovery: nothing else tells a PMA poller that a link
+      // came back.
+      auto f = fabric();
+      auto wait = f ? std::chrono::milliseconds(discovery_interval_ms_.load())
+                    : std::chrono::milliseconds(2000);
+      if (f && std::any_of(f->nodes.begin(), f->nodes.end(),
+                           [](const FabricNode& n) { return !n.present; })) {
+        wait = std::min<std::chrono::milliseconds>(wait, kDegradedRediscovery);
+      }
       stop_cv_.wait_for(lock, wait,
                         [this] { return stopping_.load() || discovery_requested_.load(); });
       if (stopping_) return;

@@ -89,6 +89,7 @@ class Exporter {
   std::mutex metrics_mu_;  // discovery and sweep threads both update metrics
 
   static constexpr std::chrono::seconds kMinRediscoverySpacing{3};
+  static constexpr std::chrono::seconds kDegradedRediscovery{10};
   std::atomic<bool> discovery_requested_{false};
   std::atomic<std::chrono::steady_clock::time_point> last_discovery_{};
   std::uint64_t link_downed_seen_ = 0;

@@ -23,10 +23,11 @@ std::string port_state_name(std::uint8_t state) {
   }
 }
 
-template <typename TierOf, typename RailOf>
+template <typename TierOf, typename RailOf, typename PortExported>
 void render_analysis(const Snapshot& s, const std::vector<std::string>& port_labels,
                      const std::vector<std::string>& node_labels, const TierOf& tier_of,
-                     const RailOf& rail_of, ExpositionWriter& w) {
+                     const RailOf& rail_of, const PortExported& port_exported,
+                     ExpositionWriter& w) {
   const Fabric& fabric = *s.fabric;
   const SnapshotAnalysis& a = s.analysis;
   const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
@@ -38,7 +39,7 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
            "counter");
   for (std::size_t i = 0; i < s.ports.size(); ++i) {
     const PortView& p = s.ports[i];
-    if (p.present[wait] == 0) continue;
+    if (p.present[wait] == 0 || !port_exported(p)) continue;
     const FabricPort& fp = fabric.nodes[p.node].ports[p.port_index];
     const double tick = a.scores.tick.tick_seconds(link_speed_name(fp));
     if (tick <= 0) continue;
@@ -82,7 +83,9 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
   for (const PortScore& ps : a.result.ports) {
     if (!ps.valid) continue;
     auto it = view.find({ps.node, ps.port_index});
-    if (it != view.end()) w.sample("infiniband_port_stall_ratio_last", port_labels[it->second], ps.stall);
+    if (it != view.end() && port_exported(s.ports[it->second])) {
+      w.sample("infiniband_port_stall_ratio_last", port_labels[it->second], ps.stall);
+    }
   }
 
   w.family("infiniband_hotspot_score",
@@ -310,19 +313,28 @@ void render_fabric(const Snapshot& s, std::string& out) {
              fp.up() ? link_data_rate_bytes(fp) : 0.0);
   }
 
+  // Cardinality controls (config `export:`): which per-port counters render.
+  const ExportConfig& ex = s.exporting;
+  auto port_exported = [&](const PortView& p) {
+    return ex.port_counters &&
+           (ex.hca_port_counters || fabric.nodes[p.node].type != NodeType::kHca);
+  };
   for (std::size_t c = 0; c < kCounterCount; ++c) {
     const CounterInfo& info = counter_info(c);
+    const bool error = c >= static_cast<std::size_t>(Counter::kSymbolErrors);
+    const bool traffic = !error && c != static_cast<std::size_t>(Counter::kTransmitWait);
+    if ((error && !ex.error_counters) || (traffic && !ex.traffic_counters)) continue;
     bool any = false;
-    for (const PortView& p : s.ports) any = any || p.present[c] != 0;
+    for (const PortView& p : s.ports) any = any || (p.present[c] != 0 && port_exported(p));
     if (!any) continue;
     w.family(info.metric, info.help, "counter");
     for (std::size_t i = 0; i < s.ports.size(); ++i) {
       const PortView& p = s.ports[i];
-      if (p.present[c] == 0) continue;
+      if (p.present[c] == 0 || !port_exported(p)) continue;
       w.sample(info.metric, port_labels[i], p.totals[c] * info.scale);
     }
   }
-  render_analysis(s, port_labels, node_labels, tier_of, rail_of, w);
+  render_analysis(s, port_labels, node_labels, tier_of, rail_of, port_exported, w);
 }
 
 }  // namespace

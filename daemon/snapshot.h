@@ -76,6 +76,7 @@ struct Snapshot {
   ExporterTotals totals;
   std::string ca_name;
   int ca_port = 0;
+  ExportConfig exporting;  // which per-port series to render
   // The daemon's own metrics (prometheus-cpp registry), serialized when the
   // snapshot was built so that it and the fabric series are one instant.
   std::string exporter_metrics_text;

@@ -156,6 +156,18 @@ class Daemon {
         },
         timeout);
   }
+  bool wait_value_at_least(const std::string& key, double minimum,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    return eventually(
+        [&] {
+          try {
+            return ibfx::test::value(series(), key) >= minimum;
+          } catch (const std::out_of_range&) {
+            return false;
+          }
+        },
+        timeout);
+  }
 
  private:
   SimFabric& sim_;

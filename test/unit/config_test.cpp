@@ -151,6 +151,12 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.counters.clear_threshold == 0.5);
   CHECK_FALSE(c.counters.include_hcas);
   CHECK(c.counters.include_switch_port0);
+  CHECK(c.sharding.count == 4);
+  CHECK(c.sharding.index == 3);
+  CHECK_FALSE(c.exporting.port_counters);
+  CHECK_FALSE(c.exporting.hca_port_counters);
+  CHECK_FALSE(c.exporting.error_counters);
+  CHECK_FALSE(c.exporting.traffic_counters);
 
   // Each value differs from the default, so a key silently ignored shows up here.
   for (const std::string_view key : ibfx::config_keys()) {

@@ -66,3 +66,36 @@ TEST_CASE("Snapshot gzip is the compressed text", "[snapshot]") {
   CHECK(static_cast<unsigned char>(snap->gzip()[1]) == 0x8b);
   CHECK(snap->gzip().size() < snap->text().size());
 }
+
+TEST_CASE("Snapshot honours the cardinality controls", "[snapshot]") {
+  auto fabric = shared(ibfx::test::star_fabric(2));
+  CounterAccumulator acc;
+  CounterReading r;
+  r.set(Counter::kTransmitWait, 5, 32);
+  r.set(Counter::kSymbolErrors, 1, 16);
+  r.set(Counter::kTransmitDataBytes, 10, 64);
+  acc.apply(PortKey{0x100, 1}, r, {});
+  acc.apply(PortKey{0x200, 1}, r, {});
+  SweepResult sweep;
+  sweep.nodes.resize(3, NodeSweep{true, true, 0});
+
+  auto no_hca = build_snapshot(fabric, sweep, acc, {}, {});
+  no_hca->exporting.hca_port_counters = false;
+  const std::string& t1 = no_hca->text();
+  CHECK(t1.find(R"(infiniband_port_transmit_wait_total{node_guid="0x0000000000000100")") !=
+        std::string::npos);
+  CHECK(t1.find(R"(infiniband_port_transmit_wait_total{node_guid="0x0000000000000200")") ==
+        std::string::npos);
+
+  auto no_errors = build_snapshot(fabric, sweep, acc, {}, {});
+  no_errors->exporting.error_counters = false;
+  CHECK(no_errors->text().find("infiniband_port_symbol_errors_total") == std::string::npos);
+  CHECK(no_errors->text().find("infiniband_port_transmit_data_bytes_total") != std::string::npos);
+
+  auto aggregates_only = build_snapshot(fabric, sweep, acc, {}, {});
+  aggregates_only->exporting.port_counters = false;
+  const std::string& t3 = aggregates_only->text();
+  CHECK(t3.find("infiniband_port_transmit_wait_total") == std::string::npos);
+  CHECK(t3.find("infiniband_port_symbol_errors_total") == std::string::npos);
+  CHECK(t3.find("infiniband_port_up{") != std::string::npos);  // ports stay visible
+}

@@ -214,3 +214,24 @@ TEST_CASE("Two shards together cover every node exactly once", "[sweeper]") {
   }
   for (int c : covered) CHECK(c == 1);
 }
+
+TEST_CASE("Sweeper keeps totals on GUID and port when a node's LID changes", "[sweeper]") {
+  ibfx::Fabric before = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, before, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[2].ports[1].narrow[IB_PC_XMT_WAIT_F] = 500;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  sweeper.sweep(before, {});
+  // The SM restarts and gives the HCA LID 9; its counters moved on meanwhile.
+  ibfx::Fabric after = before;
+  after.nodes[1].lid = 9;
+  after.nodes[1].ports[0].lid = 9;
+  fake.nodes[9] = fake.nodes[2];
+  fake.nodes.erase(2);
+  fake.nodes[9].ports[1].narrow[IB_PC_XMT_WAIT_F] = 800;
+  const SweepResult r = sweeper.sweep(after, {});
+  CHECK(r.nodes[1].answered);
+  CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 800);
+}
