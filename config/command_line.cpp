@@ -17,9 +17,11 @@ struct Flag {
   std::string_view help;
 };
 
-constexpr std::array<Flag, 11> kFlags{{
+constexpr std::array<Flag, 12> kFlags{{
     {"config.file", "PATH", "", "YAML configuration file; the other flags override it."},
     {"web.listen-address", "ADDR", "listen_address", "Address to serve /metrics on, [host]:port."},
+    {"web.config.file", "PATH", "",
+     "exporter-toolkit web config file enabling TLS and/or basic auth (empty: plain HTTP)."},
     {"sweep.interval", "DURATION", "sweep_interval", "How often to read every port's counters."},
     {"ca", "NAME", "ca", "Local HCA, e.g. mlx5_0 (empty: the first active one)."},
     {"ca-port", "N", "ca_port", "Port of that HCA (0: first active port)."},
@@ -87,6 +89,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   if (result.show_help || result.show_version) return result;
 
   for (const auto& [flag, value] : values) {
+    // Loaded by the daemon (daemon/web_config.h), which owns its format.
+    if (flag->name == "web.config.file") result.web_config_file = value;
     if (flag->name != "config.file") continue;
     if (value.empty()) fail("--config.file: missing value");
     result.config_file = value;

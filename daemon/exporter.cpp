@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "daemon/log.h"
+#include "daemon/systemd_notify.h"
 
 #include <map>
 
@@ -109,6 +110,8 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
   totals.mad = engine_.stats();
   totals.accumulator = accumulator_.stats();
   totals.sweeps = sweeps_;
+  const std::size_t last_ports = sweep.ports_read;
+  const double last_seconds = sweep.duration_seconds;
   const SweepResult& sweep_ref = sweep;
   auto snap = build_snapshot(f, sweep_ref, accumulator_, names_, totals);
   if (f) analyze_sweep(*snap, sweep_ref);
@@ -118,7 +121,12 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
   snap->text();
   snap->gzip();
   store_.publish(std::move(snap));
-  ready_ = true;
+  // systemd (Type=notify): READY once the first snapshot is served, then a
+  // one-line summary of every sweep for `systemctl status`.
+  if (!ready_.exchange(true)) notify_ready();
+  notify_status("last sweep: " + std::to_string(last_ports) + " ports in " +
+                std::to_string(last_seconds).substr(0, 5) + " s, " +
+                std::to_string(not_answering) + " nodes not answering");
 }
 
 std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,

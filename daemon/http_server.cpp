@@ -25,21 +25,135 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #pragma GCC diagnostic pop
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "config/config.h"
 
 namespace ibfx {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
 namespace {
+
+// How a connection is secured and authenticated; immutable, shared by the
+// sessions accepted while it was current (a reload swaps in a new one).
+struct Security {
+  std::shared_ptr<ssl::context> tls;                  // null: plain HTTP
+  std::shared_ptr<BasicAuthenticator> authenticator;  // null: no auth
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+std::string openssl_error() {
+  std::string text;
+  while (const unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!text.empty()) text += "; ";
+    text += buf;
+  }
+  return text.empty() ? "unknown OpenSSL error" : text;
+}
+
+int openssl_version(TlsVersion v) {
+  switch (v) {
+    case TlsVersion::kTls10:
+      return TLS1_VERSION;
+    case TlsVersion::kTls11:
+      return TLS1_1_VERSION;
+    case TlsVersion::kTls12:
+      return TLS1_2_VERSION;
+    case TlsVersion::kTls13:
+      return TLS1_3_VERSION;
+  }
+  return TLS1_2_VERSION;
+}
+
+std::shared_ptr<ssl::context> make_tls_context(const TlsServerConfig& tls) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = ctx->native_handle();
+  const auto check = [](bool ok, const std::string& what) {
+    if (!ok) throw ConfigError("tls_server_config: " + what + ": " + openssl_error());
+  };
+  ERR_clear_error();
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression |
+                   ssl::context::single_dh_use);
+  check(SSL_CTX_set_min_proto_version(native, openssl_version(tls.min_version)) == 1,
+        "min_version");
+  if (tls.max_version) {
+    check(SSL_CTX_set_max_proto_version(native, openssl_version(*tls.max_version)) == 1,
+          "max_version");
+  }
+  check(SSL_CTX_use_certificate_chain_file(native, tls.cert_file.c_str()) == 1,
+        "cert_file " + tls.cert_file);
+  check(SSL_CTX_use_PrivateKey_file(native, tls.key_file.c_str(), SSL_FILETYPE_PEM) == 1,
+        "key_file " + tls.key_file);
+  check(SSL_CTX_check_private_key(native) == 1, "key_file does not match cert_file");
+  if (!tls.cipher_suites.empty()) {
+    std::string list;
+    for (const auto& c : tls.cipher_suites) list += (list.empty() ? "" : ":") + c;
+    check(SSL_CTX_set_cipher_list(native, list.c_str()) == 1, "cipher_suites");
+  }
+  if (!tls.curve_preferences.empty()) {
+    std::string list;
+    for (const auto& c : tls.curve_preferences) list += (list.empty() ? "" : ":") + c;
+    check(SSL_CTX_set1_groups_list(native, list.c_str()) == 1, "curve_preferences");
+  }
+  if (tls.prefer_server_cipher_suites) SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (!tls.client_ca_file.empty()) {
+    check(SSL_CTX_load_verify_locations(native, tls.client_ca_file.c_str(), nullptr) == 1,
+          "client_ca_file " + tls.client_ca_file);
+    // Tells clients which CAs we accept, so they pick the right certificate.
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
+    check(names != nullptr, "client_ca_file " + tls.client_ca_file);
+    SSL_CTX_set_client_CA_list(native, names);
+  }
+  // Go's ClientAuthType semantics: "Request"/"RequireAny" ask for a
+  // certificate but accept any; the "Verify" ones check it against the CA.
+  const auto accept_any = [](bool, ssl::verify_context&) { return true; };
+  switch (tls.client_auth) {
+    case ClientAuth::kNoClientCert:
+      ctx->set_verify_mode(ssl::verify_none);
+      break;
+    case ClientAuth::kRequestClientCert:
+      ctx->set_verify_mode(ssl::verify_peer);
+      ctx->set_verify_callback(accept_any);
+      break;
+    case ClientAuth::kRequireAnyClientCert:
+      ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+      ctx->set_verify_callback(accept_any);
+      break;
+    case ClientAuth::kVerifyClientCertIfGiven:
+      ctx->set_verify_mode(ssl::verify_peer);
+      break;
+    case ClientAuth::kRequireAndVerifyClientCert:
+      ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+      break;
+  }
+  return ctx;
+}
+
+std::shared_ptr<const Security> make_security(const WebConfig& web) {
+  auto security = std::make_shared<Security>();
+  if (web.tls) security->tls = make_tls_context(*web.tls);
+  if (!web.basic_auth_users.empty()) {
+    security->authenticator = std::make_shared<BasicAuthenticator>(web.basic_auth_users);
+  }
+  security->headers = web.headers;
+  return security;
+}
 
 // After an error response we stop reading requests but keep draining what the
 // client already sent for a short while: closing a socket with unread data
@@ -183,16 +297,38 @@ bool accepts_gzip(std::string_view accept_encoding) {
   return any_q && *any_q > 0;
 }
 
-struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
-  class Session;
+void check_web_config(const WebConfig& web) { make_security(web); }
 
-  Impl(asio::io_context& io, HttpHandler handler, HttpServerLimits limits)
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+  // The interface stop() needs; sessions differ in their stream (TCP or TLS).
+  class Session {
+   public:
+    virtual ~Session() = default;
+    virtual void start() = 0;
+    virtual void close() = 0;
+    virtual asio::any_io_executor executor() = 0;
+  };
+  template <bool kTls>
+  class SessionImpl;
+
+  Impl(asio::io_context& io, HttpHandler handler, HttpServerLimits limits,
+       std::shared_ptr<const Security> security)
       : io_(io),
         strand_(asio::make_strand(io)),
         acceptor_(strand_),
         retry_timer_(strand_),
         handler_(std::move(handler)),
-        limits_(limits) {}
+        limits_(limits),
+        security_(std::move(security)) {}
+
+  std::shared_ptr<const Security> security() const {
+    std::lock_guard lock(security_mutex_);
+    return security_;
+  }
+  void set_security(std::shared_ptr<const Security> security) {
+    std::lock_guard lock(security_mutex_);
+    security_ = std::move(security);
+  }
 
   void listen(const std::string& address);
   void start_accept();
@@ -218,41 +354,85 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::mutex sessions_mutex_;
   std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions_;
   std::uint64_t next_session_id_ = 0;  // acceptor strand only
+  mutable std::mutex security_mutex_;
+  std::shared_ptr<const Security> security_;
 };
 
-class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(std::shared_ptr<HttpServer::Impl> server, std::uint64_t id, tcp::socket socket)
-      : server_(std::move(server)), id_(id), stream_(std::move(socket)) {}
+template <bool kTls>
+class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
+                                            public std::enable_shared_from_this<SessionImpl<kTls>> {
+  using Stream = std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
 
-  ~Session() {
+ public:
+  SessionImpl(std::shared_ptr<HttpServer::Impl> server, std::uint64_t id, tcp::socket socket,
+              std::shared_ptr<const Security> security)
+      : server_(std::move(server)),
+        id_(id),
+        security_(std::move(security)),
+        stream_(make_stream(std::move(socket), *security_)) {}
+
+  ~SessionImpl() override {
     server_->unregister_session(id_);
     server_->open_connections_.fetch_sub(1);
   }
 
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  SessionImpl(const SessionImpl&) = delete;
+  SessionImpl& operator=(const SessionImpl&) = delete;
 
-  void start() {
-    asio::dispatch(stream_.get_executor(),
-                   beast::bind_front_handler(&Session::read_request, shared_from_this()));
+  void start() override {
+    if constexpr (kTls) {
+      asio::dispatch(executor(),
+                     beast::bind_front_handler(&SessionImpl::handshake, this->shared_from_this()));
+    } else {
+      asio::dispatch(executor(), beast::bind_front_handler(&SessionImpl::read_request,
+                                                           this->shared_from_this()));
+    }
   }
 
   // Runs on the session's strand (posted by stop()) or synchronously from
   // ~HttpServer when no other thread runs the io_context.
-  void close() { stream_.close(); }
+  void close() override { tcp_layer().close(); }
 
-  asio::any_io_executor executor() { return stream_.get_executor(); }
+  asio::any_io_executor executor() override { return stream_.get_executor(); }
 
  private:
+  static Stream make_stream(tcp::socket socket, const Security& security) {
+    if constexpr (kTls) {
+      return Stream(beast::tcp_stream(std::move(socket)), *security.tls);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
+  beast::tcp_stream& tcp_layer() { return beast::get_lowest_layer(stream_); }
+
   const HttpServerLimits& limits() const { return server_->limits_; }
 
   void arm_timeout() {
     if (limits().idle_timeout_seconds > 0) {
-      stream_.expires_after(std::chrono::seconds(limits().idle_timeout_seconds));
+      tcp_layer().expires_after(std::chrono::seconds(limits().idle_timeout_seconds));
     } else {
-      stream_.expires_never();
+      tcp_layer().expires_never();
     }
+  }
+
+  void handshake() {
+    if constexpr (kTls) {
+      if (server_->stopped()) return close();
+      // The idle timeout also bounds the handshake: a client that connects and
+      // says nothing (or speaks plain HTTP and waits) cannot hold a slot.
+      arm_timeout();
+      stream_.async_handshake(
+          ssl::stream_base::server,
+          beast::bind_front_handler(&SessionImpl::on_handshake, this->shared_from_this()));
+    }
+  }
+
+  void on_handshake(error_code ec) {
+    // A plain-HTTP request or a bad client certificate ends here: OpenSSL has
+    // already sent its alert (if it could); just drop the connection.
+    if (ec) return close();
+    read_request();
   }
 
   void read_request() {
@@ -265,8 +445,9 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
     parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     // One deadline for the whole request: a client trickling bytes cannot extend it.
     arm_timeout();
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&Session::on_header, shared_from_this()));
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&SessionImpl::on_header, this->shared_from_this()));
   }
 
   void on_header(error_code ec, std::size_t /*bytes*/) {
@@ -285,7 +466,7 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
     if (length && *length > limits().max_body_bytes) return on_read_error(http::error::body_limit);
     parser_->body_limit(limits().max_body_bytes);
     http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::on_body, shared_from_this()));
+                     beast::bind_front_handler(&SessionImpl::on_body, this->shared_from_this()));
   }
 
   void on_body(error_code ec, std::size_t /*bytes*/) {
@@ -306,7 +487,8 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
         ec != http::error::partial_message && ec != http::error::end_of_stream) {
       return write(simple_response(http::status::bad_request, "Bad Request\n", false));
     }
-    // end_of_stream, timeout (Beast already closed the socket), reset, aborted.
+    // end_of_stream, timeout (Beast already closed the socket), reset, aborted,
+    // a TLS peer that vanished without close_notify.
     close();
   }
 
@@ -318,6 +500,13 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
     res.body() = std::move(body);
     res.prepare_payload();
     return res;
+  }
+
+  bool authorized(const http::request<http::string_body>& req) {
+    if (!security_->authenticator) return true;
+    const auto it = req.find(http::field::authorization);
+    return it != req.end() && security_->authenticator->check_header(
+                                  std::string_view(it->value().data(), it->value().size()));
   }
 
   void handle_request() {
@@ -336,22 +525,31 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
     request.accepts_gzip = accepts_gzip(accept_encoding);
 
     HttpResponse response;
-    try {
-      response = server_->handler_(request);
-      if (response.status < 200 || response.status > 599)
-        throw std::runtime_error("invalid status " + std::to_string(response.status));
-    } catch (const std::exception& e) {
-      std::cerr << "http: handler failed for " << request.path << ": " << e.what() << "\n";
-      response = HttpResponse{500, "text/plain; charset=utf-8", "Internal Server Error\n", false};
-    } catch (...) {
-      std::cerr << "http: handler failed for " << request.path << ": unknown exception\n";
-      response = HttpResponse{500, "text/plain; charset=utf-8", "Internal Server Error\n", false};
+    const bool authorized_request = authorized(req);
+    if (!authorized_request) {
+      response = HttpResponse{401, "text/plain; charset=utf-8", "Unauthorized\n", false};
+    } else {
+      try {
+        response = server_->handler_(request);
+        if (response.status < 200 || response.status > 599)
+          throw std::runtime_error("invalid status " + std::to_string(response.status));
+      } catch (const std::exception& e) {
+        std::cerr << "http: handler failed for " << request.path << ": " << e.what() << "\n";
+        response = HttpResponse{500, "text/plain; charset=utf-8", "Internal Server Error\n", false};
+      } catch (...) {
+        std::cerr << "http: handler failed for " << request.path << ": unknown exception\n";
+        response = HttpResponse{500, "text/plain; charset=utf-8", "Internal Server Error\n", false};
+      }
     }
 
     http::response<http::string_body> res;
     res.result(static_cast<unsigned>(response.status));
     res.version(req.version());
     res.keep_alive(req.keep_alive());
+    for (const auto& [name, value] : security_->headers) res.set(name, value);
+    if (!authorized_request) {
+      res.set(http::field::www_authenticate, "Basic realm=\"ibfabric_exporter\"");
+    }
     res.set(http::field::content_type, response.content_type);
     if (response.precompressed_gzip) {
       // The handler compressed (and typically cached) the body itself, having
@@ -383,7 +581,7 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
     res_ = std::move(res);
     arm_timeout();
     http::async_write(stream_, res_,
-                      beast::bind_front_handler(&Session::on_write, shared_from_this()));
+                      beast::bind_front_handler(&SessionImpl::on_write, this->shared_from_this()));
   }
 
   void on_write(error_code ec, std::size_t /*bytes*/) {
@@ -393,16 +591,23 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
   }
 
   void linger() {
-    error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(
+    tcp_layer().expires_after(
         std::chrono::seconds(std::clamp(limits().idle_timeout_seconds, 1, kMaxDrainSeconds)));
-    drain();
+    if constexpr (kTls) {
+      // close_notify tells the client the response is complete; whatever it
+      // still sends is read and discarded by the shutdown itself.
+      stream_.async_shutdown([self = this->shared_from_this()](error_code) { self->close(); });
+    } else {
+      error_code ignored;
+      tcp_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
+      drain();
+    }
   }
 
   void drain() {
-    stream_.async_read_some(asio::buffer(drain_buffer_),
-                            beast::bind_front_handler(&Session::on_drain, shared_from_this()));
+    stream_.async_read_some(
+        asio::buffer(drain_buffer_),
+        beast::bind_front_handler(&SessionImpl::on_drain, this->shared_from_this()));
   }
 
   void on_drain(error_code ec, std::size_t bytes) {
@@ -413,7 +618,8 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
 
   std::shared_ptr<HttpServer::Impl> server_;
   std::uint64_t id_;
-  beast::tcp_stream stream_;
+  std::shared_ptr<const Security> security_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
@@ -484,7 +690,15 @@ void HttpServer::Impl::on_accept(error_code ec, tcp::socket socket) {
   } else {
     open_connections_.fetch_add(1);
     std::uint64_t id = next_session_id_++;
-    auto session = std::make_shared<Session>(shared_from_this(), id, std::move(socket));
+    auto current = security();
+    std::shared_ptr<Session> session;
+    if (current->tls) {
+      session = std::make_shared<SessionImpl<true>>(shared_from_this(), id, std::move(socket),
+                                                    std::move(current));
+    } else {
+      session = std::make_shared<SessionImpl<false>>(shared_from_this(), id, std::move(socket),
+                                                     std::move(current));
+    }
     if (register_session(id, session)) session->start();
   }
   start_accept();
@@ -503,7 +717,10 @@ void HttpServer::Impl::reject(tcp::socket& socket) {
       "Too many connections\n";
   error_code ignored;
   socket.non_blocking(true, ignored);
-  socket.write_some(asio::buffer(kResponse.data(), kResponse.size()), ignored);
+  // A TLS client would read the plain-text 503 as a broken handshake; it gets
+  // the connection closed instead.
+  if (!security()->tls)
+    socket.write_some(asio::buffer(kResponse.data(), kResponse.size()), ignored);
   socket.shutdown(tcp::socket::shutdown_send, ignored);
   socket.close(ignored);
 }
@@ -531,8 +748,8 @@ std::vector<std::shared_ptr<HttpServer::Impl::Session>> HttpServer::Impl::begin_
 }
 
 HttpServer::HttpServer(boost::asio::io_context& io, const std::string& listen_address,
-                       HttpHandler handler, HttpServerLimits limits)
-    : impl_(std::make_shared<Impl>(io, std::move(handler), limits)) {
+                       HttpHandler handler, HttpServerLimits limits, const WebConfig& web)
+    : impl_(std::make_shared<Impl>(io, std::move(handler), limits, make_security(web))) {
   impl_->listen(listen_address);
   impl_->start_accept();
 }
@@ -559,6 +776,8 @@ void HttpServer::stop() {
     asio::dispatch(session->executor(), [session] { session->close(); });
   }
 }
+
+void HttpServer::set_web_config(const WebConfig& web) { impl_->set_security(make_security(web)); }
 
 std::uint16_t HttpServer::port() const { return impl_->port_; }
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "daemon/web_config.h"
+
 namespace ibfx {
 
 struct HttpRequest {
@@ -61,8 +63,12 @@ class HttpServer {
   // listen_address: "host:port", ":port" (all interfaces, IPv6 dual-stack when
   // available), "[::1]:port"; port 0 picks an ephemeral port.
   // Throws std::runtime_error ("cannot listen on X: reason") if it cannot bind.
+  //
+  // web: TLS, basic auth and extra headers from --web.config.file (the default
+  // is plain HTTP without auth). Throws ConfigError when its certificate, key or
+  // CA file cannot be loaded.
   HttpServer(boost::asio::io_context& io, const std::string& listen_address, HttpHandler handler,
-             HttpServerLimits limits = {});
+             HttpServerLimits limits = {}, const WebConfig& web = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -70,6 +76,10 @@ class HttpServer {
   // Closes the listener and every open connection so io_context::run() can
   // return. Idempotent.
   void stop();
+  // Replaces the web configuration for connections accepted from now on (a
+  // reload keeps the listener and open connections). Throws ConfigError, and
+  // keeps the old configuration, when the new TLS files cannot be loaded.
+  void set_web_config(const WebConfig& web);
   std::uint16_t port() const;  // the bound port (useful with ":0")
   std::size_t open_connections() const;
 
@@ -77,6 +87,11 @@ class HttpServer {
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
+
+// Loads the TLS certificate, key and CA named by `web` the way HttpServer
+// would, for --check-config; throws ConfigError naming the file and OpenSSL's
+// reason.
+void check_web_config(const WebConfig& web);
 
 // gzip-compresses data (RFC 1952) with zlib.
 std::string gzip_compress(const std::string& data);

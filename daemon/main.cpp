@@ -1,6 +1,7 @@
 // ibfabric_exporter: InfiniBand fabric telemetry for Prometheus.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <csignal>
 #include <functional>
 #include <iostream>
@@ -13,28 +14,37 @@
 #include "daemon/exporter.h"
 #include "daemon/http_server.h"
 #include "daemon/log.h"
+#include "daemon/systemd_notify.h"
 #include "daemon/web.h"
+#include "daemon/web_config.h"
 
 namespace {
 
 // SIGHUP: re-read the command line's config file (flags still override it),
 // the node-name-map and the analysis sections; apply all or nothing.
-void reload(int argc, char** argv, ibfx::Exporter& exporter) {
+void reload(int argc, char** argv, ibfx::Exporter& exporter, ibfx::HttpServer& server) {
+  ibfx::notify_reloading();
   try {
     ibfx::CommandLine cli = ibfx::parse_command_line(argc, argv);
+    // Loaded (certificate and key included) before anything is applied.
+    ibfx::WebConfig web;
+    if (!cli.web_config_file.empty()) web = ibfx::load_web_config(cli.web_config_file);
+    ibfx::check_web_config(web);
     ibfx::NodeNameMap names;
     if (!cli.config.node_name_map_file.empty()) {
       names = ibfx::load_node_name_map(cli.config.node_name_map_file);
     }
     ibfx::AnalysisConfig analysis = ibfx::load_analysis_config(cli.config_file);
     ibfx::set_log_level(ibfx::parse_log_level(cli.config.log_level));
-    for (const std::string& key : exporter.reload(cli.config, std::move(names), std::move(analysis))) {
+    for (const std::string& key :
+         exporter.reload(cli.config, std::move(names), std::move(analysis))) {
       ibfx::log_warn(key + " changed: takes effect after a restart");
     }
+    server.set_web_config(web);
   } catch (const std::exception& e) {
-    ibfx::log_error(std::string("reload rejected, keeping the running configuration: ") +
-                    e.what());
+    ibfx::log_error(std::string("reload rejected, keeping the running configuration: ") + e.what());
   }
+  ibfx::notify_ready();
 }
 
 int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
@@ -77,8 +87,13 @@ int main(int argc, char** argv) {
   const ibfx::Config& config = cli.config;
   ibfx::NodeNameMap names;
   ibfx::AnalysisConfig analysis;
+  ibfx::WebConfig web;
   try {
     analysis = ibfx::load_analysis_config(cli.config_file);
+    if (!cli.web_config_file.empty()) {
+      web = ibfx::load_web_config(cli.web_config_file);
+      ibfx::check_web_config(web);  // loads the certificate and key now, for --check-config
+    }
     ibfx::set_log_level(ibfx::parse_log_level(config.log_level));
     if (!config.node_name_map_file.empty()) {
       names = ibfx::load_node_name_map(config.node_name_map_file);
@@ -103,8 +118,9 @@ int main(int argc, char** argv) {
   const std::string ca = transport->ca_name();
   const int ca_port = transport->ca_port();
   ibfx::Discovery discovery(ca, ca_port, config.discovery);
-  ibfx::Exporter exporter(config, std::move(names), std::move(transport),
-                          [&discovery] { return discovery.discover(); }, analysis);
+  ibfx::Exporter exporter(
+      config, std::move(names), std::move(transport), [&discovery] { return discovery.discover(); },
+      analysis);
 
   if (cli.once) return run_once(exporter, config);
 
@@ -113,7 +129,8 @@ int main(int argc, char** argv) {
   try {
     server = std::make_unique<ibfx::HttpServer>(
         io, config.listen_address,
-        [&exporter](const ibfx::HttpRequest& req) { return ibfx::handle_web(exporter, req); });
+        [&exporter](const ibfx::HttpRequest& req) { return ibfx::handle_web(exporter, req); },
+        ibfx::HttpServerLimits{}, web);
   } catch (const std::exception& e) {
     ibfx::log_error(e.what());
     return 1;
@@ -123,21 +140,37 @@ int main(int argc, char** argv) {
       [&](const boost::system::error_code& ec, int sig) {
         if (ec) return;
         if (sig == SIGHUP) {
-          reload(argc, argv, exporter);
+          reload(argc, argv, exporter, *server);
           signals.async_wait(on_signal);
           return;
         }
         ibfx::log_info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
                        ", shutting down");
+        ibfx::notify_stopping();
         server->stop();
         io.stop();
       };
   signals.async_wait(on_signal);
+  // WatchdogSec=: ping at half the interval from the HTTP thread, so a hung
+  // event loop gets the service restarted.
+  boost::asio::steady_timer watchdog(io);
+  std::function<void()> arm_watchdog;
+  if (const auto interval = ibfx::watchdog_interval()) {
+    arm_watchdog = [&, half = *interval / 2] {
+      ibfx::notify_watchdog();
+      watchdog.expires_after(half);
+      watchdog.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) arm_watchdog();
+      });
+    };
+    arm_watchdog();
+  }
   exporter.start();
   ibfx::log_info("listening on " + config.listen_address + " (port " +
                  std::to_string(server->port()) + "), CA " + ca + " port " +
                  std::to_string(ca_port) + ", sweep interval " +
-                 std::to_string(config.sweep_interval.count()) + " ms");
+                 std::to_string(config.sweep_interval.count()) + " ms" + (web.tls ? ", TLS" : "") +
+                 (web.basic_auth_users.empty() ? "" : ", basic auth"));
   io.run();
   exporter.stop();
   ibfx::log_info("stopped");

@@ -8,7 +8,7 @@
 
 using namespace ibfx::test;
 
-TEST_CASE("SIGHUP applies a new node-name-map and keeps counters; a bad config is rejected",
+TEST_CASE("SIGHUP applies a new node-name-map and keeps counters and rejects a bad config",
           "[reload][integration]") {
   FatTreeSpec spec;
   spec.servers = 4;

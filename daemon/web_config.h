@@ -1,0 +1,90 @@
+// The web configuration file (--web.config.file) in the format of the
+// Prometheus exporter-toolkit, so a scrape config that already talks TLS and
+// basic auth to node_exporter talks to this exporter unchanged:
+//
+//   tls_server_config:
+//     cert_file: server.crt          # relative paths: to this file's directory
+//     key_file: server.key
+//     client_auth_type: RequireAndVerifyClientCert   # optional
+//     client_ca_file: ca.crt                         # optional
+//     min_version: TLS12                             # optional
+//   http_server_config:
+//     headers: {Strict-Transport-Security: max-age=31536000}
+//   basic_auth_users:
+//     prometheus: $2y$10$...                          # bcrypt hash
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace ibfx {
+
+// exporter-toolkit's client_auth_type values (Go's tls.ClientAuthType).
+enum class ClientAuth {
+  kNoClientCert,
+  kRequestClientCert,
+  kRequireAnyClientCert,
+  kVerifyClientCertIfGiven,
+  kRequireAndVerifyClientCert,
+};
+
+enum class TlsVersion { kTls10, kTls11, kTls12, kTls13 };
+
+struct TlsServerConfig {
+  std::string cert_file;  // absolute (resolved against the web config's directory)
+  std::string key_file;
+  std::string client_ca_file;  // empty: none
+  ClientAuth client_auth = ClientAuth::kNoClientCert;
+  TlsVersion min_version = TlsVersion::kTls12;  // exporter-toolkit's default
+  std::optional<TlsVersion> max_version;
+  std::vector<std::string> cipher_suites;      // OpenSSL names (TLS <= 1.2), translated from Go's
+  std::vector<std::string> curve_preferences;  // OpenSSL group names
+  bool prefer_server_cipher_suites = true;
+};
+
+struct WebConfig {
+  std::optional<TlsServerConfig> tls;                        // nullopt: plain HTTP
+  std::map<std::string, std::string> basic_auth_users;       // user -> bcrypt hash; empty: no auth
+  std::vector<std::pair<std::string, std::string>> headers;  // added to every response
+};
+
+// Parses the file; errors are ConfigError "<file>:<line>: <key>: <what>".
+// Checks structure, names, bcrypt hash syntax and that the referenced files are
+// readable; the certificate and key themselves are loaded by HttpServer (see
+// check_web_config in http_server.h).
+WebConfig load_web_config(const std::string& path);
+WebConfig parse_web_config(std::string_view yaml_text, const std::string& source_name,
+                           const std::string& base_dir = "");
+
+// bcrypt ($2a$, $2b$, $2y$) check through libcrypt's crypt_rn(3), comparing
+// in constant time. Slow by design (the hash's cost factor).
+bool bcrypt_verify(std::string_view password, const std::string& hash);
+
+// Checks "Authorization: Basic" credentials against basic_auth_users.
+// Successful checks are cached (bounded), keyed by a digest of user, hash and
+// password, because a scrape every few seconds must not pay for bcrypt each
+// time; failures are not cached, so guessing stays slow. Thread-safe.
+class BasicAuthenticator {
+ public:
+  explicit BasicAuthenticator(std::map<std::string, std::string> users);
+  bool check(std::string_view user, std::string_view password);
+  // Decodes an Authorization header value and checks it; false when malformed.
+  bool check_header(std::string_view authorization);
+
+ private:
+  std::map<std::string, std::string> users_;
+  std::mutex mutex_;
+  std::unordered_set<std::string> cache_;  // digests of accepted credentials
+};
+
+// RFC 4648 base64 (padding optional); nullopt on any invalid character.
+std::optional<std::string> base64_decode(std::string_view text);
+
+}  // namespace ibfx

@@ -1,0 +1,145 @@
+// --web.config.file end to end: the daemon on a simulated fabric behind TLS
+// and basic auth, driven with curl the way a Prometheus scrape would be.
+#include <crypt.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "daemon_fixture.h"
+
+using namespace ibfx::test;
+
+namespace {
+
+struct Shell {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs a /bin/sh command line, capturing stdout.
+Shell shell(const std::string& command) {
+  Shell result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) result.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return result;
+}
+
+// bcrypt at the minimum cost (4), so the test spends no time hashing.
+std::string bcrypt_hash(const std::string& password) {
+  std::array<char, CRYPT_GENSALT_OUTPUT_SIZE> salt{};
+  crypt_data data{};
+  if (crypt_gensalt_rn("$2y$", 4, nullptr, 0, salt.data(), static_cast<int>(salt.size())) ==
+      nullptr) {
+    throw std::runtime_error("crypt_gensalt_rn failed");
+  }
+  const char* hash = crypt_rn(password.c_str(), salt.data(), &data, sizeof(data));
+  if (hash == nullptr || hash[0] == '*') throw std::runtime_error("crypt_rn failed");
+  return hash;
+}
+
+// curl's HTTP status for a request (or "000" when there was no HTTP answer)
+// and its exit code. --max-time: a server that hangs fails the test (28).
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Shell curl(const std::string& args) {
+  return shell("curl -sS --max-time 10 -o /dev/null -w '%{http_code}' " + args + " 2>/dev/null");
+}
+
+}  // namespace
+
+TEST_CASE("Daemon serves /metrics over TLS with basic auth and curl as the scraper",
+          "[daemon][integration][web_config]") {
+  FatTreeSpec spec;
+  spec.servers = 4;
+  spec.rails = 2;
+  spec.tiers = 2;
+  spec.radix = 8;
+  SimFabric sim(spec);
+  const std::string dir = sim.dir();
+  const std::string crt = dir + "/tls.crt";
+  const std::string key = dir + "/tls.key";
+  const Shell openssl = shell(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 "
+      "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout '" +
+      key + "' -out '" + crt + "' 2>&1");
+  INFO(openssl.out);
+  REQUIRE(openssl.exit_code == 0);
+  {
+    std::ofstream web(dir + "/web.yml");
+    web << "tls_server_config:\n"
+           "  cert_file: tls.crt\n"  // relative to web.yml
+           "  key_file: tls.key\n"
+           "http_server_config:\n"
+           "  headers:\n"
+           "    Strict-Transport-Security: max-age=31536000\n"
+           "basic_auth_users:\n"
+           "  prometheus: "
+        << bcrypt_hash("s3cret:with colon") << "\n";
+  }
+
+  Daemon daemon(sim, {"--web.config.file=" + dir + "/web.yml"});
+  const std::string base =
+      "--cacert '" + crt + "' https://localhost:" + std::to_string(daemon.port());
+  const std::string good = " -u 'prometheus:s3cret:with colon'";
+
+  // Ready (first sweep done) as seen through TLS and auth.
+  REQUIRE(eventually([&] { return curl(base + "/-/ready" + good).out == "200"; },
+                     std::chrono::seconds(60)));
+
+  const Shell metrics = shell("curl -sS --max-time 10 -D - " + base + "/metrics" + good);
+  REQUIRE(metrics.exit_code == 0);
+  CHECK(metrics.out.find("HTTP/1.1 200") == 0);
+  CHECK(lower(metrics.out).find("strict-transport-security: max-age=31536000") !=
+        std::string::npos);
+  CHECK(metrics.out.find("infiniband_port_transmit_wait_total{") != std::string::npos);
+
+  // Wrong password, unknown user, no credentials: 401 with a challenge.
+  CHECK(curl(base + "/metrics -u 'prometheus:wrong'").out == "401");
+  CHECK(curl(base + "/metrics -u 'nobody:s3cret:with colon'").out == "401");
+  const Shell none = shell("curl -sS --max-time 10 -D - -o /dev/null " + base + "/metrics");
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.find("HTTP/1.1 401") == 0);
+  CHECK(lower(none.out).find("www-authenticate: basic realm=\"ibfabric_exporter\"") !=
+        std::string::npos);
+
+  // An untrusted certificate is refused by the client (the server really is TLS).
+  CHECK(curl("https://localhost:" + std::to_string(daemon.port()) + "/metrics" + good).exit_code ==
+        60);
+
+  // Plain HTTP to the TLS port: the connection is closed promptly, no HTTP
+  // answer, no hang (curl exit 28), and the daemon keeps serving.
+  const auto start = std::chrono::steady_clock::now();
+  const Shell plain = curl("http://127.0.0.1:" + std::to_string(daemon.port()) + "/metrics" + good);
+  CHECK(plain.exit_code != 0);
+  CHECK(plain.exit_code != 28);
+  CHECK(plain.out == "000");
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK(daemon.process().running());
+  CHECK(curl(base + "/metrics" + good).out == "200");
+}
+
+TEST_CASE("Daemon rejects a bad web config file at start-up and in --check-config",
+          "[daemon][integration][web_config]") {
+  const std::string dir = "/tmp/ibfx-webcfg-bad-" + std::to_string(::getpid());
+  std::system(("mkdir -p " + dir).c_str());
+  std::ofstream(dir + "/web.yml") << "basic_auth_users:\n  prometheus: plaintext\n";
+  const Shell check = shell(std::string(IBFX_DAEMON_PATH) + " --web.config.file=" + dir +
+                            "/web.yml --check-config 2>&1");
+  CHECK(check.exit_code == 2);
+  CHECK(check.out.find(dir + "/web.yml:2: basic_auth_users.prometheus: expected a bcrypt hash") !=
+        std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}
