@@ -5,6 +5,8 @@
 #include "daemon_fixture.h"
 #include "test/scenario/scenario.h"
 
+#include <regex>
+
 using namespace ibfx::test;
 
 namespace {
@@ -96,4 +98,72 @@ TEST_CASE("A uniform baseline raises no hotspot", "[analysis][integration]") {
   REQUIRE(!top.empty());
   INFO(top.front().second);
   CHECK(top.front().first < 3.0);
+}
+
+namespace {
+// The node_name and port labels of a series key.
+std::pair<std::string, std::string> node_and_port(const std::string& key) {
+  const std::regex re(R"re(node_name="([^"]*)".*,port="([^"]*)")re");
+  std::smatch m;
+  if (!std::regex_search(key, m, re)) return {};
+  return {m[1], m[2]};
+}
+}  // namespace
+
+TEST_CASE("A checkpoint incast: the storage path ranks first", "[analysis][integration]") {
+  ScenarioDriver driver(parse_scenario(
+      "name: incast\nseed: 4\nfabric:\n  servers: 8\n  rails: 2\n  tiers: 2\n  radix: 8\n"
+      "  storage_nodes: 2\nduration: 600\ntick: 1.0\neffects:\n  - type: allreduce\n"
+      "    load: 0.5\n  - type: incast\n    load: 0.95\n    ratio: 0.6\n    spread: 0.5\n"));
+  SimFabric sim(driver.fabric());
+  Daemon daemon(sim, {"--config.file=" + config_file(sim)});
+  REQUIRE(daemon.wait_ready());
+  const Series s = drive(sim, driver, daemon, 5);
+  const auto top = ranked(s, "infiniband_hotspot_score");
+  REQUIRE(!top.empty());
+  INFO(top.front().second);
+  const auto [node, port] = node_and_port(top.front().second);
+  // The culprit: a storage leaf port towards the storage nodes, or a spine
+  // port towards the storage leaf.
+  bool on_storage_path = node == "leaf-stor-01";
+  for (const auto& [key, v] : s) {
+    on_storage_path = on_storage_path ||
+                      (key.rfind("infiniband_port_info{", 0) == 0 &&
+                       key.find("node_name=\"" + node + "\"") != std::string::npos &&
+                       key.find(",port=\"" + port + "\"") != std::string::npos &&
+                       key.find("remote_node_name=\"leaf-stor-01\"") != std::string::npos);
+  }
+  CHECK(on_storage_path);
+  CHECK(top.front().first > 3.0);
+}
+
+TEST_CASE("A cable with rising symbol errors stands out in the error rates",
+          "[analysis][integration]") {
+  ScenarioDriver driver(parse_scenario(scenario_yaml("  - type: symbol_errors\n"
+                                                     "    node: leaf-r1-01\n    port: 5\n"
+                                                     "    rate: 5\n")));
+  SimFabric sim(driver.fabric());
+  Daemon daemon(sim, {"--config.file=" + config_file(sim)});
+  REQUIRE(daemon.wait_ready());
+  const Series first = drive(sim, driver, daemon, 2);
+  const Series later = drive(sim, driver, daemon, 4);
+  // The port whose symbol errors grew most is the bad cable.
+  std::string worst;
+  double most = 0;
+  for (const auto& [key, v] : later) {
+    if (key.rfind("infiniband_port_symbol_errors_total{", 0) != 0) continue;
+    auto it = first.find(key);
+    const double grew = v - (it == first.end() ? 0.0 : it->second);
+    if (grew > most) {
+      most = grew;
+      worst = key;
+    }
+  }
+  INFO(worst);
+  CHECK(node_and_port(worst) == std::make_pair(std::string("leaf-r1-01"), std::string("5")));
+  CHECK(most >= 5);
+  // And its switch tops the per-switch error rate.
+  const auto switches = ranked(later, "infiniband_switch_errors_per_second");
+  REQUIRE(!switches.empty());
+  CHECK(switches.front().second.find("node_name=\"leaf-r1-01\"") != std::string::npos);
 }
