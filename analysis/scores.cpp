@@ -172,13 +172,15 @@ double default_tick_seconds(std::string_view link_speed) {
   return 0;
 }
 
-double TickConfig::tick_seconds(std::string_view link_speed) const {
+double TickConfig::tick_seconds(std::string_view link_speed, int device_tick) const {
   if (const auto it = per_speed_seconds.find(std::string(link_speed));
       it != per_speed_seconds.end()) {
     return it->second;
   }
   if (global_seconds > 0) return global_seconds;
-  return default_tick_seconds(link_speed) * multiplier / kDefaultMultiplier;
+  // The device's own PortSamplesControl.Tick beats the configured assumption.
+  const double symbols = device_tick >= 0 ? device_tick + 1.0 : multiplier;
+  return default_tick_seconds(link_speed) * symbols / kDefaultMultiplier;
 }
 
 double median_of(std::vector<double>& values) {
@@ -266,7 +268,7 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
       p.tier = topo.tier[node];
       p.rail = group_rail(topo, node);
       p.direction = topo.direction[node][s.port_index];
-      const double tick = config.tick.tick_seconds(s.link_speed);
+      const double tick = config.tick.tick_seconds(s.link_speed, s.device_tick);
       if (s.has_xmit_wait && tick > 0 && s.interval_seconds > 0) {
         const double raw = static_cast<double>(s.xmit_wait_ticks) * tick / s.interval_seconds;
         p.valid = true;

@@ -33,8 +33,10 @@ struct TickConfig {
   std::unordered_map<std::string, double> per_speed_seconds;  // "HDR" -> seconds; wins
 
   // Per-speed override, else global, else default_tick_seconds scaled by
-  // multiplier / 8. 0 when nothing is known (the port is then skipped).
-  double tick_seconds(std::string_view link_speed) const;
+  // (Tick + 1) / 8 where the device reported PortSamplesControl.Tick
+  // (`device_tick` >= 0), else by multiplier / 8. 0 when nothing is known
+  // (the port is then skipped).
+  double tick_seconds(std::string_view link_speed, int device_tick = -1) const;
 };
 
 struct ScoreConfig {
@@ -56,6 +58,7 @@ struct PortSample {
   std::int32_t node = kNoNode;
   std::uint32_t port_index = 0;  // index into FabricNode::ports (not the port number)
   bool has_xmit_wait = true;     // false: the PMA does not count PortXmitWait
+  int device_tick = -1;          // PortSamplesControl.Tick the PMA reported; -1: unknown
   std::uint64_t xmit_wait_ticks = 0;
   std::uint64_t xmit_data_words = 0;  // PortXmitData: 4-byte words
   std::uint64_t error_count = 0;      // sum of the error counters' deltas

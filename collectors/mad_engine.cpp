@@ -10,9 +10,32 @@ MadEngine::MadEngine(MadTransport& transport, MadEngineLimits limits)
 void MadEngine::submit(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
                        std::uint32_t attr_mod, const PmaData& data, Callback callback) {
   Node& node = nodes_[lid];
-  node.queue.push_back(Request{lid, method, attr_id, attr_mod, 0, data, std::move(callback)});
+  node.queue.push_back(
+      Request{lid, method, attr_id, attr_mod, 0, false, data, std::move(callback)});
   ++queued_;
   make_ready(lid, node);
+}
+
+void MadEngine::submit_optional(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
+                                std::uint32_t attr_mod, const PmaData& data, Callback callback) {
+  Node& node = nodes_[lid];
+  node.queue.push_back(
+      Request{lid, method, attr_id, attr_mod, 0, true, data, std::move(callback)});
+  ++queued_;
+  make_ready(lid, node);
+}
+
+void MadEngine::fail(Request& request, MadResult result) {
+  if (request.optional) {
+    ++stats_.optional_unanswered;
+  } else if (result == MadResult::kTimeout) {
+    ++stats_.timeouts;
+  } else {
+    ++stats_.errors;
+  }
+  MadCompletion c;
+  c.result = result;
+  finish(request, c);
 }
 
 void MadEngine::make_ready(std::uint16_t lid, Node& node) {
@@ -59,10 +82,7 @@ bool MadEngine::send_one(Request request, Clock::time_point now) {
   ++request.attempts;
   ++stats_.sent;
   if (!transport_.send(request.lid, mad, limits_.timeout)) {
-    ++stats_.errors;
-    MadCompletion c;
-    c.result = MadResult::kError;
-    finish(request, c);
+    fail(request, MadResult::kError);
     return false;
   }
   Node& node = nodes_[request.lid];
@@ -107,18 +127,19 @@ void MadEngine::handle(const Received& received) {
   release_node(request.lid);
   if (received.kind == Received::Kind::kSendFailed) {
     // The kernel timed the request out: same path as our own timeout.
-    if (request.attempts <= limits_.retries) {
+    if (!request.optional && request.attempts <= limits_.retries) {
       requeue(std::move(request));
       return;
     }
-    ++stats_.timeouts;
-    MadCompletion c;
-    c.result = MadResult::kTimeout;
-    finish(request, c);
+    fail(request, MadResult::kTimeout);
     return;
   }
   MadCompletion c;
   c.mad_status = mad_status(received.mad);
+  if (c.mad_status != 0 && request.optional) {
+    fail(request, MadResult::kError);
+    return;
+  }
   if (c.mad_status == 0) {
     c.result = MadResult::kOk;
     c.data = pma_data(received.mad);
@@ -139,14 +160,11 @@ void MadEngine::expire(Clock::time_point now) {
     Request request = std::move(it->second.request);
     inflight_.erase(it);
     release_node(request.lid);
-    if (request.attempts <= limits_.retries) {
+    if (!request.optional && request.attempts <= limits_.retries) {
       requeue(std::move(request));
       continue;
     }
-    ++stats_.timeouts;
-    MadCompletion c;
-    c.result = MadResult::kTimeout;
-    finish(request, c);
+    fail(request, MadResult::kTimeout);
   }
 }
 
@@ -169,12 +187,7 @@ bool MadEngine::run(Clock::time_point deadline) {
       }
       ready_.clear();
       queued_ = 0;
-      MadCompletion c;
-      c.result = MadResult::kTimeout;
-      for (auto& r : left) {
-        ++stats_.timeouts;
-        finish(r, c);
-      }
+      for (auto& r : left) fail(r, MadResult::kTimeout);
       return false;
     }
     fill_window(now);

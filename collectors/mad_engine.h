@@ -39,6 +39,9 @@ struct MadEngineStats {
   std::uint64_t errors = 0;    // requests answered with a non-zero status or not sendable
   std::uint64_t retries = 0;
   std::uint64_t late_or_unknown = 0;  // responses matching no outstanding request
+  // Optional probes (attributes a PMA may lack) that got no usable answer;
+  // kept apart so they do not read as a sick fabric.
+  std::uint64_t optional_unanswered = 0;
 };
 
 class MadEngine {
@@ -54,6 +57,10 @@ class MadEngine {
   // more requests).
   void submit(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
               std::uint32_t attr_mod, const PmaData& data, Callback callback);
+  // As submit(), for a probe the PMA may not support: one attempt, and a
+  // failure counts as optional_unanswered rather than a timeout or error.
+  void submit_optional(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
+                       std::uint32_t attr_mod, const PmaData& data, Callback callback);
 
   // Drives the pipeline until every request has completed, or until
   // `deadline` (then the rest complete as timeouts). Returns false when the
@@ -74,6 +81,7 @@ class MadEngine {
     std::uint16_t attr_id;
     std::uint32_t attr_mod;
     int attempts = 0;
+    bool optional = false;
     PmaData data;
     Callback callback;
   };
@@ -92,6 +100,7 @@ class MadEngine {
   void handle(const Received& received);
   void expire(Clock::time_point now);
   void finish(Request& request, const MadCompletion& completion);
+  void fail(Request& request, MadResult result);
   void release_node(std::uint16_t lid);
   void requeue(Request request);
   void make_ready(std::uint16_t lid, Node& node);

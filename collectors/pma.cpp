@@ -137,6 +137,12 @@ PmaData port_counters_ext_request(std::uint8_t port) {
   return d;
 }
 
+PmaData port_samples_control_request(std::uint8_t port) {
+  PmaData d{};
+  mad_set_field(d.data(), 0, IB_PSC_PORT_SELECT_F, port);
+  return d;
+}
+
 PmaData port_counters_clear_request(std::uint8_t port, std::uint32_t select_mask) {
   PmaData d{};
   mad_set_field(d.data(), 0, IB_PC_PORT_SELECT_F, port);
@@ -150,6 +156,10 @@ PmaCapabilities decode_class_port_info(const PmaData& data) {
   caps.cap_mask = static_cast<std::uint16_t>(get32(data, IB_CPI_CAPMASK_F));
   caps.cap_mask2 = get32(data, IB_CPI_CAPMASK2_F);
   return caps;
+}
+
+int decode_sample_tick(const PmaData& data) {
+  return static_cast<int>(get32(data, IB_PSC_TICK_F));
 }
 
 void decode_port_counters(const PmaData& data, const PmaCapabilities& caps, CounterReading& out) {

@@ -81,6 +81,9 @@ struct PmaCapabilities {
   // Whether PortCounters (32-bit) is still needed once PortCountersExtended
   // is read: it is, unless the extended attribute carries the error counters.
   bool needs_port_counters() const { return !(extended() && additional_extended()); }
+  // PortSamplesControl.Tick (IBA 16.1.3.2): the PMA's sampling tick, which
+  // also times PortXmitWait; -1 where the PMA did not say.
+  int sample_tick = -1;
 };
 
 // Values read in one sweep. A counter is present when its bit is set.
@@ -96,6 +99,7 @@ struct CounterReading {
 
 // PMA attribute IDs (IBA 16.1.2, Table 220).
 inline constexpr std::uint16_t kAttrClassPortInfo = 0x0001;
+inline constexpr std::uint16_t kAttrPortSamplesControl = 0x0010;
 inline constexpr std::uint16_t kAttrPortCounters = 0x0012;
 inline constexpr std::uint16_t kAttrPortCountersExtended = 0x001D;
 
@@ -107,11 +111,14 @@ using PmaData = std::array<std::uint8_t, kPmaDataSize>;
 // Request payloads (the PMA data area, libibmad's IB_PC_* field base).
 PmaData port_counters_request(std::uint8_t port);
 PmaData port_counters_ext_request(std::uint8_t port);
+PmaData port_samples_control_request(std::uint8_t port);
 // A PortCounters Set that clears exactly the counters whose select bits are
 // given (CounterSelect bits 0..15, CounterSelect2 bits in 16..23).
 PmaData port_counters_clear_request(std::uint8_t port, std::uint32_t select_mask);
 
 PmaCapabilities decode_class_port_info(const PmaData& data);
+// PortSamplesControl.Tick from a PortSamplesControl Get response.
+int decode_sample_tick(const PmaData& data);
 // Decodes PortCounters into `out`. PortXmitWait is taken only when
 // capabilities say it is valid; QP1Dropped only with IsQP1DropSupported.
 void decode_port_counters(const PmaData& data, const PmaCapabilities& caps, CounterReading& out);

@@ -52,8 +52,24 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
                        return;
                      }
                      const PmaCapabilities caps = decode_class_port_info(c.data);
-                     capabilities_[fabric.nodes[n].guid] = caps;
+                     const std::uint64_t guid = fabric.nodes[n].guid;
+                     capabilities_[guid] = caps;
                      query_ports(fabric, n, caps, options, result);
+                     // PortSamplesControl.Tick, once per node, for the length
+                     // of a PortXmitWait tick. Optional: a PMA that does not
+                     // answer keeps the configured assumption, and the node
+                     // is not counted as failing for it.
+                     const FabricNode& self = fabric.nodes[n];
+                     const std::uint8_t port = self.ports.empty() ? 1 : self.ports.front().number;
+                     engine_.submit_optional(self.lid, kMethodGet, kAttrPortSamplesControl, 0,
+                                    port_samples_control_request(port),
+                                    [this, guid](const MadCompletion& sc) {
+                                      if (sc.result != MadResult::kOk) return;
+                                      auto it = capabilities_.find(guid);
+                                      if (it != capabilities_.end()) {
+                                        it->second.sample_tick = decode_sample_tick(sc.data);
+                                      }
+                                    });
                    });
   }
   const bool finished = engine_.run(start + options.budget);

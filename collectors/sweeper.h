@@ -57,6 +57,11 @@ class Sweeper {
 
   // Forget cached PMA capabilities (e.g. after a node was replaced).
   void clear_capabilities() { capabilities_.clear(); }
+  // Cached PMA capabilities of a node (null until its ClassPortInfo answered).
+  const PmaCapabilities* capabilities(std::uint64_t guid) const {
+    auto it = capabilities_.find(guid);
+    return it == capabilities_.end() ? nullptr : &it->second;
+  }
   std::size_t cached_capabilities() const { return capabilities_.size(); }
 
  private:

@@ -194,8 +194,11 @@ void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
   const double dt =
       std::chrono::duration<double>(sweep.started_at - previous_sweep_).count();
   const bool have_interval = previous_sweep_.time_since_epoch().count() != 0 && dt > 0;
-  for (const PortView& v : snap.ports) {
+  for (PortView& v : snap.ports) {
     const FabricNode& node = fabric.nodes[v.node];
+    if (const PmaCapabilities* caps = sweeper_.capabilities(node.guid)) {
+      v.device_tick = caps->sample_tick;
+    }
     if (v.node >= sweep.port_read.size() || !sweep.port_read[v.node][v.port_index]) continue;
     const FabricPort& port = node.ports[v.port_index];
     const PortKey key{node.guid, port.number};
@@ -204,6 +207,7 @@ void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
       PortSample sample = make_port_sample(static_cast<std::int32_t>(v.node), v.port_index,
                                            prev->second, v.totals, link_speed_name(port), dt);
       sample.has_xmit_wait = v.present[static_cast<std::size_t>(Counter::kTransmitWait)] != 0;
+      sample.device_tick = v.device_tick;
       a.samples.push_back(sample);
     }
     previous_[key] = v.totals;

@@ -45,6 +45,9 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
   mad_ok_ = &mads.Add({{"result", "ok"}});
   mad_timeout_ = &mads.Add({{"result", "timeout"}});
   mad_error_ = &mads.Add({{"result", "error"}});
+  mad_optional_ = counter(r, "infiniband_exporter_optional_probes_unanswered_total",
+                          "Optional PMA probes (e.g. PortSamplesControl, which ibsim lacks) that "
+                          "got no usable answer; not counted as MAD failures.");
   mad_retries_ = counter(r, "infiniband_exporter_mad_retries_total",
                          "MAD attempts repeated after a timeout.");
   mad_late_ = counter(r, "infiniband_exporter_mad_late_responses_total",
@@ -144,6 +147,7 @@ void ExporterMetrics::update_totals(const MadEngineStats& mad, const Accumulator
   add(mad_error_, mad.errors, last_mad_.errors);
   add(mad_retries_, mad.retries, last_mad_.retries);
   add(mad_late_, mad.late_or_unknown, last_mad_.late_or_unknown);
+  add(mad_optional_, mad.optional_unanswered, last_mad_.optional_unanswered);
   for (std::size_t i = 0; i < kCounterCount; ++i) {
     add(saturations_[i], acc.saturations[i], last_acc_.saturations[i]);
     add(external_clears_[i], acc.external_clears[i], last_acc_.external_clears[i]);

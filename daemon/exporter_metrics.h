@@ -39,6 +39,7 @@ class ExporterMetrics {
   prometheus::Counter* mad_error_;
   prometheus::Counter* mad_retries_;
   prometheus::Counter* mad_late_;
+  prometheus::Counter* mad_optional_;
   prometheus::Counter* sweeps_;
   prometheus::Counter* sweeps_incomplete_;
   prometheus::Counter* sweep_overruns_;

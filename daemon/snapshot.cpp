@@ -41,7 +41,7 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
     const PortView& p = s.ports[i];
     if (p.present[wait] == 0 || !port_exported(p)) continue;
     const FabricPort& fp = fabric.nodes[p.node].ports[p.port_index];
-    const double tick = a.scores.tick.tick_seconds(link_speed_name(fp));
+    const double tick = a.scores.tick.tick_seconds(link_speed_name(fp), p.device_tick);
     if (tick <= 0) continue;
     w.sample("infiniband_port_transmit_wait_seconds_total", port_labels[i],
              static_cast<double>(p.totals[wait]) * tick);

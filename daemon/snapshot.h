@@ -26,6 +26,7 @@ struct PortView {
   std::uint32_t node = 0;        // index into Fabric::nodes
   std::uint32_t port_index = 0;  // index into FabricNode::ports
   bool has_counters = false;     // read at least once since start-up
+  int device_tick = -1;          // the node's PortSamplesControl.Tick; -1: unknown
   std::array<std::uint64_t, kCounterCount> totals{};
   std::array<std::uint8_t, kCounterCount> present{};  // counter ever read
 };

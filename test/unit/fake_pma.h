@@ -30,6 +30,7 @@ struct FakeNode {
   int drop_next = 0;           // drops this many requests, then answers
   bool kernel_timeouts = false;  // returns the request as a send failure
   std::uint16_t error_status = 0;  // answers every request with this status
+  int sample_tick = 7;             // PortSamplesControl.Tick; -1: attribute unsupported
   int max_seen_inflight = 0;
   int inflight = 0;
 };
@@ -83,6 +84,8 @@ class FakePma final : public MadTransport {
         clear(p, mask);
       }
       for (auto& [f, v] : p.narrow) mad_set_field(data, 0, f, static_cast<std::uint32_t>(v));
+    } else if (attr == kAttrPortSamplesControl && node.sample_tick >= 0) {
+      mad_set_field(data, 0, IB_PSC_TICK_F, static_cast<std::uint32_t>(node.sample_tick));
     } else if (attr == kAttrPortCountersExtended) {
       const auto port = static_cast<std::uint8_t>(mad_get_field(data, 0, IB_PC_EXT_PORT_SELECT_F));
       FakePort& p = node.ports[port];

@@ -139,3 +139,21 @@ TEST_CASE("MadEngine honours a MADs-per-second cap", "[mad_engine]") {
   // 40 MADs at 200/s with a burst of 4: at least ~180 ms.
   CHECK(Clock::now() - start >= milliseconds(150));
 }
+
+TEST_CASE("MadEngine gives optional probes one attempt, counted apart", "[mad_engine]") {
+  FakePma fake;
+  fake.nodes[1].silent = true;
+  fake.nodes[2].error_status = 0x0C;
+  MadEngine engine(fake, limits(4, 1, 10, 3));
+  int failed = 0;
+  for (std::uint16_t lid : {1, 2}) {
+    engine.submit_optional(lid, 1, kAttrPortSamplesControl, 0, port_samples_control_request(1),
+                           [&](const MadCompletion& c) { failed += c.result != MadResult::kOk; });
+  }
+  REQUIRE(engine.run(Clock::now() + std::chrono::seconds(5)));
+  CHECK(failed == 2);
+  CHECK(engine.stats().sent == 2);  // no retries
+  CHECK(engine.stats().optional_unanswered == 2);
+  CHECK(engine.stats().timeouts == 0);
+  CHECK(engine.stats().errors == 0);
+}

@@ -441,3 +441,15 @@ TEST_CASE("parse_score_config", "[scores]") {
         "s.yaml:2: scores.mad_floor: expected a single value, got a list");
   CHECK(parse_error("scores:\n  floor: 1\n") == "s.yaml:2: scores.floor: unknown key");
 }
+
+TEST_CASE("tick length: overrides, then the device's PortSamplesControl.Tick, then the default",
+          "[scores]") {
+  ibfx::TickConfig t;
+  const double hdr8 = ibfx::default_tick_seconds("HDR");
+  CHECK(t.tick_seconds("HDR") == Approx(hdr8));
+  CHECK(t.tick_seconds("HDR", 3) == Approx(hdr8 * 4.0 / 8.0));  // Tick 3 = 4 symbol times
+  t.global_seconds = 1e-6;
+  CHECK(t.tick_seconds("HDR", 3) == Approx(1e-6));  // the operator's word wins
+  t.per_speed_seconds["HDR"] = 2e-6;
+  CHECK(t.tick_seconds("HDR", 3) == Approx(2e-6));
+}

@@ -47,8 +47,8 @@ TEST_CASE("Sweeper reads every port of every node with 32-bit PortCounters", "[s
   CHECK(sw2->total[idx(Counter::kTransmitDataBytes)] == 1ull << 40);  // words; x4 at render
   CHECK(sw2->bits[idx(Counter::kTransmitDataBytes)] == 64);  // extended wins over 32-bit
   CHECK(acc.find(PortKey{0x201, 1})->total[idx(Counter::kLinkDowned)] == 2);
-  // ClassPortInfo (5 nodes) + 2 attributes x 8 ports.
-  CHECK(r.mads_sent == 5 + 16);
+  // ClassPortInfo and PortSamplesControl (5 nodes) + 2 attributes x 8 ports.
+  CHECK(r.mads_sent == 5 + 5 + 16);
 }
 
 TEST_CASE("Sweeper takes 64-bit PortXmitWait from PortCountersExtended with CapabilityMask2",
@@ -68,8 +68,9 @@ TEST_CASE("Sweeper takes 64-bit PortXmitWait from PortCountersExtended with Capa
   CHECK(st->total[idx(Counter::kTransmitWait)] == 0x5'0000'0000ull);
   CHECK(st->bits[idx(Counter::kTransmitWait)] == 64);
   CHECK(st->total[idx(Counter::kSymbolErrors)] == 100000);
-  // Only PortCountersExtended per port: 2 ClassPortInfo + 2 ports x 1.
-  CHECK(r.mads_sent == 4);
+  // Only PortCountersExtended per port: 2 x (ClassPortInfo, PortSamplesControl)
+  // + 2 ports x 1.
+  CHECK(r.mads_sent == 6);
 }
 
 TEST_CASE("Sweeper falls back to 32-bit counters without extended support", "[sweeper]") {
@@ -117,7 +118,7 @@ TEST_CASE("Sweeper caches ClassPortInfo per node", "[sweeper]") {
   Sweeper sweeper(engine, acc);
   const SweepResult first = sweeper.sweep(f, {});
   const SweepResult second = sweeper.sweep(f, {});
-  CHECK(first.mads_sent == 3 + 8);
+  CHECK(first.mads_sent == 3 + 3 + 8);
   CHECK(second.mads_sent == 8);
   CHECK(sweeper.cached_capabilities() == 3);
 }
@@ -234,4 +235,23 @@ TEST_CASE("Sweeper keeps totals on GUID and port when a node's LID changes", "[s
   const SweepResult r = sweeper.sweep(after, {});
   CHECK(r.nodes[1].answered);
   CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 800);
+}
+
+TEST_CASE("Sweeper reads PortSamplesControl.Tick once and survives PMAs without it",
+          "[sweeper]") {
+  const ibfx::Fabric f = ibfx::test::star_fabric(2);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[1].sample_tick = 3;
+  fake.nodes[2].sample_tick = -1;  // answers "unsupported attribute"
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  REQUIRE(sweeper.capabilities(0x100) != nullptr);
+  CHECK(sweeper.capabilities(0x100)->sample_tick == 3);
+  CHECK(sweeper.capabilities(0x200)->sample_tick == -1);
+  CHECK(sweeper.capabilities(0x201)->sample_tick == 7);
+  // The optional attribute failing does not make the node "not answering".
+  CHECK(r.nodes[1].answered);
 }
