@@ -1,11 +1,10 @@
 // Topology-aware scores on a simulated fabric animated by the scenario
 // driver: the culprit ranks first, and a uniform baseline raises nothing.
 #include <catch2/catch.hpp>
+#include <regex>
 
 #include "daemon_fixture.h"
 #include "test/scenario/scenario.h"
-
-#include <regex>
 
 using namespace ibfx::test;
 
@@ -46,17 +45,29 @@ std::string config_file(SimFabric& sim) {
   std::ofstream(path) << "scores:\n  tick_seconds: 256e-9\n";
   return path;
 }
+
+// A scenario's fabric in ibsim with the daemon sweeping it every second.
+struct ScenarioRun {
+  explicit ScenarioRun(const std::string& yaml)
+      : driver(parse_scenario(yaml)),
+        sim(driver.fabric()),
+        daemon(sim, {"--config.file=" + config_file(sim)}) {
+    REQUIRE(daemon.wait_ready());
+  }
+  Series drive_for(int seconds) { return drive(sim, driver, daemon, seconds); }
+  ScenarioDriver driver;
+  SimFabric sim;
+  Daemon daemon;
+};
 }  // namespace
 
 TEST_CASE("A congested spine port ranks first with tier and rail labels",
           "[analysis][integration]") {
-  ScenarioDriver driver(parse_scenario(scenario_yaml("  - type: congested_port\n"
-                                                     "    node: spine-02\n    port: 3\n"
-                                                     "    ratio: 0.7\n    spread: 0.3\n")));
-  SimFabric sim(driver.fabric());
-  Daemon daemon(sim, {"--config.file=" + config_file(sim)});
-  REQUIRE(daemon.wait_ready());
-  const Series s = drive(sim, driver, daemon, 5);
+  ScenarioRun run(
+      scenario_yaml("  - type: congested_port\n"
+                    "    node: spine-02\n    port: 3\n"
+                    "    ratio: 0.7\n    spread: 0.3\n"));
+  const Series s = run.drive_for(5);
   const auto top = ranked(s, "infiniband_hotspot_score");
   REQUIRE(!top.empty());
   INFO(top.front().second);
@@ -80,20 +91,17 @@ TEST_CASE("A congested spine port ranks first with tier and rail labels",
   CHECK(s.at(R"(infiniband_port_stall_ratio_count{tier="spine",rail=""})") > 0);
 
   // The full exposition, analysis included, is promtool-clean.
-  const std::string path = sim.dir() + "/scrape.prom";
-  std::ofstream(path) << daemon.metrics();
-  const RunResult check = sim.run({"sh", "-c", "promtool check metrics < " + path});
+  const std::string path = run.sim.dir() + "/scrape.prom";
+  std::ofstream(path) << run.daemon.metrics();
+  const RunResult check = run.sim.run({"sh", "-c", "promtool check metrics < " + path});
   INFO(check.out << check.err);
   CHECK(check.exit_code == 0);
   CHECK(check.err.empty());
 }
 
 TEST_CASE("A uniform baseline raises no hotspot", "[analysis][integration]") {
-  ScenarioDriver driver(parse_scenario(scenario_yaml("")));
-  SimFabric sim(driver.fabric());
-  Daemon daemon(sim, {"--config.file=" + config_file(sim)});
-  REQUIRE(daemon.wait_ready());
-  const Series s = drive(sim, driver, daemon, 4);
+  ScenarioRun run(scenario_yaml(""));
+  const Series s = run.drive_for(4);
   const auto top = ranked(s, "infiniband_hotspot_score");
   REQUIRE(!top.empty());
   INFO(top.front().second);
@@ -111,14 +119,11 @@ std::pair<std::string, std::string> node_and_port(const std::string& key) {
 }  // namespace
 
 TEST_CASE("A checkpoint incast: the storage path ranks first", "[analysis][integration]") {
-  ScenarioDriver driver(parse_scenario(
+  ScenarioRun run(
       "name: incast\nseed: 4\nfabric:\n  servers: 8\n  rails: 2\n  tiers: 2\n  radix: 8\n"
       "  storage_nodes: 2\nduration: 600\ntick: 1.0\neffects:\n  - type: allreduce\n"
-      "    load: 0.5\n  - type: incast\n    load: 0.95\n    ratio: 0.6\n    spread: 0.5\n"));
-  SimFabric sim(driver.fabric());
-  Daemon daemon(sim, {"--config.file=" + config_file(sim)});
-  REQUIRE(daemon.wait_ready());
-  const Series s = drive(sim, driver, daemon, 5);
+      "    load: 0.5\n  - type: incast\n    load: 0.95\n    ratio: 0.6\n    spread: 0.5\n");
+  const Series s = run.drive_for(5);
   const auto top = ranked(s, "infiniband_hotspot_score");
   REQUIRE(!top.empty());
   INFO(top.front().second);
@@ -127,11 +132,11 @@ TEST_CASE("A checkpoint incast: the storage path ranks first", "[analysis][integ
   // port towards the storage leaf.
   bool on_storage_path = node == "leaf-stor-01";
   for (const auto& [key, v] : s) {
-    on_storage_path = on_storage_path ||
-                      (key.rfind("infiniband_port_info{", 0) == 0 &&
-                       key.find("node_name=\"" + node + "\"") != std::string::npos &&
-                       key.find(",port=\"" + port + "\"") != std::string::npos &&
-                       key.find("remote_node_name=\"leaf-stor-01\"") != std::string::npos);
+    on_storage_path =
+        on_storage_path || (key.rfind("infiniband_port_info{", 0) == 0 &&
+                            key.find("node_name=\"" + node + "\"") != std::string::npos &&
+                            key.find(",port=\"" + port + "\"") != std::string::npos &&
+                            key.find("remote_node_name=\"leaf-stor-01\"") != std::string::npos);
   }
   CHECK(on_storage_path);
   CHECK(top.front().first > 3.0);
@@ -139,14 +144,12 @@ TEST_CASE("A checkpoint incast: the storage path ranks first", "[analysis][integ
 
 TEST_CASE("A cable with rising symbol errors stands out in the error rates",
           "[analysis][integration]") {
-  ScenarioDriver driver(parse_scenario(scenario_yaml("  - type: symbol_errors\n"
-                                                     "    node: leaf-r1-01\n    port: 5\n"
-                                                     "    rate: 5\n")));
-  SimFabric sim(driver.fabric());
-  Daemon daemon(sim, {"--config.file=" + config_file(sim)});
-  REQUIRE(daemon.wait_ready());
-  const Series first = drive(sim, driver, daemon, 2);
-  const Series later = drive(sim, driver, daemon, 4);
+  ScenarioRun run(
+      scenario_yaml("  - type: symbol_errors\n"
+                    "    node: leaf-r1-01\n    port: 5\n"
+                    "    rate: 5\n"));
+  const Series first = run.drive_for(2);
+  const Series later = run.drive_for(4);
   // The port whose symbol errors grew most is the bad cable.
   std::string worst;
   double most = 0;
