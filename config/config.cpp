@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <system_error>
+#include <sstream>
 #include <utility>
 
 namespace ibfx {
@@ -246,14 +248,57 @@ std::string describe(const YAML::Node& node) {
 
 // Walks the YAML tree against kKeys, remembering where each key was set so
 // that checks across keys can point at a line too.
+// The line of each document's first node (1-based), as LoadAll's nodes
+// would report it.
+class DocumentLines final : public YAML::EventHandler {
+ public:
+  std::vector<int> first_lines;
+  void OnDocumentStart(const YAML::Mark&) override { pending_ = true; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (!pending_) return;
+    pending_ = false;
+    first_lines.push_back(m.is_null() ? 1 : m.line + 1);
+  }
+  bool pending_ = false;
+};
+
 class YamlLoader {
  public:
   explicit YamlLoader(std::string source) : source_(std::move(source)) {}
 
   Config load(std::string_view text) {
-    std::vector<YAML::Node> docs;
+    YAML::Node doc;
+    int second_document_line = 0;
     try {
-      docs = YAML::LoadAll(std::string(text));
+      // yaml-cpp 0.7's LoadAll() never returns on some malformed streams (a
+      // lone ',' yields an endless run of null documents, jbeder/yaml-cpp#1040),
+      // so count at most two documents with the event parser, then build the first.
+      std::istringstream in{std::string(text)};
+      YAML::Parser parser(in);
+      DocumentLines lines;
+      for (int i = 0; i < 2 && parser.HandleNextDocument(lines); ++i) {
+      }
+      if (lines.first_lines.size() > 1) second_document_line = lines.first_lines[1];
+      doc = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
       // yaml-cpp also bounds nesting depth, so deep garbage ends up here too.
       const std::string what = "invalid YAML: " + printable(e.msg);
@@ -261,15 +306,15 @@ class YamlLoader {
       fail(source_ + ":" + std::to_string(e.mark.line + 1) + ": " + what);
     }
     Config config;
-    if (docs.size() > 1) {
-      fail_at(line_of(docs[1], 1), "(top level)", "only one YAML document is allowed");
+    if (second_document_line > 0) {
+      fail_at(second_document_line, "(top level)", "only one YAML document is allowed");
     }
-    if (docs.empty() || docs[0].IsNull()) return config;  // empty file: all defaults
-    if (!docs[0].IsMap()) {
-      fail_at(line_of(docs[0], 1), "(top level)",
-              "expected a mapping of keys to values, got " + describe(docs[0]));
+    if (!doc.IsDefined() || doc.IsNull()) return config;  // empty file: all defaults
+    if (!doc.IsMap()) {
+      fail_at(line_of(doc, 1), "(top level)",
+              "expected a mapping of keys to values, got " + describe(doc));
     }
-    walk(docs[0], "", config);
+    walk(doc, "", config);
     check_inflight(config);
     if (config.sharding.index >= config.sharding.count) {
       const auto it = lines_.find("sharding.index");

@@ -337,3 +337,11 @@ TEST_CASE("config: garbage never crashes", "[config]") {
     parse_or_config_error(mutated);
   }
 }
+
+TEST_CASE("config: a stray comma is an error and not a hang (yaml-cpp 0.7 LoadAll)", "[config]") {
+  // Found by fuzz/config_fuzz: yaml-cpp 0.7's LoadAll never returns on ",".
+  for (const char* text : {",", " , a: 0", "sweep_interval: 10s\n,\n"}) {
+    INFO(text);
+    CHECK_THROWS_AS(ibfx::parse_config_yaml(text, "stray.yaml"), ibfx::ConfigError);
+  }
+}
