@@ -414,24 +414,15 @@ ScoreConfig parse_score_config(const YAML::Node& node, const std::string& source
   ScoreConfig config;
   if (!node.IsDefined() || node.IsNull()) return config;
   const analysis_detail::SectionReader reader(node, source, "scores");
-  if (!node.IsMap()) {
-    reader.fail(reader.line_of(node), "",
-                "expected a mapping of keys, got " + reader.describe(node));
-  }
-  std::set<std::string> seen;
-  for (const auto& entry : node) {
-    const std::string key = reader.key(entry.first);
-    const int line = reader.line_of(entry.first);
-    const YAML::Node& value = entry.second;
+  reader.for_each_entry(node, [&](const std::string& key, int line, const YAML::Node& value) {
     const int value_line = reader.line_of(value, line);
-    if (!seen.insert(key).second) reader.fail(line, key, "duplicate key");
     if (key == "tick_multiplier") {
       config.tick.multiplier = static_cast<double>(reader.integer(value, value_line, key, 1, 256));
     } else if (key == "tick_seconds") {
       config.tick.global_seconds = reader.number(value, value_line, key, 1e-12, 1e-3);
     } else if (key == "tick_seconds_by_speed") {
       reader.require_map(value, line, key);
-      if (value.IsNull()) continue;
+      if (value.IsNull()) return;
       for (const auto& item : value) {
         const int item_line = reader.line_of(item.first, line);
         const std::string speed = reader.key(item.first);
@@ -455,7 +446,7 @@ ScoreConfig parse_score_config(const YAML::Node& node, const std::string& source
     } else {
       reader.fail(line, key, "unknown key");
     }
-  }
+  });
   return config;
 }
 

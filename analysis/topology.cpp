@@ -350,16 +350,7 @@ TopologyConfig parse_topology_config(const YAML::Node& node, const std::string& 
   TopologyConfig config;
   if (!node.IsDefined() || node.IsNull()) return config;
   const analysis_detail::SectionReader reader(node, source, "topology");
-  if (!node.IsMap()) {
-    reader.fail(reader.line_of(node), "",
-                "expected a mapping of keys, got " + reader.describe(node));
-  }
-  std::set<std::string> seen;
-  for (const auto& entry : node) {
-    const std::string key = reader.key(entry.first);
-    const int line = reader.line_of(entry.first);
-    const YAML::Node& value = entry.second;
-    if (!seen.insert(key).second) reader.fail(line, key, "duplicate key");
+  reader.for_each_entry(node, [&](const std::string& key, int line, const YAML::Node& value) {
     if (key == "rail_regex") {
       const std::string& pattern = reader.scalar(value, line, key);
       const std::regex re = reader.regex(pattern, reader.line_of(value, line), key);
@@ -371,7 +362,7 @@ TopologyConfig parse_topology_config(const YAML::Node& node, const std::string& 
     } else if (key == "rail_by_guid" || key == "rail_by_name" || key == "tier_by_guid" ||
                key == "tier_by_name") {
       reader.require_map(value, line, key);
-      if (value.IsNull()) continue;
+      if (value.IsNull()) return;
       const bool by_guid = key.ends_with("guid");
       const bool rail = key.starts_with("rail");
       for (const auto& item : value) {
@@ -408,7 +399,7 @@ TopologyConfig parse_topology_config(const YAML::Node& node, const std::string& 
     } else {
       reader.fail(line, key, "unknown key");
     }
-  }
+  });
   return config;
 }
 

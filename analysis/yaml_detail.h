@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdint>
 #include <regex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,22 @@ class SectionReader {
            value.IsNull() ? "missing value" : "expected a single value, got " + describe(value));
     }
     return value.Scalar();
+  }
+
+  // Calls fn(key, line, value) for each entry of `section`, which must be a
+  // mapping; a key given twice is an error at its second line.
+  template <typename Fn>
+  void for_each_entry(const YAML::Node& section, Fn&& fn) const {
+    if (!section.IsMap()) {
+      fail(line_of(section), "", "expected a mapping of keys, got " + describe(section));
+    }
+    std::set<std::string> seen;
+    for (const auto& entry : section) {
+      const std::string name = key(entry.first);
+      const int line = line_of(entry.first);
+      if (!seen.insert(name).second) fail(line, name, "duplicate key");
+      fn(name, line, entry.second);
+    }
   }
 
   void require_map(const YAML::Node& value, int line, std::string_view key) const {

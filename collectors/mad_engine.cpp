@@ -9,18 +9,18 @@ MadEngine::MadEngine(MadTransport& transport, MadEngineLimits limits)
 
 void MadEngine::submit(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
                        std::uint32_t attr_mod, const PmaData& data, Callback callback) {
-  Node& node = nodes_[lid];
-  node.queue.push_back(
-      Request{lid, method, attr_id, attr_mod, 0, false, data, std::move(callback)});
-  ++queued_;
-  make_ready(lid, node);
+  enqueue(Request{lid, method, attr_id, attr_mod, 0, false, data, std::move(callback)});
 }
 
 void MadEngine::submit_optional(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
                                 std::uint32_t attr_mod, const PmaData& data, Callback callback) {
+  enqueue(Request{lid, method, attr_id, attr_mod, 0, true, data, std::move(callback)});
+}
+
+void MadEngine::enqueue(Request request) {
+  const std::uint16_t lid = request.lid;
   Node& node = nodes_[lid];
-  node.queue.push_back(
-      Request{lid, method, attr_id, attr_mod, 0, true, data, std::move(callback)});
+  node.queue.push_back(std::move(request));
   ++queued_;
   make_ready(lid, node);
 }

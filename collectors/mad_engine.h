@@ -95,6 +95,7 @@ class MadEngine {
     bool in_ready = false;
   };
 
+  void enqueue(Request request);
   void fill_window(Clock::time_point now);
   bool send_one(Request request, Clock::time_point now);
   void handle(const Received& received);
