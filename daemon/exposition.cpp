@@ -70,7 +70,7 @@ void ExpositionWriter::value(double v) {
   }
 }
 
-void ExpositionWriter::sample(std::string_view name, std::string_view labels, std::uint64_t v) {
+void ExpositionWriter::begin(std::string_view name, std::string_view labels) {
   out_ += name;
   if (!labels.empty()) {
     out_ += '{';
@@ -78,18 +78,16 @@ void ExpositionWriter::sample(std::string_view name, std::string_view labels, st
     out_ += '}';
   }
   out_ += ' ';
+}
+
+void ExpositionWriter::sample(std::string_view name, std::string_view labels, std::uint64_t v) {
+  begin(name, labels);
   value(v);
   out_ += '\n';
 }
 
 void ExpositionWriter::sample(std::string_view name, std::string_view labels, double v) {
-  out_ += name;
-  if (!labels.empty()) {
-    out_ += '{';
-    out_ += labels;
-    out_ += '}';
-  }
-  out_ += ' ';
+  begin(name, labels);
   value(v);
   out_ += '\n';
 }

@@ -27,6 +27,7 @@ class ExpositionWriter {
   static void add_label(std::string& labels, std::string_view key, std::string_view value);
 
  private:
+  void begin(std::string_view name, std::string_view labels);  // "name{labels} "
   void value(std::uint64_t v);
   void value(double v);
   std::string& out_;
