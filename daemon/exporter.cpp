@@ -117,8 +117,7 @@ void Exporter::publish(SweepResult sweep, bool overrun) {
   if (f) analyze_sweep(*snap, sweep_ref);
   snap->exporter_metrics_text = std::move(own);
   snap->exporting = config_.exporting;
-  // Render (and compress) here, on the sweep thread: a scrape only copies.
-  snap->text();
+  // Render and compress here, on the sweep thread: a scrape only reads.
   snap->gzip();
   store_.publish(std::move(snap));
   // systemd (Type=notify): READY once the first snapshot is served, then a

@@ -49,7 +49,14 @@ void ExpositionWriter::family(std::string_view name, std::string_view help, std:
   out_ += name;
   out_ += ' ';
   out_ += type;
-  out_ += '\n';
+  line_done();
+}
+
+void ExpositionWriter::flush() {
+  if (sink_ && !out_.empty()) {
+    sink_(out_);
+    out_.clear();
+  }
 }
 
 void ExpositionWriter::value(std::uint64_t v) {
@@ -83,13 +90,13 @@ void ExpositionWriter::begin(std::string_view name, std::string_view labels) {
 void ExpositionWriter::sample(std::string_view name, std::string_view labels, std::uint64_t v) {
   begin(name, labels);
   value(v);
-  out_ += '\n';
+  line_done();
 }
 
 void ExpositionWriter::sample(std::string_view name, std::string_view labels, double v) {
   begin(name, labels);
   value(v);
-  out_ += '\n';
+  line_done();
 }
 
 void ExpositionWriter::sample(std::string_view name, std::string_view labels,
@@ -103,7 +110,7 @@ void ExpositionWriter::sample(std::string_view name, std::string_view labels,
   append_escaped(out_, extra_value);
   out_ += "\"} ";
   value(v);
-  out_ += '\n';
+  line_done();
 }
 
 }  // namespace ibfx

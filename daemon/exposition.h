@@ -3,7 +3,9 @@
 // ports x ~20 counters); this writes them straight into one string.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -11,7 +13,16 @@ namespace ibfx {
 
 class ExpositionWriter {
  public:
+  using Sink = std::function<void(std::string_view)>;
+
+  // Everything accumulates in `out`.
   explicit ExpositionWriter(std::string& out) : out_(out) {}
+  // Streaming: whenever `out` holds `chunk_bytes` or more after a line, it is
+  // handed to `sink` and cleared, so the whole text never exists at once.
+  // Call flush() at the end for the rest.
+  ExpositionWriter(std::string& out, Sink sink, std::size_t chunk_bytes)
+      : out_(out), sink_(std::move(sink)), chunk_bytes_(chunk_bytes) {}
+  void flush();
 
   // "# HELP" and "# TYPE" lines; type is "counter", "gauge", ...
   void family(std::string_view name, std::string_view help, std::string_view type);
@@ -30,7 +41,13 @@ class ExpositionWriter {
   void begin(std::string_view name, std::string_view labels);  // "name{labels} "
   void value(std::uint64_t v);
   void value(double v);
+  void line_done() {
+    out_ += '\n';
+    if (sink_ && out_.size() >= chunk_bytes_) flush();
+  }
   std::string& out_;
+  Sink sink_;
+  std::size_t chunk_bytes_ = 0;
 };
 
 // Escapes a label value: backslash, double quote and newline (text format 0.0.4).

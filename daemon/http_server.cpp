@@ -1,9 +1,5 @@
 #include "daemon/http_server.h"
 
-// zlib's next_in is only const-correct with ZLIB_CONST.
-#define ZLIB_CONST
-#include <zlib.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -235,35 +231,6 @@ error_code try_listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, bo
 }
 
 }  // namespace
-
-std::string gzip_compress(const std::string& data) {
-  z_stream zs{};
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw std::runtime_error("gzip: deflateInit2 failed");
-  std::string out;
-  out.resize(deflateBound(&zs, static_cast<uLong>(data.size())));
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  // avail_in is 32-bit, so feed very large inputs in slices.
-  const auto* in = reinterpret_cast<const Bytef*>(data.data());
-  std::size_t remaining = data.size();
-  int rc = Z_OK;
-  do {
-    std::size_t chunk = std::min<std::size_t>(remaining, std::numeric_limits<uInt>::max());
-    zs.next_in = in;
-    zs.avail_in = static_cast<uInt>(chunk);
-    in += chunk;
-    remaining -= chunk;
-    rc = deflate(&zs, remaining == 0 ? Z_FINISH : Z_NO_FLUSH);
-  } while (rc == Z_OK && remaining > 0);
-  if (rc != Z_STREAM_END) {
-    deflateEnd(&zs);
-    throw std::runtime_error("gzip: deflate failed");
-  }
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 bool accepts_gzip(std::string_view accept_encoding) {
   std::optional<double> gzip_q;
@@ -551,6 +518,16 @@ class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
       res.set(http::field::www_authenticate, "Basic realm=\"ibfabric_exporter\"");
     }
     res.set(http::field::content_type, response.content_type);
+    if (response.stream) {
+      if (response.precompressed_gzip) {
+        res.set(http::field::vary, "Accept-Encoding");
+        res.set(http::field::content_encoding, "gzip");
+      }
+      res.content_length(response.stream->size);
+      // HEAD: the headers the GET would have, Content-Length included.
+      if (req.method() == http::verb::head || !response.stream->next) return write(std::move(res));
+      return write_streamed(std::move(res), std::move(*response.stream));
+    }
     if (response.precompressed_gzip) {
       // The handler compressed (and typically cached) the body itself, having
       // checked request.accepts_gzip; compressing again would corrupt it.
@@ -590,6 +567,52 @@ class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
     read_request();
   }
 
+  // A streamed body: the header first, then one piece at a time, each piece
+  // produced only once the previous one is on the wire. Every piece gets a
+  // fresh idle deadline (a client that stops reading is dropped; a slow but
+  // steady one may take as long as the body needs).
+  void write_streamed(http::response<http::string_body>&& head, HttpResponse::BodyStream body) {
+    http::response<http::buffer_body> res{std::move(head.base())};
+    stream_res_.emplace(std::move(res));
+    stream_body_ = std::move(body);
+    stream_more_ = true;
+    stream_sr_.emplace(*stream_res_);
+    arm_timeout();
+    http::async_write_header(
+        stream_, *stream_sr_,
+        beast::bind_front_handler(&SessionImpl::on_stream_write, this->shared_from_this()));
+  }
+
+  void on_stream_write(error_code ec, std::size_t /*bytes*/) {
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) return close();
+    if (stream_sr_->is_done() || !stream_more_) return end_stream();
+    try {
+      stream_more_ = stream_body_.next(stream_piece_);
+    } catch (const std::exception& e) {
+      std::cerr << "http: streamed body failed: " << e.what() << "\n";
+      return close();
+    }
+    auto& b = stream_res_->body();
+    b.data = stream_piece_.data();
+    b.size = stream_piece_.size();
+    b.more = stream_more_;
+    arm_timeout();
+    http::async_write(stream_, *stream_sr_,
+                      beast::bind_front_handler(&SessionImpl::on_stream_write,
+                                                this->shared_from_this()));
+  }
+
+  void end_stream() {
+    const bool eof = stream_res_->need_eof();
+    stream_sr_.reset();
+    stream_res_.reset();
+    stream_body_ = {};
+    stream_piece_ = std::string();
+    if (eof) return linger();
+    read_request();
+  }
+
   void linger() {
     tcp_layer().expires_after(
         std::chrono::seconds(std::clamp(limits().idle_timeout_seconds, 1, kMaxDrainSeconds)));
@@ -623,6 +646,11 @@ class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
+  std::optional<http::response<http::buffer_body>> stream_res_;
+  std::optional<http::response_serializer<http::buffer_body>> stream_sr_;
+  HttpResponse::BodyStream stream_body_;
+  std::string stream_piece_;
+  bool stream_more_ = false;
   std::array<char, 4096> drain_buffer_{};
   std::size_t drained_ = 0;
 };

@@ -14,9 +14,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "daemon/gzip.h"
 #include "daemon/web_config.h"
 
 namespace ibfx {
@@ -29,6 +31,13 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int code, std::string type, std::string text, bool may_compress = true)
+      : status(code),
+        content_type(std::move(type)),
+        body(std::move(text)),
+        compressible(may_compress) {}
+
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
@@ -37,6 +46,19 @@ struct HttpResponse {
   // The body is already gzip-compressed (the handler only sets this when the
   // request accepts gzip): send it with Content-Encoding: gzip as is.
   bool precompressed_gzip = false;
+
+  // A large body produced piece by piece while it is written (instead of
+  // `body`), so a big response costs each client one piece of memory, not a
+  // copy: `size` bytes in all (the Content-Length); each call of `next`
+  // replaces `piece` with the next bytes and returns false with the last
+  // ones. Never compressed by the server (set precompressed_gzip if it is
+  // gzip). `next` runs on the I/O thread; if it throws, the connection is
+  // closed (the headers are out already).
+  struct BodyStream {
+    std::uint64_t size = 0;
+    std::function<bool(std::string& piece)> next;
+  };
+  std::optional<BodyStream> stream;
 };
 
 // Called for GET and HEAD only; it picks the status per path (404 for unknown
@@ -92,9 +114,6 @@ class HttpServer {
 // would, for --check-config; throws ConfigError naming the file and OpenSSL's
 // reason.
 void check_web_config(const WebConfig& web);
-
-// gzip-compresses data (RFC 1952) with zlib.
-std::string gzip_compress(const std::string& data);
 
 // True when an Accept-Encoding header value lets us answer with gzip
 // ("gzip;q=0" and "*;q=0" forbid it; codings are case-insensitive).

@@ -2,8 +2,7 @@
 
 #include <cstdio>
 
-#include "daemon/exposition.h"
-#include "daemon/http_server.h"
+#include "daemon/gzip.h"
 
 namespace ibfx {
 namespace {
@@ -206,10 +205,9 @@ void render_topology(const Snapshot& s, const std::vector<std::string>& node_lab
   }
 }
 
-void render_fabric(const Snapshot& s, std::string& out) {
+void render_fabric(const Snapshot& s, ExpositionWriter& w) {
   if (!s.fabric) return;
   const Fabric& fabric = *s.fabric;
-  ExpositionWriter w(out);
 
   // Labels shared by every series of a node, built once per render.
   std::vector<std::string> node_labels(fabric.nodes.size());
@@ -350,20 +348,34 @@ void StallHistogram::observe(double w) {
   sum += w;
 }
 
-const std::string& Snapshot::text() const {
-  std::call_once(text_once_, [this] {
-    std::string& out = rendered_.text;
-    // ~120 bytes per series; reserve to avoid regrowth on big fabrics.
-    out.reserve(ports.size() * (kCounterCount + 4) * 120 + exporter_metrics_text.size() + 4096);
-    render_fabric(*this, out);
-    out += exporter_metrics_text;
-  });
-  return rendered_.text;
+void Snapshot::render(const ExpositionWriter::Sink& sink, std::size_t chunk_bytes) const {
+  std::string buffer;
+  buffer.reserve(chunk_bytes + 4096);
+  ExpositionWriter w(buffer, sink, chunk_bytes);
+  render_fabric(*this, w);
+  w.flush();
+  if (!exporter_metrics_text.empty()) sink(exporter_metrics_text);
+}
+
+std::string Snapshot::text() const {
+  std::string out;
+  render([&out](std::string_view piece) { out += piece; });
+  return out;
 }
 
 const std::string& Snapshot::gzip() const {
-  std::call_once(gzip_once_, [this] { rendered_.gzip = gzip_compress(text()); });
-  return rendered_.gzip;
+  std::call_once(gzip_once_, [this] {
+    GzipWriter gz(gzip_level);
+    render([&gz](std::string_view piece) { gz.write(piece); });
+    text_size_ = gz.bytes_in();
+    gzip_ = gz.finish();
+  });
+  return gzip_;
+}
+
+std::size_t Snapshot::text_size() const {
+  gzip();
+  return text_size_;
 }
 
 std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric,

@@ -1,6 +1,6 @@
 // The immutable result of one sweep: what /metrics shows until the next one.
-// Built on the sweep thread, published with one pointer swap, rendered (once,
-// lazily) on the HTTP thread. A scrape never touches the fabric.
+// Built, rendered and compressed on the sweep thread, published with one
+// pointer swap; the HTTP side only reads it. A scrape never touches the fabric.
 #pragma once
 
 #include <chrono>
@@ -19,6 +19,8 @@
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
+#include "daemon/exposition.h"
+#include "daemon/gzip.h"
 
 namespace ibfx {
 
@@ -82,19 +84,27 @@ struct Snapshot {
   // snapshot was built so that it and the fabric series are one instant.
   std::string exporter_metrics_text;
 
-  // The exposition text, rendered on first use and cached: scrapes between
-  // two sweeps cost a copy, not a render.
-  struct Rendered {
-    std::string text;
-    std::string gzip;
-  };
-  const std::string& text() const;
+  // zlib level of gzip(): fast by default, the body is rebuilt every sweep.
+  int gzip_level = kGzipFast;
+
+  // Renders the exposition text (0.0.4), handing it to `sink` in pieces of
+  // about `chunk_bytes`: the whole text of a big fabric (hundreds of MB) is
+  // never held at once.
+  void render(const ExpositionWriter::Sink& sink,
+              std::size_t chunk_bytes = std::size_t{1} << 20) const;
+  // The whole text in one string (tests, --once): a fresh render per call.
+  std::string text() const;
+  // The exposition gzip-compressed, rendered once and cached: the daemon
+  // builds it on the sweep thread before publishing, and every scrape serves
+  // it (or inflates it, for clients that refuse gzip).
   const std::string& gzip() const;
+  // Length of the uncompressed text (Content-Length of an identity scrape).
+  std::size_t text_size() const;
 
  private:
-  mutable std::once_flag text_once_;
   mutable std::once_flag gzip_once_;
-  mutable Rendered rendered_;
+  mutable std::string gzip_;
+  mutable std::size_t text_size_ = 0;
 };
 
 // Builds a snapshot from the latest fabric, sweep and accumulator state.

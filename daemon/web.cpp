@@ -1,5 +1,10 @@
 #include "daemon/web.h"
 
+#include <algorithm>
+#include <memory>
+
+#include "daemon/gzip.h"
+
 namespace ibfx {
 namespace {
 constexpr const char* kLanding = R"(<!DOCTYPE html>
@@ -15,6 +20,7 @@ constexpr const char* kLanding = R"(<!DOCTYPE html>
 </body></html>
 )";
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
 }  // namespace
 
 HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request) {
@@ -27,12 +33,26 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request) {
       return r;
     }
     r.content_type = kExpositionType;
+    // The snapshot holds only the gzip form (built on the sweep thread); each
+    // scrape streams it, or inflates it for clients that refuse gzip, in
+    // pieces: no per-scrape copy of a body that can be hundreds of MB.
+    const std::string& gz = snap->gzip();
     if (request.accepts_gzip) {
-      // Rendered and compressed once per snapshot, shared by every scrape.
-      r.body = snap->gzip();
       r.precompressed_gzip = true;
+      r.stream = HttpResponse::BodyStream{
+          gz.size(), [snap, offset = std::size_t{0}](std::string& piece) mutable {
+            const std::string& all = snap->gzip();
+            const std::size_t n = std::min(kPieceBytes, all.size() - offset);
+            piece.assign(all, offset, n);
+            offset += n;
+            return offset < all.size();
+          }};
     } else {
-      r.body = snap->text();
+      auto reader = std::make_shared<GunzipReader>(gz);
+      r.stream = HttpResponse::BodyStream{
+          snap->text_size(), [snap, reader](std::string& piece) {
+            return reader->read(piece, kPieceBytes);
+          }};
     }
     return r;
   }

@@ -68,6 +68,20 @@ HttpResponse test_handler(const HttpRequest& req) {
     res.precompressed_gzip = req.accepts_gzip;
     return res;
   }
+  if (req.path == "/stream" || req.path == "/stream-broken") {
+    // big_body() in 1000-byte pieces; the broken one throws after two pieces.
+    HttpResponse res;
+    const bool broken = req.path == "/stream-broken";
+    res.stream = HttpResponse::BodyStream{
+        big_body().size(), [offset = std::size_t{0}, broken](std::string& piece) mutable {
+          if (broken && offset >= 2000) throw std::runtime_error("stream broke (expected)");
+          const std::string all = big_body();
+          piece = all.substr(offset, 1000);
+          offset += piece.size();
+          return offset < all.size();
+        }};
+    return res;
+  }
   if (req.path == "/boom") throw std::runtime_error("handler exploded (expected by the test)");
   return {404, "text/plain", "not found\n"};
 }
@@ -707,4 +721,40 @@ TEST_CASE("HttpServer answers many concurrent clients correctly", "[http]") {
   CHECK(errors.empty());
   CHECK(good == kThreads * kRequests);
   CHECK(handled == kThreads * kRequests);
+}
+
+TEST_CASE("HttpServer writes a streamed body piece by piece", "[http]") {
+  ServerFixture fx;
+  Client client(fx.port());
+  const std::string body = big_body();
+
+  auto get = client.get("/stream", "Accept-Encoding: gzip\r\n");
+  REQUIRE(get);
+  CHECK(get->result_int() == 200);
+  CHECK(header(*get, http::field::content_length) == std::to_string(body.size()));
+  // The server never compresses a stream on its own.
+  CHECK(header(*get, http::field::content_encoding) == "<absent>");
+  CHECK(get->body() == body);
+
+  // HEAD: the same headers, no body; the connection stays usable.
+  auto head = client.request("HEAD", "/stream");
+  REQUIRE(head);
+  CHECK(header(*head, http::field::content_length) == std::to_string(body.size()));
+  CHECK(head->body().empty());
+  auto again = client.get("/stream");
+  REQUIRE(again);
+  CHECK(again->body() == body);
+  auto after = client.get("/small");
+  REQUIRE(after);
+  CHECK(after->body() == "small body");
+
+  // A body source that fails mid-way: the headers are out, so the only honest
+  // answer is to close the connection (the client sees a short body), and the
+  // server keeps serving others.
+  Client broken(fx.port());
+  CHECK_FALSE(broken.get("/stream-broken"));
+  Client next(fx.port());
+  auto ok = next.get("/small");
+  REQUIRE(ok);
+  CHECK(ok->body() == "small body");
 }

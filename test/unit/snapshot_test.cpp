@@ -65,6 +65,32 @@ TEST_CASE("Snapshot gzip is the compressed text", "[snapshot]") {
   CHECK(static_cast<unsigned char>(snap->gzip()[0]) == 0x1f);
   CHECK(static_cast<unsigned char>(snap->gzip()[1]) == 0x8b);
   CHECK(snap->gzip().size() < snap->text().size());
+  CHECK(ibfx::gunzip(snap->gzip()) == snap->text());
+  CHECK(snap->text_size() == snap->text().size());
+}
+
+TEST_CASE("Snapshot renders the same text in pieces of any size", "[snapshot]") {
+  auto snap = build_snapshot(shared(ibfx::test::star_fabric(40)), {}, CounterAccumulator{}, {}, {});
+  snap->exporter_metrics_text = "# HELP own_metric x\n# TYPE own_metric gauge\nown_metric 1\n";
+  const std::string whole = snap->text();
+  for (std::size_t chunk : {std::size_t{1}, std::size_t{100}, std::size_t{4096}}) {
+    std::string joined;
+    std::size_t pieces = 0;
+    std::size_t biggest = 0;
+    snap->render(
+        [&](std::string_view piece) {
+          joined += piece;
+          ++pieces;
+          biggest = std::max(biggest, piece.size());
+        },
+        chunk);
+    CHECK(joined == whole);
+    CHECK(pieces > 1);
+    // A piece ends at a line boundary after reaching the chunk size (or is
+    // the daemon's own metrics, appended whole).
+    CHECK(biggest < std::max(chunk, snap->exporter_metrics_text.size()) + 512);
+  }
+  CHECK(whole.ends_with("own_metric 1\n"));
 }
 
 TEST_CASE("Snapshot honours the cardinality controls", "[snapshot]") {

@@ -1,0 +1,263 @@
+// The daemon's per-sweep pipeline at scale, without a simulator: the real
+// Exporter (sweep through MadEngine/Sweeper, accumulate, classify, analyse,
+// render, gzip) over a synthetic fabric from the fat-tree generator, whose
+// PMAs are answered in-process by a minimal fake. It isolates the daemon's
+// own CPU and memory from ibsim's (which needs minutes to bring up a
+// 98k-port fabric and answers ~40k MADs/s): render time, gzip time and size,
+// scrape cost, peak RSS, and the series each cardinality setting produces.
+//
+//   ibfx_pipeline_bench --servers 2048 --rails 8 --radix 64 --tiers 3
+#include <infiniband/mad.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <iostream>
+#include <string>
+
+#include "collectors/mad_transport.h"
+#include "collectors/pma.h"
+#include "daemon/exporter.h"
+#include "daemon/log.h"
+#include "daemon/web.h"
+#include "test/sim/fabric_gen.h"
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+// The generator's wiring as the daemon's discovery would report it: every
+// cabled port Active/LinkUp at 4x NDR, LIDs in file order.
+std::shared_ptr<const ibfx::Fabric> discovered(const ibfx::test::Fabric& spec) {
+  auto f = std::make_shared<ibfx::Fabric>();
+  std::uint16_t next_lid = 1;
+  for (const auto& n : spec.nodes()) {
+    ibfx::FabricNode node;
+    node.guid = 0x0002c90300000000ULL + f->nodes.size() + 1;
+    node.type = n.is_switch() ? ibfx::NodeType::kSwitch : ibfx::NodeType::kHca;
+    node.description = n.name;
+    node.num_ports = static_cast<std::uint8_t>(n.num_ports());
+    node.vendor_id = 0x02c9;
+    node.device_id = n.is_switch() ? 54002 : 4129;
+    node.lid = next_lid++;
+    f->nodes.push_back(std::move(node));
+  }
+  for (std::size_t i = 0; i < spec.nodes().size(); ++i) {
+    const auto& n = spec.nodes()[i];
+    for (int p = 1; p <= n.num_ports(); ++p) {
+      const auto& ref = n.ports[static_cast<std::size_t>(p)];
+      // ibnetdiscover lists every switch port; HCAs only their cabled ones.
+      if (!n.is_switch() && !ref.connected()) continue;
+      ibfx::FabricPort fp;
+      fp.number = static_cast<std::uint8_t>(p);
+      fp.lid = f->nodes[i].lid;
+      if (ref.connected()) {
+        fp.state = 4;
+        fp.phys_state = 5;
+        fp.width_active = 2;
+        fp.speed_active = 4;
+        fp.speed_ext_active = 8;
+        fp.remote_node = ref.node;
+        fp.remote_port = static_cast<std::uint8_t>(ref.port);
+      } else {
+        fp.state = 1;
+        fp.phys_state = 2;
+      }
+      f->nodes[i].ports.push_back(fp);
+    }
+  }
+  f->index();
+  f->discovered_at = std::chrono::system_clock::now();
+  return f;
+}
+
+// A PMA for every LID with CapabilityMask2.AdditionalPortCountersExtended
+// (one MAD per port, as on current switches), counters rising every read.
+class FastPma final : public ibfx::MadTransport {
+ public:
+  bool send(std::uint16_t lid, const ibfx::MadBytes& mad, std::chrono::milliseconds) override {
+    ibfx::MadBytes resp = mad;
+    std::uint8_t* m = resp.data();
+    mad_set_field(m, 0, IB_MAD_METHOD_F, 0x81);
+    std::uint8_t* data = m + ibfx::kPmaDataOffset;
+    const auto attr = ibfx::mad_attr_id(mad);
+    if (attr == ibfx::kAttrClassPortInfo) {
+      mad_set_field(
+          data, 0, IB_CPI_CAPMASK_F,
+          ibfx::pma_cap::kExtWidth | ibfx::pma_cap::kXmitWait | ibfx::pma_cap::kAllPortSelect);
+      mad_set_field(data, 0, IB_CPI_CAPMASK2_F, ibfx::pma_cap::kAddlPortCountersExt);
+    } else if (attr == ibfx::kAttrPortSamplesControl) {
+      mad_set_field(data, 0, IB_PSC_TICK_F, 7);
+    } else if (attr == ibfx::kAttrPortCountersExtended) {
+      const auto port = mad_get_field(data, 0, IB_PC_EXT_PORT_SELECT_F);
+      const std::uint64_t h = (std::uint64_t{lid} * 2654435761ULL) ^ (port * 40503ULL);
+      const std::uint64_t t = ++reads_;
+      mad_set_field64(data, 0, IB_PC_EXT_XMT_BYTES_F, t * (h % 100000 + 1));
+      mad_set_field64(data, 0, IB_PC_EXT_RCV_BYTES_F, t * (h % 90000 + 1));
+      mad_set_field64(data, 0, IB_PC_EXT_XMT_PKTS_F, t * (h % 1000 + 1));
+      mad_set_field64(data, 0, IB_PC_EXT_RCV_PKTS_F, t * (h % 900 + 1));
+      mad_set_field64(data, 0, IB_PC_EXT_XMT_UPKTS_F, t * (h % 800 + 1));
+      mad_set_field64(data, 0, IB_PC_EXT_RCV_UPKTS_F, t * (h % 700 + 1));
+      mad_set_field64(data, 0, IB_PC_EXT_XMT_MPKTS_F, t % 7);
+      mad_set_field64(data, 0, IB_PC_EXT_RCV_MPKTS_F, t % 5);
+      mad_set_field64(data, 0, IB_PC_EXT_XMT_WAIT_F, t * (h % 5000));
+      mad_set_field64(data, 0, IB_PC_EXT_ERR_SYM_F, h % 3 == 0 ? t / 1000 : 0);
+    } else {
+      mad_set_field(m, 0, IB_MAD_STATUS_F, 0x0C);  // unsupported attribute
+    }
+    queue_.push_back(resp);
+    return true;
+  }
+  ibfx::Received receive(std::chrono::milliseconds) override {
+    ibfx::Received r;
+    if (queue_.empty()) return r;
+    r.kind = ibfx::Received::Kind::kResponse;
+    r.mad = queue_.front();
+    queue_.pop_front();
+    return r;
+  }
+
+ private:
+  std::deque<ibfx::MadBytes> queue_;
+  std::uint64_t reads_ = 0;
+};
+
+std::size_t count_samples(const ibfx::Snapshot& snap) {
+  std::size_t samples = 0;
+  snap.render([&](std::string_view piece) {
+    std::size_t line_start = 0;
+    for (std::size_t i = 0; i < piece.size(); ++i) {
+      if (piece[i] != '\n') continue;
+      if (piece[line_start] != '#') ++samples;
+      line_start = i + 1;
+    }
+  });
+  return samples;
+}
+
+// Pulls a whole /metrics body through the web handler, as a scrape would.
+std::pair<double, std::size_t> scrape(const ibfx::Exporter& exporter, bool gzip) {
+  ibfx::HttpRequest req;
+  req.method = "GET";
+  req.path = req.target = "/metrics";
+  req.accepts_gzip = gzip;
+  const auto t = Clock::now();
+  ibfx::HttpResponse res = ibfx::handle_web(exporter, req);
+  std::size_t bytes = 0;
+  std::string piece;
+  bool more = res.stream.has_value();
+  while (more) {
+    more = res.stream->next(piece);
+    bytes += piece.size();
+  }
+  return {since(t), bytes};
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  ibfx::test::FatTreeSpec spec;
+  spec.servers = 2048;
+  spec.rails = 8;
+  spec.radix = 64;
+  spec.tiers = 3;
+  int sweeps = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    const int v = std::atoi(argv[i + 1]);
+    if (k == "--servers")
+      spec.servers = v;
+    else if (k == "--rails")
+      spec.rails = v;
+    else if (k == "--radix")
+      spec.radix = v;
+    else if (k == "--tiers")
+      spec.tiers = v;
+    else if (k == "--sweeps")
+      sweeps = v;
+    else {
+      std::cerr << "ibfx_pipeline_bench: unknown flag " << k << "\n";
+      return 2;
+    }
+  }
+  ibfx::set_log_level(ibfx::LogLevel::kWarn);
+  const auto fabric = discovered(ibfx::test::make_fat_tree(spec));
+  std::printf("fabric: %d servers x %d rails, %d tiers: %zu nodes, %zu ports; RSS %.0f MiB\n",
+              spec.servers, spec.rails, spec.tiers, fabric->nodes.size(), fabric->port_count(),
+              peak_rss_mib());
+
+  ibfx::Config config;
+  config.mad.global_inflight = 256;
+  ibfx::Exporter exporter(config, {}, std::make_unique<FastPma>(), [fabric] {
+    return ibfx::DiscoveryResult{fabric, {}};
+  });
+  exporter.discover_now();
+  for (int i = 0; i < sweeps; ++i) {
+    const auto t = Clock::now();
+    exporter.sweep_now();
+    std::printf("sweep+publish %d: %.3f s (RSS %.0f MiB)\n", i + 1, since(t), peak_rss_mib());
+  }
+  const auto snap = exporter.snapshot();
+
+  double render_s = 1e9;
+  std::size_t text_bytes = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto t = Clock::now();
+    std::size_t bytes = 0;
+    snap->render([&bytes](std::string_view piece) { bytes += piece.size(); });
+    render_s = std::min(render_s, since(t));
+    text_bytes = bytes;
+  }
+  for (int level : {ibfx::kGzipFast, ibfx::kGzipDefault}) {
+    const auto t = Clock::now();
+    ibfx::GzipWriter gz(level);
+    snap->render([&gz](std::string_view piece) { gz.write(piece); });
+    const std::string out = gz.finish();
+    std::printf("render+gzip level %d: %.3f s, %zu bytes\n", level == ibfx::kGzipFast ? 1 : 6,
+                since(t), out.size());
+  }
+  std::printf("render (text only, best of 3): %.3f s, %zu bytes, %zu samples\n", render_s,
+              text_bytes, count_samples(*snap));
+  const auto [gz_s, gz_bytes] = scrape(exporter, true);
+  const auto [id_s, id_bytes] = scrape(exporter, false);
+  std::printf("scrape gzip: %.4f s, %zu bytes; scrape identity (inflated): %.3f s, %zu bytes\n",
+              gz_s, gz_bytes, id_s, id_bytes);
+  std::printf("peak RSS: %.0f MiB\n", peak_rss_mib());
+
+  // Series per cardinality setting (config `export:`), same snapshot data.
+  struct Setting {
+    const char* name;
+    ibfx::ExportConfig ex;
+  };
+  const Setting settings[] = {
+      {"default (everything)", {}},
+      {"no HCA port counters", {.hca_port_counters = false}},
+      {"no error counters", {.error_counters = false}},
+      {"no traffic counters", {.traffic_counters = false}},
+      {"switch ports, XmitWait + errors only",
+       {.hca_port_counters = false, .traffic_counters = false}},
+      {"aggregates only", {.port_counters = false}},
+  };
+  for (const Setting& s : settings) {
+    ibfx::Snapshot copy;
+    copy.fabric = snap->fabric;
+    copy.topology = snap->topology;
+    copy.analysis = snap->analysis;
+    copy.node_names = snap->node_names;
+    copy.ports = snap->ports;
+    copy.node_status = snap->node_status;
+    copy.exporter_metrics_text = snap->exporter_metrics_text;
+    copy.exporting = s.ex;
+    std::printf("series: %-40s %zu\n", s.name, count_samples(copy));
+  }
+  return 0;
+}
