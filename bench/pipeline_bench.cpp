@@ -217,6 +217,14 @@ int main(int argc, char** argv) {
     render_s = std::min(render_s, since(t));
     text_bytes = bytes;
   }
+  for (unsigned threads : {1u, 2u}) {
+    const auto t = Clock::now();
+    ibfx::ParallelGzipWriter gz(ibfx::kGzipFast, threads);
+    snap->render([&gz](std::string_view piece) { gz.write(piece); });
+    const std::string out = gz.finish();
+    std::printf("render+parallel gzip level 1, %u threads: %.3f s, %zu bytes\n", threads, since(t),
+                out.size());
+  }
   for (int level : {ibfx::kGzipFast, ibfx::kGzipDefault}) {
     const auto t = Clock::now();
     ibfx::GzipWriter gz(level);

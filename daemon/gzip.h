@@ -39,6 +39,40 @@ class GzipWriter {
   std::size_t bytes_in_ = 0;
 };
 
+// The same stream compressed on several threads, the way pigz does it: the
+// input is cut into blocks, each block is deflated on its own with the 32 kB
+// before it as preset dictionary (so the ratio barely changes) and ends on a
+// byte boundary (Z_SYNC_FLUSH); the blocks are joined in order into ONE gzip
+// member whose CRC is combined from theirs. Any gzip reader reads it. With
+// `threads` compressions in flight next to the caller, which keeps
+// rendering, a 2-core machine compresses ~2x faster than GzipWriter.
+class ParallelGzipWriter {
+ public:
+  ParallelGzipWriter(int level, unsigned threads, std::size_t block_bytes = std::size_t{1} << 20);
+  ~ParallelGzipWriter();
+  ParallelGzipWriter(const ParallelGzipWriter&) = delete;
+  ParallelGzipWriter& operator=(const ParallelGzipWriter&) = delete;
+
+  void write(std::string_view data);
+  std::string finish();
+  std::size_t bytes_in() const { return bytes_in_; }
+
+ private:
+  struct Pending;
+  void submit(bool last);
+  void drain_one();
+
+  int level_;
+  unsigned threads_;
+  std::size_t block_bytes_;
+  std::string block_;
+  std::string dictionary_;  // the last 32 kB of the previous block
+  std::unique_ptr<Pending> pending_;
+  std::string out_;
+  unsigned long crc_ = 0;
+  std::size_t bytes_in_ = 0;
+};
+
 // Streaming decompressor over a gzip string that outlives it.
 class GunzipReader {
  public:

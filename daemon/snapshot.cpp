@@ -1,6 +1,8 @@
 #include "daemon/snapshot.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "daemon/gzip.h"
 
@@ -365,7 +367,9 @@ std::string Snapshot::text() const {
 
 const std::string& Snapshot::gzip() const {
   std::call_once(gzip_once_, [this] {
-    GzipWriter gz(gzip_level);
+    // One compression per core next to this thread, which keeps rendering.
+    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+    ParallelGzipWriter gz(gzip_level, threads);
     render([&gz](std::string_view piece) { gz.write(piece); });
     text_size_ = gz.bytes_in();
     gzip_ = gz.finish();
