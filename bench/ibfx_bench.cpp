@@ -3,6 +3,9 @@
 // same simulator measured in the same run by a minimal pipelined MAD pump.
 //
 //   ibfx_bench --servers 512 --rails 8 --radix 64 [--tiers 2] [--sweeps 3]
+//              [--max-smps 16] [--tables 1] [--compare-prometheus-cpp 1]
+// --tables 1 adds discovery per max_smps (next to ibnetdiscover -o) and the
+// sweep time per load budget (in-flight limits, MADs/s cap).
 //
 // It re-executes itself under umad2sim (LD_PRELOAD) so that it talks to the
 // ibsim instance it brought up.
@@ -72,6 +75,8 @@ double pump(ibfx::MadTransport& t, const std::vector<std::pair<std::uint16_t, st
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a pipe or file, so a long run shows progress.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   ibfx::test::FatTreeSpec spec;
   spec.servers = 32;
   spec.rails = 8;
@@ -80,6 +85,9 @@ int main(int argc, char** argv) {
   int sweeps = 3;
   int window = 128;
   int per_node = 4;
+  int max_smps = ibfx::DiscoveryConfig{}.max_smps;
+  bool tables = false;  // discovery per max_smps and sweep per load budget
+  bool compare_pcpp = false;  // also build the series as prometheus-cpp objects (GBs at 98k ports)
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const int v = std::atoi(argv[i + 1]);
@@ -90,6 +98,9 @@ int main(int argc, char** argv) {
     else if (k == "--sweeps") sweeps = v;
     else if (k == "--window") window = v;
     else if (k == "--per-node") per_node = v;
+    else if (k == "--max-smps") max_smps = v;
+    else if (k == "--tables") tables = v != 0;
+    else if (k == "--compare-prometheus-cpp") compare_pcpp = v != 0;
     else {
       std::cerr << "unknown flag " << k << "\n";
       return 2;
@@ -115,6 +126,7 @@ int main(int argc, char** argv) {
 
   ibfx::UmadTransport transport("", 0);
   ibfx::DiscoveryConfig dcfg;
+  dcfg.max_smps = max_smps;
   ibfx::Discovery discovery(transport.ca_name(), transport.ca_port(), dcfg);
   const auto td = Clock::now();
   ibfx::DiscoveryResult dr = discovery.discover();
@@ -149,9 +161,10 @@ int main(int argc, char** argv) {
   std::size_t answered = 0;
   const double pump_s = pump(transport, targets, last.mads_sent, window, answered);
 
-  const auto tr = Clock::now();
   auto snap = ibfx::build_snapshot(dr.fabric, last, acc, {}, {});
-  const std::string& text = snap->text();
+  const auto tr = Clock::now();
+  std::size_t text_bytes = 0;
+  snap->render([&text_bytes](std::string_view piece) { text_bytes += piece.size(); });
   const double render_s = since(tr);
   const auto tg = Clock::now();
   const std::string& gz = snap->gzip();
@@ -162,7 +175,7 @@ int main(int argc, char** argv) {
   double pcpp_build_s = 0;
   double pcpp_scrape_s = 0;
   std::size_t pcpp_bytes = 0;
-  {
+  if (compare_pcpp) {
     const auto tb = Clock::now();
     prometheus::Registry registry;
     std::vector<prometheus::Family<prometheus::Counter>*> families;
@@ -204,11 +217,49 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(last.mads_timeout));
   std::printf("raw pump: %.3f s for %zu MADs (%.0f MADs/s); sweep/pump = %.2f\n", pump_s,
               answered, static_cast<double>(answered) / pump_s, best_sweep / pump_s);
-  std::printf("render: %.3f s, %zu bytes; gzip: %.3f s, %zu bytes\n", render_s, text.size(),
+  std::printf("render: %.3f s, %zu bytes; render+gzip: %.3f s, %zu bytes\n", render_s, text_bytes,
               gzip_s, gz.size());
-  std::printf("prometheus-cpp model (counters only): build %.3f s, per-scrape Collect+Serialize "
+  if (compare_pcpp) std::printf("prometheus-cpp model (counters only): build %.3f s, per-scrape Collect+Serialize "
               "%.3f s, %zu bytes\n",
               pcpp_build_s, pcpp_scrape_s, pcpp_bytes);
   std::printf("peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024.0);
+  if (tables) {
+    // Discovery against the reference tool on the same simulator (same
+    // library, libibnetdisc; ibnetdiscover -o sets its max_smps).
+    for (int smps : {16, 64, 256}) {
+      ibfx::DiscoveryConfig c;
+      c.max_smps = smps;
+      const auto t = Clock::now();
+      const bool ok = ibfx::Discovery(transport.ca_name(), transport.ca_port(), c).discover().fabric != nullptr;
+      const double ours = since(t);
+      const auto t2 = Clock::now();
+      const std::string cmd = "ibnetdiscover -o " + std::to_string(smps) + " >/dev/null 2>&1";
+      const int rc = std::system(cmd.c_str());
+      std::printf("discovery max_smps %3d: %.2f s%s; ibnetdiscover -o %d: %.2f s%s\n", smps, ours,
+                  ok ? "" : " (failed)", smps, since(t2), rc == 0 ? "" : " (failed)");
+    }
+    // Sweep time per load budget (config mad.*): global and per-node
+    // in-flight limits and the MADs/s cap.
+    struct Budget {
+      int global;
+      int node;
+      int cap;
+    };
+    // More than ~200 MADs in flight deadlock umad2sim (its writer blocks on
+    // the simulator's full socket while holding the lock its reader needs),
+    // so the table stops there (a simulator limit, not a kernel one).
+    for (const Budget b : {Budget{16, 1, 0}, Budget{64, 2, 0}, Budget{64, 4, 0}, Budget{128, 4, 0},
+                           Budget{128, 8, 0}, Budget{192, 4, 0}, Budget{128, 4, 20000},
+                           Budget{128, 4, 5000}}) {
+      engine.set_limits(ibfx::MadEngineLimits{b.global, b.node, std::chrono::milliseconds(1000), 2,
+                                              b.cap});
+      const ibfx::SweepResult r = sweeper.sweep(fabric, {});
+      std::printf("sweep global_inflight %3d per_node_inflight %d max_mads_per_second %5d: %.2f s "
+                  "(%llu MADs, %llu timeouts)\n",
+                  b.global, b.node, b.cap, r.duration_seconds,
+                  static_cast<unsigned long long>(r.mads_sent),
+                  static_cast<unsigned long long>(r.mads_timeout));
+    }
+  }
   return 0;
 }
