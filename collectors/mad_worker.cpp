@@ -328,8 +328,10 @@ class WorkerTransport final : public MadTransport {
 
   // Reads whatever is there without blocking; false when the worker is gone.
   bool fill() {
-    if (in_pos_ > 0 && in_pos_ == in_.size()) {
-      in_.clear();
+    // Drop what was parsed, so that a partial frame left at the end cannot
+    // keep the buffer growing for a whole sweep.
+    if (in_pos_ > 0) {
+      in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
       in_pos_ = 0;
     }
     for (;;) {
