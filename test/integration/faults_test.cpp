@@ -239,3 +239,13 @@ TEST_CASE(
   CHECK(eventually([&] { return ::kill(now_workers[0], 0) != 0 && errno == ESRCH; },
                    std::chrono::seconds(5)));
 }
+
+TEST_CASE("A CA that cannot be opened still fails start-up, with the worker's reason",
+          "[faults][integration]") {
+  SimFabric sim(tree());
+  Process& daemon = sim.spawn({IBFX_DAEMON_PATH, "--web.listen-address=127.0.0.1:0", "--ca=bogus"});
+  const auto code = daemon.wait(std::chrono::seconds(20));
+  REQUIRE(code.has_value());
+  CHECK(*code == 1);
+  CHECK(daemon.read_stderr().find("cannot open umad port bogus") != std::string::npos);
+}
