@@ -74,6 +74,14 @@ std::string_view link_speed_name(const FabricPort& p);  // "SDR".."XDR", "" if u
 double link_lane_gbps(const FabricPort& p);
 double link_data_rate_bytes(const FabricPort& p);
 
+// Compact binary form of a Fabric, for the MAD worker's reply to a discovery
+// request (the worker process discovers; the daemon process sweeps).
+// decode_fabric() never trusts its input: truncated, oversized or
+// inconsistent bytes (counts beyond the data, links to nodes that do not
+// exist) give false and a reason, never a crash or a huge allocation.
+std::string encode_fabric(const Fabric& fabric);
+bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error);
+
 // Hex GUID label "0x0002c90300a1b2c3".
 std::string guid_hex(std::uint64_t guid);
 

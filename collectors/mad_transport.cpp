@@ -67,8 +67,11 @@ UmadTransport::UmadTransport(const std::string& ca_name, int ca_port) {
     throw std::runtime_error("cannot register a PMA agent on " + ca_name_ + ": " +
                              std::strerror(-agent_id_));
   }
-  umad_ = umad_alloc(1, umad_size() + kMadSize);
-  if (umad_ == nullptr) {
+  send_umad_ = umad_alloc(1, umad_size() + kMadSize);
+  recv_umad_ = umad_alloc(1, umad_size() + kMadSize);
+  if (send_umad_ == nullptr || recv_umad_ == nullptr) {
+    if (send_umad_ != nullptr) umad_free(send_umad_);
+    if (recv_umad_ != nullptr) umad_free(recv_umad_);
     umad_unregister(port_id_, agent_id_);
     umad_close_port(port_id_);
     throw std::runtime_error("out of memory allocating a umad buffer");
@@ -76,30 +79,31 @@ UmadTransport::UmadTransport(const std::string& ca_name, int ca_port) {
 }
 
 UmadTransport::~UmadTransport() {
-  if (umad_ != nullptr) umad_free(umad_);
+  if (send_umad_ != nullptr) umad_free(send_umad_);
+  if (recv_umad_ != nullptr) umad_free(recv_umad_);
   if (agent_id_ >= 0) umad_unregister(port_id_, agent_id_);
   if (port_id_ >= 0) umad_close_port(port_id_);
 }
 
 bool UmadTransport::send(std::uint16_t lid, const MadBytes& mad,
                          std::chrono::milliseconds timeout) {
-  std::memcpy(umad_get_mad(umad_), mad.data(), kMadSize);
-  umad_set_addr(umad_, lid, 1, 0, kQkeyQp1);
+  std::memcpy(umad_get_mad(send_umad_), mad.data(), kMadSize);
+  umad_set_addr(send_umad_, lid, 1, 0, kQkeyQp1);
   // No kernel retries: the engine retries itself so that every attempt is
   // counted and per-node limits hold.
-  return umad_send(port_id_, agent_id_, umad_, static_cast<int>(kMadSize),
+  return umad_send(port_id_, agent_id_, send_umad_, static_cast<int>(kMadSize),
                    static_cast<int>(timeout.count()), 0) == 0;
 }
 
 Received UmadTransport::receive(std::chrono::milliseconds wait) {
   Received r;
   int length = static_cast<int>(kMadSize);
-  const int rc = umad_recv(port_id_, umad_, &length, static_cast<int>(wait.count()));
+  const int rc = umad_recv(port_id_, recv_umad_, &length, static_cast<int>(wait.count()));
   if (rc < 0) return r;  // -ETIMEDOUT (nothing arrived) or a transient error
-  std::memcpy(r.mad.data(), umad_get_mad(umad_), kMadSize);
+  std::memcpy(r.mad.data(), umad_get_mad(recv_umad_), kMadSize);
   // A non-zero umad status means the kernel timed our request out (or could
   // not send it); the buffer then holds the request we sent.
-  r.kind = umad_status(umad_) != 0 ? Received::Kind::kSendFailed : Received::Kind::kResponse;
+  r.kind = umad_status(recv_umad_) != 0 ? Received::Kind::kSendFailed : Received::Kind::kResponse;
   return r;
 }
 

@@ -29,6 +29,24 @@ class MadTransport {
   virtual Received receive(std::chrono::milliseconds wait) = 0;
 };
 
+// What the daemon needs to know about a transport that can die and be
+// replaced (the MAD worker process): implemented by MadWorker, absent for
+// in-process and fake transports.
+class TransportHealth {
+ public:
+  virtual ~TransportHealth() = default;
+  // A transport is there to send to.
+  virtual bool up() const = 0;
+  // Changes every time the transport is replaced: LIDs learnt through an
+  // earlier one may be stale, so the fabric must be discovered again.
+  virtual std::uint64_t generation() const = 0;
+  // Replacements so far (not counting the first start).
+  virtual std::uint64_t restarts() const = 0;
+  // Called after every sweep with what it sent and what was answered; a
+  // transport that keeps answering nothing is presumed wedged.
+  virtual void after_sweep(std::uint64_t mads_sent, std::uint64_t mads_answered) = 0;
+};
+
 // libibumad on a local HCA port, registered as a PMA (class 0x04) client.
 class UmadTransport final : public MadTransport {
  public:
@@ -49,7 +67,10 @@ class UmadTransport final : public MadTransport {
   int agent_id_ = -1;
   std::string ca_name_;
   int ca_port_ = 0;
-  void* umad_ = nullptr;  // one send/receive buffer (umad header + MAD)
+  // Separate buffers (umad header + MAD) for sending and receiving, so that
+  // the MAD worker may send on one thread while it receives on another.
+  void* send_umad_ = nullptr;
+  void* recv_umad_ = nullptr;
 };
 
 // Header helpers shared by the engine and tests (IBA 13.4.3 common MAD header).

@@ -34,6 +34,7 @@ std::shared_ptr<const Fabric> Exporter::fabric() const {
 }
 
 bool Exporter::discover_now() {
+  const std::uint64_t generation = health_ ? health_->generation() : 0;
   DiscoveryResult r = discover_();
   {
     std::lock_guard lock(metrics_mu_);
@@ -52,6 +53,22 @@ bool Exporter::discover_now() {
     fabric_ = merge_missing(std::move(r.fabric), fabric_.get());
   }
   last_discovery_ = std::chrono::steady_clock::now();
+  if (health_ && generation != fabric_generation_) {
+    // Through a new worker, right after the fabric came back, the SM may not
+    // have assigned LIDs yet: sweeping then would skip every switch. Look
+    // again soon, for a while, before sweeping what we have.
+    auto f = fabric();
+    const bool unaddressed = std::any_of(f->nodes.begin(), f->nodes.end(), [](const FabricNode& n) {
+      return n.present && n.type == NodeType::kSwitch && n.lid == 0;
+    });
+    if (unaddressed && ++unaddressed_discoveries_ < 10) {
+      log_info("switches without a LID yet; discovering again before sweeping");
+      request_discovery();
+    } else {
+      unaddressed_discoveries_ = 0;
+      fabric_generation_ = generation;
+    }
+  }
   fabric_cv_.notify_all();
   return true;
 }
@@ -270,8 +287,22 @@ void Exporter::on_timer() {
     arm_timer(started + std::chrono::milliseconds(200));
     return;
   }
+  if (health_ && !transport_ready()) {
+    republish_stale();
+    next_sweep_ += config_.sweep_interval;
+    if (next_sweep_ < started) next_sweep_ = started;
+    arm_timer(next_sweep_);
+    return;
+  }
   auto f = fabric();
   SweepResult r = sweeper_.sweep(*f, sweep_options());
+  if (health_) {
+    health_->after_sweep(r.mads_sent, r.mads_ok);
+    last_sweep_ = r;
+    stale_worker_state_.reset();
+    std::lock_guard lock(metrics_mu_);
+    metrics_.on_worker(health_->up(), health_->restarts());
+  }
   next_sweep_ += config_.sweep_interval;
   const auto now = std::chrono::steady_clock::now();
   const bool overrun = next_sweep_ < now;
@@ -280,6 +311,40 @@ void Exporter::on_timer() {
   // than piling up missed ticks.
   if (overrun) next_sweep_ = now;
   arm_timer(next_sweep_);
+}
+
+bool Exporter::transport_ready() {
+  if (!health_->up()) return false;
+  if (health_->generation() == fabric_generation_) return true;
+  request_discovery();
+  return false;
+}
+
+void Exporter::republish_stale() {
+  // The same data as the last snapshot (the accumulator has not moved), with
+  // the worker's state updated: last_sweep_timestamp stays, so its age grows
+  // and says how stale the counters are.
+  const auto previous = store_.current();
+  if (!previous || !last_sweep_) return;
+  const std::pair<bool, std::uint64_t> worker{health_->up(), health_->restarts()};
+  if (stale_worker_state_ == worker) return;
+  stale_worker_state_ = worker;
+  std::string own;
+  {
+    std::lock_guard lock(metrics_mu_);
+    metrics_.on_worker(worker.first, worker.second);
+    own = metrics_.serialize();
+  }
+  auto snap =
+      build_snapshot(previous->fabric, *last_sweep_, accumulator_, names_, previous->totals);
+  snap->topology = previous->topology;
+  snap->analysis = previous->analysis;
+  snap->sweep_timestamp_seconds = previous->sweep_timestamp_seconds;
+  snap->exporter_metrics_text = std::move(own);
+  snap->exporting = previous->exporting;
+  snap->text();
+  snap->gzip();
+  store_.publish(std::move(snap));
 }
 
 void Exporter::start() {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -46,6 +47,12 @@ class Exporter {
   // (returned as warnings). Returns the list of settings that need a restart.
   std::vector<std::string> reload(Config config, NodeNameMap names, AnalysisConfig analysis);
 
+  // The MAD worker's health, when the transport is one (the daemon; not
+  // tests with fakes). Sweeps then wait while the worker is down or was
+  // replaced and the fabric not yet rediscovered through the new one; the
+  // last good snapshot stays served meanwhile. Call before start().
+  void set_transport_health(TransportHealth* health) { health_ = health; }
+
   // Background mode: discovery thread + collector thread.
   void start();
   void stop();
@@ -63,6 +70,8 @@ class Exporter {
   std::shared_ptr<const Fabric> fabric() const;
   void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
   SweepOptions sweep_options() const;
+  bool transport_ready();
+  void republish_stale();
 
   Config config_;
   NodeNameMap names_;
@@ -82,6 +91,13 @@ class Exporter {
   SnapshotStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;
+
+  TransportHealth* health_ = nullptr;
+  // Worker generation the current fabric was discovered through.
+  std::atomic<std::uint64_t> fabric_generation_{0};
+  int unaddressed_discoveries_ = 0;        // discovery thread only
+  std::optional<SweepResult> last_sweep_;  // sweep thread: what the snapshot shows
+  std::optional<std::pair<bool, std::uint64_t>> stale_worker_state_;  // last republished
 
   mutable std::mutex fabric_mu_;
   std::shared_ptr<const Fabric> fabric_;

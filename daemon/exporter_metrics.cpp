@@ -125,6 +125,22 @@ void ExporterMetrics::on_discovery(const Fabric* fabric, double seconds, bool ok
   }
 }
 
+void ExporterMetrics::on_worker(bool up, std::uint64_t restarts) {
+  if (worker_up_ == nullptr) {
+    worker_up_ = gauge(*registry_, "infiniband_exporter_mad_worker_up",
+                       "1 when the MAD worker process (which owns the umad port and runs "
+                       "discovery) is running and has opened the port.");
+    worker_restarts_ = counter(*registry_, "infiniband_exporter_mad_worker_restarts_total",
+                               "MAD worker processes started to replace one that died or was "
+                               "presumed wedged.");
+  }
+  worker_up_->Set(up ? 1 : 0);
+  if (restarts > last_worker_restarts_) {
+    worker_restarts_->Increment(static_cast<double>(restarts - last_worker_restarts_));
+    last_worker_restarts_ = restarts;
+  }
+}
+
 void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering,
                                bool overrun) {
   sweeps_->Increment();

@@ -29,6 +29,10 @@ class ExporterMetrics {
   // call is added to the prometheus counters.
   void update_totals(const MadEngineStats& mad, const AccumulatorStats& acc);
 
+  // The MAD worker: up or not, and how often it was replaced. Registered on
+  // first use, so that in-process transports (tests) export neither.
+  void on_worker(bool up, std::uint64_t restarts);
+
   std::string serialize() const;
   prometheus::Registry& registry() { return *registry_; }
 
@@ -58,6 +62,9 @@ class ExporterMetrics {
   std::array<prometheus::Counter*, kCounterCount> saturations_{};
   std::array<prometheus::Counter*, kCounterCount> external_clears_{};
   std::array<prometheus::Counter*, kCounterCount> clears_{};
+  prometheus::Gauge* worker_up_ = nullptr;
+  prometheus::Counter* worker_restarts_ = nullptr;
+  std::uint64_t last_worker_restarts_ = 0;
   MadEngineStats last_mad_;
   AccumulatorStats last_acc_;
 };

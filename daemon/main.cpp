@@ -9,7 +9,7 @@
 
 #include "analysis/analysis_config.h"
 #include "collectors/discovery.h"
-#include "collectors/mad_transport.h"
+#include "collectors/mad_worker.h"
 #include "config/config.h"
 #include "daemon/exporter.h"
 #include "daemon/http_server.h"
@@ -68,6 +68,8 @@ int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Hidden mode: the child that owns the umad port (collectors/mad_worker.h).
+  if (ibfx::is_mad_worker_invocation(argc, argv)) return ibfx::run_mad_worker(argc, argv);
   ibfx::CommandLine cli;
   try {
     cli = ibfx::parse_command_line(argc, argv);
@@ -107,20 +109,28 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  std::unique_ptr<ibfx::UmadTransport> transport;
+  // Everything that touches libibumad runs in the MAD worker process, so
+  // that a device that goes away (HCA reset, driver reload, the simulator
+  // restarting) costs a new worker, not a daemon restart. This process never
+  // opens a umad device itself.
+  ibfx::MadWorkerOptions worker_options;
+  worker_options.ca = config.ca;
+  worker_options.ca_port = config.ca_port;
+  worker_options.log_level = config.log_level;
+  ibfx::MadWorker worker(worker_options);
   try {
-    transport = std::make_unique<ibfx::UmadTransport>(config.ca, config.ca_port);
+    worker.start();
   } catch (const std::exception& e) {
     ibfx::log_error(std::string(e.what()) +
                     " (no InfiniBand HCA? the README shows how to run on a simulated fabric)");
     return 1;
   }
-  const std::string ca = transport->ca_name();
-  const int ca_port = transport->ca_port();
-  ibfx::Discovery discovery(ca, ca_port, config.discovery);
+  const std::string ca = worker.ca_name();
+  const int ca_port = worker.ca_port();
   ibfx::Exporter exporter(
-      config, std::move(names), std::move(transport), [&discovery] { return discovery.discover(); },
-      analysis);
+      config, std::move(names), worker.transport(),
+      [&worker, discovery = config.discovery] { return worker.discover(discovery); }, analysis);
+  exporter.set_transport_health(&worker);
 
   if (cli.once) return run_once(exporter, config);
 
@@ -172,6 +182,8 @@ int main(int argc, char** argv) {
                  std::to_string(config.sweep_interval.count()) + " ms" + (web.tls ? ", TLS" : "") +
                  (web.basic_auth_users.empty() ? "" : ", basic auth"));
   io.run();
+  // The worker first: a sweep or discovery waiting on it then ends at once.
+  worker.stop();
   exporter.stop();
   ibfx::log_info("stopped");
   return 0;

@@ -4,6 +4,11 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+#include <vector>
 
 #include "daemon_fixture.h"
 
@@ -119,28 +124,128 @@ TEST_CASE("Link flaps: ports go down and up, series stay and never go backwards"
   const std::string guid = guid_of(before, hca);
   CHECK(daemon.wait_value("infiniband_port_up" + port_labels(guid, hca, "hca", 1), 1,
                           std::chrono::seconds(30)));
-  CHECK(value(daemon.series(), "infiniband_port_symbol_errors_total" +
-                                   port_labels(guid, hca, "hca", 1)) >= 5);
+  CHECK(value(daemon.series(),
+              "infiniband_port_symbol_errors_total" + port_labels(guid, hca, "hca", 1)) >= 5);
 }
 
-TEST_CASE("The simulator dies: the daemon keeps serving the last snapshot, its age visible",
-          "[faults][integration]") {
+// The daemon's children (its MAD worker), from /proc.
+static std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::istringstream in(read_file(task.path().string() + "/children"));
+    for (pid_t child; in >> child;) out.push_back(child);
+  }
+  return out;
+}
+
+TEST_CASE(
+    "The simulator dies and comes back: last snapshot served, then recovery without a restart",
+    "[faults][integration]") {
   SimFabric sim(tree());
+  const std::string hca = hca_name("gpu0002", 1);
+  sim.perf_set(hca, 1, "PortCounters.SymbolErrorCounter", 5);
   Daemon daemon(sim, {"--sweep.interval=500ms"});
   REQUIRE(daemon.wait_ready());
-  const double ts = value(daemon.series(), "infiniband_exporter_last_sweep_timestamp_seconds");
-  REQUIRE(::kill(sim.ibsim_pid(), SIGKILL) == 0);
+  const pid_t daemon_pid = daemon.process().pid();
+  const Series first = daemon.series();
+  const std::string guid = guid_of(first, hca);
+  REQUIRE_FALSE(guid.empty());
+  const std::string symbol_errors =
+      "infiniband_port_symbol_errors_total" + port_labels(guid, hca, "hca", 1);
+  REQUIRE(daemon.wait_value(symbol_errors, 5));
+  CHECK(value(first, "infiniband_exporter_mad_worker_up") == 1);
+  CHECK(value(first, "infiniband_exporter_mad_worker_restarts_total") == 0);
+  // The daemon process itself is never a simulator client: only its worker.
+  const std::vector<pid_t> workers = children_of(daemon_pid);
+  REQUIRE(workers.size() == 1);
+  // umad2sim makes ./sys-<pid> in a process that opens a umad device.
+  CHECK(std::filesystem::exists(sim.dir() + "/sys-" + std::to_string(workers[0])));
+  CHECK_FALSE(std::filesystem::exists(sim.dir() + "/sys-" + std::to_string(daemon_pid)));
+  std::vector<Series> history{daemon.series()};
+  const Series good = history.back();
+
+  sim.kill_simulator();
+  // The worker cannot reach the simulator: it is presumed wedged after two
+  // sweeps that got no answer, replaced, and the replacement waits for a
+  // simulator. Meanwhile: worker_up 0, and the last good snapshot served.
+  REQUIRE(eventually(
+      [&] {
+        history.push_back(daemon.series());
+        return value(history.back(), "infiniband_exporter_mad_worker_up") == 0;
+      },
+      std::chrono::seconds(20)));
+  const double frozen = value(daemon.series(), "infiniband_exporter_last_sweep_timestamp_seconds");
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  // Still alive and serving; the last good data is there and does not move.
   REQUIRE(daemon.process().running());
   const HttpReply r = http_get(daemon.port(), "/metrics");
-  CHECK(r.status == 200);
-  const Series s = parse_exposition(r.body);
-  CHECK(count_family(s, "infiniband_port_up") > 0);
-  CHECK(value(s, "infiniband_exporter_last_sweep_timestamp_seconds") >= ts);
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-  const double later = value(daemon.series(), "infiniband_exporter_last_sweep_timestamp_seconds");
-  const double age = static_cast<double>(std::time(nullptr)) - later;
-  // Either sweeps stopped (age grows) or they complete empty-handed and say so.
-  CHECK((age > 1.0 || value(daemon.series(), "infiniband_exporter_nodes_not_answering") > 0));
+  REQUIRE(r.status == 200);
+  const Series dead = parse_exposition(r.body);
+  history.push_back(dead);
+  // No sweep while the worker is down: the timestamp stays and its age grows.
+  CHECK(value(dead, "infiniband_exporter_last_sweep_timestamp_seconds") == frozen);
+  CHECK(static_cast<double>(std::time(nullptr)) - frozen >= 2.0);
+  // The last good data is all there.
+  CHECK(count_family(dead, "infiniband_port_up") == count_family(good, "infiniband_port_up"));
+  CHECK(value(dead, symbol_errors) == 5);
+  CHECK(value(dead, "infiniband_exporter_mad_worker_up") == 0);
+
+  sim.restart_simulator();
+  // Recovery, bounded: a new worker, the fabric rediscovered, fresh sweeps;
+  // the new simulator's counters start at zero, which the daemon must see
+  // as an out-of-band clear (the total stays 5, the reset is counted).
+  REQUIRE(eventually(
+      [&] {
+        history.push_back(daemon.series());
+        const Series& s = history.back();
+        return value(s, "infiniband_exporter_mad_worker_up") == 1 &&
+               value(s, "infiniband_exporter_last_sweep_timestamp_seconds") > frozen &&
+               value(s,
+                     "infiniband_exporter_counters_reset_externally_total{counter=\"symbol_"
+                     "errors\"}") >= 1;
+      },
+      std::chrono::seconds(60)));
+  // Set after the restart: exported as exactly that much on top of the total.
+  sim.perf_set(hca, 1, "PortCounters.SymbolErrorCounter", 7);
+  REQUIRE(daemon.wait_value(symbol_errors, 12, std::chrono::seconds(20)));
+  REQUIRE(eventually(
+      [&] {
+        history.push_back(daemon.series());
+        const Series& s = history.back();
+        for (const auto& [key, v] : good) {
+          if (key.rfind("infiniband_port_up{", 0) != 0) continue;
+          const auto it = s.find(key);
+          if (it == s.end() || it->second != v) return false;
+        }
+        return value(s, "infiniband_exporter_nodes_not_answering") == 0;
+      },
+      std::chrono::seconds(20)));
+  const Series back = history.back();
+  // Same daemon, never restarted; the worker was.
+  CHECK(daemon.process().running());
+  CHECK(daemon.process().pid() == daemon_pid);
+  CHECK(value(back, "infiniband_exporter_mad_worker_restarts_total") >= 1);
+  CHECK(count_family(back, "infiniband_port_up") == count_family(good, "infiniband_port_up"));
+  CHECK(value(back, symbol_errors) == 12);
+  // No exported counter went backwards at any point of the episode.
+  for (std::size_t i = 1; i < history.size(); ++i) check_monotonic(history[i - 1], history[i]);
+
+  // SIGTERM: a clean exit that takes the worker with it.
+  const std::vector<pid_t> now_workers = children_of(daemon_pid);
+  REQUIRE(now_workers.size() == 1);
+  CHECK(now_workers[0] != workers[0]);
+  CHECK(daemon.process().terminate(std::chrono::milliseconds(5000)) == 0);
+  CHECK(eventually([&] { return ::kill(now_workers[0], 0) != 0 && errno == ESRCH; },
+                   std::chrono::seconds(5)));
+}
+
+TEST_CASE("A CA that cannot be opened still fails start-up, with the worker's reason",
+          "[faults][integration]") {
+  SimFabric sim(tree());
+  Process& daemon = sim.spawn({IBFX_DAEMON_PATH, "--web.listen-address=127.0.0.1:0", "--ca=bogus"});
+  const auto code = daemon.wait(std::chrono::seconds(20));
+  REQUIRE(code.has_value());
+  CHECK(*code == 1);
+  CHECK(daemon.read_stderr().find("cannot open umad port bogus") != std::string::npos);
 }

@@ -565,7 +565,45 @@ void SimFabric::bring_up() {
   }
   attach_is_switch_ = first_node_is_switch(netfile_);
   sockname_ = "ibfx-" + std::to_string(::getpid()) + "-" + std::to_string(++g_instance_counter);
+  start_simulator(deadline);
+  bringup_time_ = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+}
 
+void SimFabric::kill_simulator() {
+  std::lock_guard lock(mu_);
+  if (opensm_ && opensm_->running()) {
+    opensm_->kill(SIGKILL);
+    opensm_->wait(milliseconds(5000));
+  }
+  if (ibsim_ && ibsim_->running()) {
+    ibsim_->kill(SIGKILL);
+    ibsim_->wait(milliseconds(5000));
+  }
+}
+
+void SimFabric::restart_simulator() {
+  kill_simulator();
+  {
+    std::lock_guard lock(mu_);
+    if (shut_down_) throw std::logic_error("SimFabric::restart_simulator after shutdown");
+    // The old logs stay, numbered, for failure analysis; the new processes
+    // write fresh ones (console() reads ibsim.out from its start).
+    ++restarts_;
+    for (const char* name : {"ibsim.out", "ibsim.err", "opensm.out", "opensm.log"}) {
+      const std::string from = dir_ + "/" + name;
+      const std::string to = from + "." + std::to_string(restarts_);
+      ::rename(from.c_str(), to.c_str());
+    }
+    lids_.clear();
+  }
+  {
+    std::lock_guard lock(console_mu_);
+    console_offset_ = 0;
+  }
+  start_simulator(Clock::now() + options_.timeout);
+}
+
+void SimFabric::start_simulator(Clock::time_point deadline) {
   start_ibsim();
   Backoff backoff;
   for (;;) {
@@ -590,7 +628,6 @@ void SimFabric::bring_up() {
     start_opensm();
     wait_for_pma(deadline);
   }
-  bringup_time_ = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
 }
 
 void SimFabric::start_ibsim() {

@@ -152,6 +152,15 @@ class SimFabric {
   // each counted in the port's PortRcvErrors.
   void error_rate(std::string_view node, int port, int rate);
 
+  // The simulator crashing: SIGKILL to ibsim and opensm (clients stay).
+  void kill_simulator();
+  // The simulator coming back: kill_simulator() if needed, then a new ibsim
+  // (counters at zero) and opensm on the same net file, IBSIM_SOCKNAME and
+  // dir(), waiting until the fabric is up as the constructor does. Clients
+  // attached to the old ibsim never reach the new one (umad2sim connects
+  // once per process); new client processes do. Throws like the constructor.
+  void restart_simulator();
+
   // Runs a client to completion in dir() under the preload (e.g. perfquery,
   // ibnetdiscover as an oracle). timeout 0: options.command_timeout.
   RunResult run(const std::vector<std::string>& argv,
@@ -176,6 +185,7 @@ class SimFabric {
 
  private:
   void bring_up();
+  void start_simulator(std::chrono::steady_clock::time_point deadline);
   void start_ibsim();
   void start_opensm();
   void wait_for_pma(std::chrono::steady_clock::time_point deadline);
@@ -206,6 +216,7 @@ class SimFabric {
   std::optional<Process> opensm_;
   std::list<Process> children_;  // list: spawn() hands out stable references
   std::uint64_t run_seq_ = 0;
+  int restarts_ = 0;
   std::map<std::string, int> lids_;
 };
 

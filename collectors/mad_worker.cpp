@@ -1,0 +1,716 @@
+#include "collectors/mad_worker.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "daemon/log.h"
+
+namespace ibfx {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// ---- frames -------------------------------------------------------------------
+
+namespace {
+
+void put_le(std::uint8_t* out, std::uint64_t v, std::size_t bytes) {
+  for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+std::uint64_t get_le(const std::uint8_t* in, std::size_t bytes) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in[i]) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+void encode_request_frame(const MadRequestFrame& request, std::uint8_t* out) {
+  put_le(out, request.lid, 2);
+  put_le(out + 2, 0, 2);
+  put_le(out + 4, request.timeout_ms, 4);
+  std::memcpy(out + kFrameHeader, request.mad.data(), kMadSize);
+}
+
+MadRequestFrame decode_request_frame(const std::uint8_t* in) {
+  MadRequestFrame r;
+  r.lid = static_cast<std::uint16_t>(get_le(in, 2));
+  r.timeout_ms = static_cast<std::uint32_t>(get_le(in + 4, 4));
+  std::memcpy(r.mad.data(), in + kFrameHeader, kMadSize);
+  return r;
+}
+
+void encode_received_frame(const Received& received, std::uint8_t* out) {
+  std::memset(out, 0, kFrameHeader);
+  out[0] = static_cast<std::uint8_t>(received.kind);
+  std::memcpy(out + kFrameHeader, received.mad.data(), kMadSize);
+}
+
+bool decode_received_frame(const std::uint8_t* in, Received& received) {
+  const auto kind = static_cast<Received::Kind>(in[0]);
+  if (kind != Received::Kind::kResponse && kind != Received::Kind::kSendFailed) return false;
+  received.kind = kind;
+  std::memcpy(received.mad.data(), in + kFrameHeader, kMadSize);
+  return true;
+}
+
+// ---- socket helpers -------------------------------------------------------------
+
+namespace {
+
+// MSG_NOSIGNAL: a dead peer is an error to handle, not a SIGPIPE.
+bool write_all(int fd, const void* data, std::size_t size) {
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Blocking; false at EOF or on an error.
+bool read_all(int fd, void* data, std::size_t size) {
+  auto* p = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::recv(fd, p, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool send_control(int fd, ControlType type, std::string_view payload) {
+  std::uint8_t header[8];
+  put_le(header, static_cast<std::uint32_t>(type), 4);
+  put_le(header + 4, payload.size(), 4);
+  std::string message(reinterpret_cast<const char*>(header), sizeof(header));
+  message += payload;
+  return write_all(fd, message.data(), message.size());
+}
+
+bool read_control(int fd, ControlType& type, std::string& payload) {
+  std::uint8_t header[8];
+  if (!read_all(fd, header, sizeof(header))) return false;
+  type = static_cast<ControlType>(get_le(header, 4));
+  const std::size_t size = get_le(header + 4, 4);
+  if (size > kMaxControlPayload) return false;
+  payload.resize(size);
+  return size == 0 || read_all(fd, payload.data(), size);
+}
+
+void put_u32(std::string& out, std::uint32_t v) {
+  std::uint8_t b[4];
+  put_le(b, v, 4);
+  out.append(reinterpret_cast<const char*>(b), 4);
+}
+void put_str(std::string& out, std::string_view s) {
+  put_u32(out, static_cast<std::uint32_t>(s.size()));
+  out += s;
+}
+bool get_u32(std::string_view& in, std::uint32_t& v) {
+  if (in.size() < 4) return false;
+  v = static_cast<std::uint32_t>(get_le(reinterpret_cast<const std::uint8_t*>(in.data()), 4));
+  in.remove_prefix(4);
+  return true;
+}
+bool get_str(std::string_view& in, std::string& s) {
+  std::uint32_t n = 0;
+  if (!get_u32(in, n) || n > in.size()) return false;
+  s.assign(in.substr(0, n));
+  in.remove_prefix(n);
+  return true;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "stopped";
+}
+
+constexpr int kWorkerMadFd = 3;
+constexpr int kWorkerCtlFd = 4;
+
+}  // namespace
+
+// ---- worker process -------------------------------------------------------------
+
+bool is_mad_worker_invocation(int argc, char** argv) {
+  return argc >= 2 && std::string_view(argv[1]) == "--mad-worker";
+}
+
+int run_mad_worker(int argc, char** argv) {
+  std::string ca;
+  int ca_port = 0;
+  std::string level = "info";
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (arg.starts_with("--ca=")) ca = arg.substr(5);
+    if (arg.starts_with("--ca-port=")) ca_port = std::atoi(argv[i] + 10);
+    if (arg.starts_with("--log.level=")) level = arg.substr(12);
+  }
+  // The parent ends this process (EOF on its channels, or SIGKILL, also as
+  // PR_SET_PDEATHSIG); signals meant for the daemon's process group or
+  // cgroup must not kill the worker before the daemon has let go of it.
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  try {
+    set_log_level(parse_log_level(level));
+  } catch (const std::exception&) {
+  }
+  std::unique_ptr<UmadTransport> transport;
+  try {
+    transport = std::make_unique<UmadTransport>(ca, ca_port);
+  } catch (const std::exception& e) {
+    std::string ready(1, '\0');
+    put_str(ready, "");
+    put_u32(ready, 0);
+    put_str(ready, e.what());
+    send_control(kWorkerCtlFd, ControlType::kReady, ready);
+    return 1;
+  }
+  std::string ready(1, '\1');
+  put_str(ready, transport->ca_name());
+  put_u32(ready, static_cast<std::uint32_t>(transport->ca_port()));
+  put_str(ready, "");
+  if (!send_control(kWorkerCtlFd, ControlType::kReady, ready)) return 0;
+  log_debug("MAD worker " + std::to_string(::getpid()) + " ready on " + transport->ca_name() +
+            " port " + std::to_string(transport->ca_port()));
+
+  // _exit: the other threads are blocked in umad/socket calls; the parent
+  // is gone or replacing us, so there is nothing to flush or join.
+  std::mutex write_mu;
+  auto write_frame = [&](const Received& r) {
+    Frame f;
+    encode_received_frame(r, f.data());
+    std::lock_guard lock(write_mu);
+    if (!write_all(kWorkerMadFd, f.data(), f.size())) ::_exit(0);
+  };
+  std::thread receiver([&] {
+    for (;;) {
+      const auto t0 = Clock::now();
+      const Received r = transport->receive(milliseconds(1000));
+      if (r.kind != Received::Kind::kNothing) {
+        write_frame(r);
+      } else if (Clock::now() - t0 < milliseconds(1)) {
+        // An immediate error (a device that went away): do not spin.
+        std::this_thread::sleep_for(milliseconds(10));
+      }
+    }
+  });
+  std::thread control([&] {
+    Discovery discovery(transport->ca_name(), transport->ca_port(), DiscoveryConfig{});
+    for (;;) {
+      ControlType type{};
+      std::string payload;
+      if (!read_control(kWorkerCtlFd, type, payload)) ::_exit(0);
+      if (type != ControlType::kDiscover) continue;
+      std::string_view in(payload);
+      std::uint32_t max_smps = 0, timeout_ms = 0, retries = 0;
+      DiscoveryConfig config;
+      if (get_u32(in, max_smps) && get_u32(in, timeout_ms) && get_u32(in, retries)) {
+        config.max_smps = static_cast<int>(max_smps);
+        config.timeout = milliseconds(timeout_ms);
+        config.retries = static_cast<int>(retries);
+      }
+      discovery.set_config(config);
+      const DiscoveryResult result = discovery.discover();
+      std::string reply(1, result.fabric ? '\1' : '\0');
+      put_str(reply, result.error);
+      if (result.fabric) reply += encode_fabric(*result.fabric);
+      if (!send_control(kWorkerCtlFd, ControlType::kFabric, reply)) ::_exit(0);
+    }
+  });
+  for (;;) {
+    Frame f;
+    if (!read_all(kWorkerMadFd, f.data(), f.size())) ::_exit(0);
+    const MadRequestFrame request = decode_request_frame(f.data());
+    if (!transport->send(request.lid, request.mad, milliseconds(request.timeout_ms))) {
+      // Told to the engine as the kernel would: the request comes back.
+      Received failed;
+      failed.kind = Received::Kind::kSendFailed;
+      failed.mad = request.mad;
+      write_frame(failed);
+    }
+  }
+}
+
+// ---- parent side ------------------------------------------------------------------
+
+struct MadWorker::Connection {
+  Connection(pid_t p, int mad, int ctl) : pid(p), mad_fd(mad), ctl_fd(ctl) {}
+  ~Connection() {
+    ::close(mad_fd);
+    ::close(ctl_fd);
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  const pid_t pid;
+  const int mad_fd;
+  const int ctl_fd;
+  const Clock::time_point started = Clock::now();
+  std::atomic<bool> dead{false};
+  bool reaped = false;  // guarded by MadWorker::mu_; once true, pid may be reused
+};
+
+// Sends through whichever worker is current. Frames are buffered and
+// written in batches (on receive() or when the buffer is large), so that a
+// MAD costs a memcpy, not a system call.
+class WorkerTransport final : public MadTransport {
+ public:
+  explicit WorkerTransport(MadWorker& worker) : worker_(worker) {}
+
+  bool send(std::uint16_t lid, const MadBytes& mad, milliseconds timeout) override {
+    refresh();
+    if (!conn_ || conn_->dead.load(std::memory_order_relaxed)) return false;
+    const std::size_t at = out_.size();
+    out_.resize(at + kFrameSize);
+    encode_request_frame(
+        MadRequestFrame{lid, static_cast<std::uint32_t>(std::max<std::int64_t>(timeout.count(), 0)),
+                        mad},
+        out_.data() + at);
+    if (out_.size() >= kFlushBytes) return flush();
+    return true;
+  }
+
+  Received receive(milliseconds wait) override {
+    refresh();
+    Received r;
+    if (!conn_ || conn_->dead.load(std::memory_order_relaxed)) {
+      // Nothing can arrive; waiting keeps the engine from spinning until its
+      // requests expire.
+      std::this_thread::sleep_for(std::min(wait, milliseconds(50)));
+      return r;
+    }
+    if (!out_.empty() && !flush()) return r;
+    if (pop(r)) return r;
+    pollfd p{conn_->mad_fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(wait.count(), 0)));
+    if (n > 0) fill();
+    pop(r);
+    return r;
+  }
+
+ private:
+  static constexpr std::size_t kFlushBytes = 64 * kFrameSize;
+
+  void refresh() {
+    const std::uint64_t gen = worker_.generation();
+    if (gen == generation_) return;
+    generation_ = gen;
+    conn_ = worker_.current();
+    out_.clear();
+    in_.clear();
+    in_pos_ = 0;
+  }
+
+  void fail(const std::string& why) {
+    out_.clear();
+    worker_.broken(conn_, why);
+  }
+
+  // Reads whatever is there without blocking; false when the worker is gone.
+  bool fill() {
+    // Drop what was parsed, so that a partial frame left at the end cannot
+    // keep the buffer growing for a whole sweep.
+    if (in_pos_ > 0) {
+      in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
+      in_pos_ = 0;
+    }
+    for (;;) {
+      const std::size_t at = in_.size();
+      in_.resize(at + 64 * kFrameSize);
+      const ssize_t n = ::recv(conn_->mad_fd, in_.data() + at, 64 * kFrameSize, MSG_DONTWAIT);
+      in_.resize(at + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+      if (n > 0) continue;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      fail(n == 0 ? "closed its MAD channel" : std::string("MAD channel: ") + std::strerror(errno));
+      return false;
+    }
+  }
+
+  bool pop(Received& r) {
+    while (in_.size() - in_pos_ >= kFrameSize) {
+      const bool ok = decode_received_frame(in_.data() + in_pos_, r);
+      in_pos_ += kFrameSize;
+      if (ok) return true;
+      r = Received{};
+    }
+    if (in_pos_ > 0 && in_pos_ == in_.size()) {
+      in_.clear();
+      in_pos_ = 0;
+    }
+    return false;
+  }
+
+  // Writes the buffered frames. While the socket is full, responses are
+  // read meanwhile: the worker may be blocked writing to us.
+  bool flush() {
+    std::size_t off = 0;
+    while (off < out_.size()) {
+      const ssize_t n =
+          ::send(conn_->mad_fd, out_.data() + off, out_.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        off += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd p{conn_->mad_fd, POLLIN | POLLOUT, 0};
+        ::poll(&p, 1, 100);
+        if ((p.revents & POLLIN) != 0 && !fill()) return false;
+        if (conn_->dead.load(std::memory_order_relaxed)) {
+          out_.clear();
+          return false;
+        }
+        continue;
+      }
+      fail(std::string("MAD channel: ") + std::strerror(errno));
+      return false;
+    }
+    out_.clear();
+    return true;
+  }
+
+  MadWorker& worker_;
+  std::uint64_t generation_ = 0;
+  std::shared_ptr<MadWorker::Connection> conn_;
+  std::vector<std::uint8_t> out_;
+  std::vector<std::uint8_t> in_;
+  std::size_t in_pos_ = 0;
+};
+
+MadWorker::MadWorker(MadWorkerOptions options) : options_(std::move(options)) {}
+
+MadWorker::~MadWorker() { stop(); }
+
+std::shared_ptr<MadWorker::Connection> MadWorker::current() const {
+  std::lock_guard lock(mu_);
+  return current_;
+}
+
+pid_t MadWorker::pid() const {
+  std::lock_guard lock(mu_);
+  return current_ ? current_->pid : -1;
+}
+
+std::unique_ptr<MadTransport> MadWorker::transport() {
+  return std::make_unique<WorkerTransport>(*this);
+}
+
+std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
+  int mad[2];
+  int ctl[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, mad) != 0) {
+    error = std::string("socketpair: ") + std::strerror(errno);
+    return nullptr;
+  }
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) != 0) {
+    error = std::string("socketpair: ") + std::strerror(errno);
+    ::close(mad[0]);
+    ::close(mad[1]);
+    return nullptr;
+  }
+  // Everything the child needs is built before fork(): other threads may
+  // hold malloc's locks, so the child only makes async-signal-safe calls.
+  std::vector<std::string> args = {options_.exe, "--mad-worker", "--ca=" + options_.ca,
+                                   "--ca-port=" + std::to_string(options_.ca_port),
+                                   "--log.level=" + options_.log_level};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Dies with the thread that forked it, whatever happens to the daemon.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    const int m = ::fcntl(mad[1], F_DUPFD, 10);
+    const int c = ::fcntl(ctl[1], F_DUPFD, 10);
+    if (m < 0 || c < 0 || ::dup2(m, kWorkerMadFd) < 0 || ::dup2(c, kWorkerCtlFd) < 0) ::_exit(127);
+    ::close_range(kWorkerCtlFd + 1, ~0U, 0);  // not the listener or anything else of ours
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(mad[1]);
+  ::close(ctl[1]);
+  if (pid < 0) {
+    error = std::string("fork: ") + std::strerror(errno);
+    ::close(mad[0]);
+    ::close(ctl[0]);
+    return nullptr;
+  }
+  auto conn = std::make_shared<Connection>(pid, mad[0], ctl[0]);
+  {
+    std::lock_guard lock(mu_);
+    starting_pid_ = pid;
+  }
+  auto reap = [&](bool kill) {
+    if (kill) ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::lock_guard lock(mu_);
+    starting_pid_ = -1;
+    conn->reaped = true;
+    conn->dead = true;
+    return status;
+  };
+  // The worker may wait a long time to open the port (under the simulator
+  // it waits for ibsim to come back): no deadline, but stop() cuts it short.
+  for (;;) {
+    bool stopping = false;
+    {
+      std::lock_guard lock(mu_);
+      stopping = stopping_;
+    }
+    if (stopping) {
+      error = "stopping";
+      reap(true);
+      return nullptr;
+    }
+    pollfd p{conn->ctl_fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) break;
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      std::lock_guard lock(mu_);
+      starting_pid_ = -1;
+      conn->reaped = true;
+      conn->dead = true;
+      error = "the MAD worker " + describe_status(status) + " before opening the port";
+      return nullptr;
+    }
+  }
+  ControlType type{};
+  std::string payload;
+  if (!read_control(conn->ctl_fd, type, payload) || type != ControlType::kReady) {
+    error = "the MAD worker " + describe_status(reap(true)) + " before opening the port";
+    return nullptr;
+  }
+  std::string_view in(payload);
+  std::string ca, why;
+  std::uint32_t port = 0;
+  if (in.empty()) {
+    error = "malformed ready message from the MAD worker";
+    reap(true);
+    return nullptr;
+  }
+  const bool ok = in[0] == 1;
+  in.remove_prefix(1);
+  if (!get_str(in, ca) || !get_u32(in, port) || !get_str(in, why)) {
+    error = "malformed ready message from the MAD worker";
+    reap(true);
+    return nullptr;
+  }
+  if (!ok) {
+    error = why;
+    reap(false);  // it exits by itself after saying why
+    return nullptr;
+  }
+  {
+    std::lock_guard lock(mu_);
+    starting_pid_ = -1;
+    if (ca_name_.empty()) {
+      ca_name_ = ca;
+      ca_port_ = static_cast<int>(port);
+    }
+  }
+  return conn;
+}
+
+void MadWorker::start() {
+  std::string error;
+  auto conn = spawn(error);
+  if (!conn) throw std::runtime_error(error);
+  {
+    std::lock_guard lock(mu_);
+    current_ = std::move(conn);
+    generation_ = 1;
+    up_ = true;
+    // Respawns open the port the first worker resolved, not "the first CA".
+    options_.ca = ca_name_;
+    options_.ca_port = ca_port_;
+  }
+  log_debug("MAD worker started (pid " + std::to_string(pid()) + ")");
+  supervisor_ = std::thread([this] { supervise(); });
+}
+
+void MadWorker::supervise() {
+  milliseconds backoff = options_.backoff_min;
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    if (current_) {
+      cv_.wait_for(lock, milliseconds(100));
+      if (stopping_) break;
+      const auto conn = current_;
+      int status = 0;
+      if (::waitpid(conn->pid, &status, WNOHANG) != conn->pid) continue;
+      conn->reaped = true;
+      conn->dead = true;
+      // Wake anyone blocked on its channels: they see EOF now.
+      ::shutdown(conn->mad_fd, SHUT_RDWR);
+      ::shutdown(conn->ctl_fd, SHUT_RDWR);
+      current_.reset();
+      up_ = false;
+      // A worker that lived a while gets a quick replacement; one that dies
+      // right after starting backs off.
+      backoff = Clock::now() - conn->started > std::chrono::seconds(10)
+                    ? options_.backoff_min
+                    : std::min(backoff * 2, options_.backoff_max);
+      log_warn("MAD worker (pid " + std::to_string(conn->pid) + ") " + describe_status(status) +
+               "; starting another in " + std::to_string(backoff.count()) + " ms");
+      continue;
+    }
+    if (cv_.wait_for(lock, backoff, [this] { return stopping_; })) break;
+    lock.unlock();
+    std::string error;
+    auto conn = spawn(error);
+    lock.lock();
+    if (!conn) {
+      if (stopping_) break;
+      backoff = std::min(backoff * 2, options_.backoff_max);
+      log_warn("MAD worker did not start: " + error + "; retrying in " +
+               std::to_string(backoff.count()) + " ms");
+      continue;
+    }
+    current_ = std::move(conn);
+    ++restarts_;
+    ++generation_;
+    up_ = true;
+    log_info("MAD worker restarted (pid " + std::to_string(current_->pid) + ", restart " +
+             std::to_string(restarts_.load()) + ")");
+  }
+}
+
+void MadWorker::broken(const std::shared_ptr<Connection>& conn, const std::string& why) {
+  if (!conn) return;
+  std::lock_guard lock(mu_);
+  if (conn->dead.exchange(true)) return;
+  log_warn("MAD worker (pid " + std::to_string(conn->pid) + ") " + why + "; replacing it");
+  if (!conn->reaped) ::kill(conn->pid, SIGKILL);
+  if (conn == current_) up_ = false;
+  cv_.notify_all();
+}
+
+void MadWorker::after_sweep(std::uint64_t mads_sent, std::uint64_t mads_answered) {
+  // Sends to a worker that is down fail at once: nothing to kill then.
+  if (mads_sent == 0 || mads_answered > 0 || !up_) {
+    silent_sweeps_ = 0;
+    return;
+  }
+  if (++silent_sweeps_ < options_.wedged_sweeps) return;
+  silent_sweeps_ = 0;
+  broken(current(), "answered none of " + std::to_string(mads_sent) + " MADs in " +
+                        std::to_string(options_.wedged_sweeps) + " consecutive sweeps");
+}
+
+DiscoveryResult MadWorker::discover(const DiscoveryConfig& config) {
+  std::lock_guard serial(discover_mu_);
+  DiscoveryResult result;
+  const auto conn = current();
+  if (!conn || conn->dead) {
+    result.error = "the MAD worker is not running";
+    return result;
+  }
+  std::string request;
+  put_u32(request, static_cast<std::uint32_t>(config.max_smps));
+  put_u32(request, static_cast<std::uint32_t>(config.timeout.count()));
+  put_u32(request, static_cast<std::uint32_t>(config.retries));
+  if (!send_control(conn->ctl_fd, ControlType::kDiscover, request)) {
+    broken(conn, "closed its control channel");
+    result.error = "the MAD worker went away";
+    return result;
+  }
+  const auto deadline = Clock::now() + options_.discovery_timeout;
+  for (;;) {
+    pollfd p{conn->ctl_fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) break;
+    if (conn->dead) {
+      result.error = "the MAD worker died during discovery";
+      return result;
+    }
+    if (Clock::now() > deadline) {
+      broken(conn, "did not finish a discovery in " +
+                       std::to_string(options_.discovery_timeout.count()) + " ms");
+      result.error = "discovery timed out";
+      return result;
+    }
+  }
+  ControlType type{};
+  std::string payload;
+  if (!read_control(conn->ctl_fd, type, payload) || type != ControlType::kFabric ||
+      payload.empty()) {
+    broken(conn, "closed its control channel");
+    result.error = "the MAD worker went away during discovery";
+    return result;
+  }
+  std::string_view in(payload);
+  const bool ok = in[0] == 1;
+  in.remove_prefix(1);
+  std::string error;
+  if (!get_str(in, error)) {
+    broken(conn, "sent a malformed discovery reply");
+    result.error = "malformed discovery reply";
+    return result;
+  }
+  if (!ok) {
+    result.error = error;
+    return result;
+  }
+  auto fabric = std::make_shared<Fabric>();
+  if (!decode_fabric(in, *fabric, error)) {
+    broken(conn, "sent a malformed fabric: " + error);
+    result.error = error;
+    return result;
+  }
+  result.fabric = std::move(fabric);
+  return result;
+}
+
+void MadWorker::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    if (current_ && !current_->reaped) ::kill(current_->pid, SIGKILL);
+    if (starting_pid_ > 0) ::kill(starting_pid_, SIGKILL);
+    cv_.notify_all();
+  }
+  if (supervisor_.joinable()) supervisor_.join();
+  std::lock_guard lock(mu_);
+  if (current_) {
+    if (!current_->reaped) {
+      while (::waitpid(current_->pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      current_->reaped = true;
+    }
+    current_->dead = true;
+    ::shutdown(current_->mad_fd, SHUT_RDWR);
+    ::shutdown(current_->ctl_fd, SHUT_RDWR);
+    current_.reset();
+  }
+  up_ = false;
+}
+
+}  // namespace ibfx

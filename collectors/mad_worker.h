@@ -1,0 +1,153 @@
+// The MAD worker: a child process (this executable, re-executed with
+// --mad-worker) that owns everything touching libibumad — the PMA transport
+// and libibnetdisc discovery. The daemon process never opens a umad device.
+//
+// Why a process: a umad client that lost its device cannot get it back. An
+// HCA reset or driver reload invalidates the open port, and under the
+// simulator umad2sim connects to ibsim once per process and never again. A
+// new process can; the daemon keeps its accumulated counters, its snapshot
+// and its HTTP listener while the worker is replaced.
+//
+//   parent (daemon)                      worker (--mad-worker)
+//   WorkerTransport --MAD channel-->     umad_send   (main thread)
+//                   <--MAD channel--     umad_recv   (receiver thread)
+//   MadWorker::discover --control-->     Discovery::discover (control thread)
+//
+// Both channels are SOCK_STREAM socketpairs. The MAD channel carries
+// fixed-size frames (kFrameSize bytes), the control channel length-prefixed
+// messages. Worker death is seen as EOF/EPIPE and by waitpid(); the
+// supervisor thread respawns it with capped backoff, and kills a worker that
+// answers nothing for several sweeps (wedged on a dead device).
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "collectors/discovery.h"
+#include "collectors/mad_transport.h"
+#include "config/config.h"
+
+namespace ibfx {
+
+// ---- MAD channel frames -------------------------------------------------
+// Parent -> worker: {u16 lid, u16 0, u32 timeout_ms, MAD}.
+// Worker -> parent: {u8 kind (Received::Kind), 7 x 0, MAD}.
+inline constexpr std::size_t kFrameHeader = 8;
+inline constexpr std::size_t kFrameSize = kFrameHeader + kMadSize;
+using Frame = std::array<std::uint8_t, kFrameSize>;
+
+struct MadRequestFrame {
+  std::uint16_t lid = 0;
+  std::uint32_t timeout_ms = 0;
+  MadBytes mad{};
+};
+void encode_request_frame(const MadRequestFrame& request, std::uint8_t* out);
+MadRequestFrame decode_request_frame(const std::uint8_t* in);
+void encode_received_frame(const Received& received, std::uint8_t* out);
+// False for a kind that is neither a response nor a send failure.
+bool decode_received_frame(const std::uint8_t* in, Received& received);
+
+// ---- control channel messages -------------------------------------------
+// {u32 type, u32 length, payload}.
+enum class ControlType : std::uint32_t {
+  kReady = 1,     // worker -> parent: {u8 ok, str ca, u32 port, str error}
+  kDiscover = 2,  // parent -> worker: {u32 max_smps, u32 timeout_ms, u32 retries}
+  kFabric = 3,    // worker -> parent: {u8 ok, str error, encoded fabric}
+};
+inline constexpr std::size_t kMaxControlPayload = std::size_t{1} << 30;
+
+// ---- worker side ----------------------------------------------------------
+// True when argv asks for the worker mode (argv[1] == "--mad-worker").
+bool is_mad_worker_invocation(int argc, char** argv);
+// The worker's main(); returns its exit status.
+int run_mad_worker(int argc, char** argv);
+
+// ---- parent side ------------------------------------------------------------
+struct MadWorkerOptions {
+  std::string exe = "/proc/self/exe";
+  std::string ca;  // empty: the first CA with an active port, as umad picks it
+  int ca_port = 0;
+  std::string log_level = "info";
+  // Bound on one discovery answer; a worker that exceeds it is presumed
+  // wedged and replaced.
+  std::chrono::milliseconds discovery_timeout{std::chrono::minutes(5)};
+  // Consecutive sweeps that sent MADs and got no answer at all before the
+  // worker is killed and replaced.
+  int wedged_sweeps = 2;
+  std::chrono::milliseconds backoff_min{500};
+  std::chrono::milliseconds backoff_max{5000};
+};
+
+class MadWorker final : public TransportHealth {
+ public:
+  explicit MadWorker(MadWorkerOptions options);
+  ~MadWorker() override;
+  MadWorker(const MadWorker&) = delete;
+  MadWorker& operator=(const MadWorker&) = delete;
+
+  // Spawns the first worker and waits until it has opened the CA port.
+  // Throws std::runtime_error with the worker's reason (start-up only).
+  void start();
+  // Kills and reaps the worker; no respawn after this. Idempotent.
+  void stop();
+
+  // The name and port the first worker opened (resolved when --ca is empty).
+  const std::string& ca_name() const { return ca_name_; }
+  int ca_port() const { return ca_port_; }
+
+  // A transport that sends through whichever worker is current.
+  std::unique_ptr<MadTransport> transport();
+  // Runs a discovery in the worker (blocking). Fails fast when there is no
+  // worker; a worker that dies or times out meanwhile is replaced.
+  DiscoveryResult discover(const DiscoveryConfig& config);
+
+  bool up() const override { return up_.load(); }
+  std::uint64_t generation() const override { return generation_.load(); }
+  std::uint64_t restarts() const override { return restarts_.load(); }
+  void after_sweep(std::uint64_t mads_sent, std::uint64_t mads_answered) override;
+
+  pid_t pid() const;  // -1 when there is none
+
+  struct Connection;
+
+ private:
+  friend class WorkerTransport;
+  std::shared_ptr<Connection> current() const;
+  // A channel failed (EOF, EPIPE, timeout): kill the worker; the supervisor
+  // reaps it and starts another.
+  void broken(const std::shared_ptr<Connection>& conn, const std::string& why);
+  // Spawns a worker and waits for its ready message; null and `error` set
+  // when it could not open the port or died first.
+  std::shared_ptr<Connection> spawn(std::string& error);
+  void supervise();
+
+  MadWorkerOptions options_;
+  std::string ca_name_;
+  int ca_port_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::shared_ptr<Connection> current_;
+  pid_t starting_pid_ = -1;  // a worker being spawned, for stop()
+  bool stopping_ = false;
+  std::atomic<bool> up_{false};
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<std::uint64_t> restarts_{0};
+  int silent_sweeps_ = 0;   // sweep thread only
+  std::mutex discover_mu_;  // one discovery request on the control channel at a time
+  std::thread supervisor_;
+};
+
+}  // namespace ibfx

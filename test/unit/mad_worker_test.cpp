@@ -1,0 +1,200 @@
+// The MAD worker's wire formats: the Fabric a discovery sends back and the
+// fixed-size MAD frames. What must hold: a round trip is exact, and bytes
+// that are not a valid encoding are refused with a reason, never a crash.
+#include "collectors/mad_worker.h"
+
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "collectors/fabric.h"
+#include "fake_fabric.h"
+
+using namespace ibfx;
+
+namespace {
+
+void require_same(const Fabric& a, const Fabric& b) {
+  REQUIRE(a.nodes.size() == b.nodes.size());
+  CHECK(a.discovered_at == b.discovered_at);
+  CHECK(a.discovery_seconds == b.discovery_seconds);
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    const FabricNode& x = a.nodes[i];
+    const FabricNode& y = b.nodes[i];
+    INFO("node " << i);
+    CHECK(x.guid == y.guid);
+    CHECK(x.type == y.type);
+    CHECK(x.description == y.description);
+    CHECK(x.lid == y.lid);
+    CHECK(x.vendor_id == y.vendor_id);
+    CHECK(x.device_id == y.device_id);
+    CHECK(x.num_ports == y.num_ports);
+    CHECK(x.present == y.present);
+    REQUIRE(x.ports.size() == y.ports.size());
+    for (std::size_t p = 0; p < x.ports.size(); ++p) {
+      const FabricPort& u = x.ports[p];
+      const FabricPort& v = y.ports[p];
+      CHECK(u.number == v.number);
+      CHECK(u.lid == v.lid);
+      CHECK(u.state == v.state);
+      CHECK(u.phys_state == v.phys_state);
+      CHECK(u.width_active == v.width_active);
+      CHECK(u.speed_active == v.speed_active);
+      CHECK(u.speed_ext_active == v.speed_ext_active);
+      CHECK(u.remote_node == v.remote_node);
+      CHECK(u.remote_port == v.remote_port);
+    }
+  }
+  // The index is rebuilt, not trusted from the wire.
+  for (const FabricNode& n : a.nodes) CHECK(b.find(n.guid) != nullptr);
+}
+
+Fabric sample_fabric() {
+  Fabric f = test::star_fabric(3, 2);
+  f.nodes[0].vendor_id = 0x02c9;
+  f.nodes[0].device_id = 0xd2f0;
+  f.nodes[1].description = std::string("gpu0 mlx5_0 \"quoted\"\n\xff", 23);
+  f.nodes[2].present = false;
+  f.nodes[3].type = NodeType::kRouter;
+  f.nodes[1].ports[0].speed_ext_active = 4;
+  f.nodes[0].ports.back().remote_node = kNoNode;
+  f.discovered_at = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)) +
+                    std::chrono::microseconds(123456);
+  f.discovery_seconds = 0.8125;
+  f.index();
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("Fabric encoding: a round trip gives the same fabric", "[mad_worker]") {
+  const Fabric f = sample_fabric();
+  Fabric back;
+  std::string error;
+  REQUIRE(decode_fabric(encode_fabric(f), back, error));
+  CHECK(error.empty());
+  require_same(f, back);
+
+  Fabric empty_back;
+  REQUIRE(decode_fabric(encode_fabric(Fabric{}), empty_back, error));
+  CHECK(empty_back.nodes.empty());
+}
+
+TEST_CASE("Fabric encoding: every truncation is refused with a reason", "[mad_worker]") {
+  const std::string bytes = encode_fabric(sample_fabric());
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    Fabric out;
+    out.nodes.resize(1);  // must stay untouched on failure
+    std::string error;
+    INFO("length " << n);
+    CHECK_FALSE(decode_fabric(std::string_view(bytes).substr(0, n), out, error));
+    CHECK(error.rfind("malformed fabric: ", 0) == 0);
+    CHECK(out.nodes.size() == 1);
+  }
+}
+
+TEST_CASE("Fabric encoding: garbage is refused, never trusted", "[mad_worker]") {
+  const std::string good = encode_fabric(sample_fabric());
+  std::string error;
+  Fabric out;
+
+  SECTION("trailing bytes") { CHECK_FALSE(decode_fabric(good + "x", out, error)); }
+  SECTION("another format version") {
+    std::string bad = good;
+    bad[7] = 2;
+    CHECK_FALSE(decode_fabric(bad, out, error));
+    CHECK(error.find("magic") != std::string::npos);
+  }
+  SECTION("a node count far beyond the data does not allocate it") {
+    std::string bad = good;
+    for (int i = 24; i < 28; ++i) bad[static_cast<std::size_t>(i)] = '\xff';
+    CHECK_FALSE(decode_fabric(bad, out, error));
+    CHECK(error.find("node count") != std::string::npos);
+  }
+  SECTION("a link to a node that does not exist") {
+    Fabric f = sample_fabric();
+    f.nodes[1].ports[0].remote_node = 99;
+    CHECK_FALSE(decode_fabric(encode_fabric(f), out, error));
+    CHECK(error.find("does not exist") != std::string::npos);
+  }
+  SECTION("a bad node type") {
+    // guid (8 bytes) after the 28-byte header, then the type.
+    std::string bad = good;
+    bad[28 + 8] = 9;
+    CHECK_FALSE(decode_fabric(bad, out, error));
+    CHECK(error.find("node type") != std::string::npos);
+  }
+  SECTION("random bytes and random corruptions never crash") {
+    std::mt19937 rng(42);
+    for (int i = 0; i < 2000; ++i) {
+      std::string bytes = good;
+      if (i % 2 == 0) {
+        bytes.resize(rng() % 200);
+        for (char& c : bytes) c = static_cast<char>(rng());
+        if (i % 4 == 0 && bytes.size() >= 8) bytes.replace(0, 8, good.substr(0, 8));
+      } else {
+        for (int k = 0; k < 4; ++k) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+      }
+      Fabric f;
+      std::string e;
+      if (decode_fabric(bytes, f, e)) {
+        // Whatever is accepted is internally consistent.
+        for (const FabricNode& n : f.nodes) {
+          for (const FabricPort& p : n.ports) {
+            CHECK(
+                (p.remote_node == kNoNode ||
+                 (p.remote_node >= 0 && static_cast<std::size_t>(p.remote_node) < f.nodes.size())));
+          }
+        }
+      } else {
+        CHECK_FALSE(e.empty());
+      }
+    }
+  }
+}
+
+TEST_CASE("MAD frames: requests and answers cross the channel unchanged", "[mad_worker]") {
+  MadRequestFrame request;
+  request.lid = 0xbeef;
+  request.timeout_ms = 250;
+  for (std::size_t i = 0; i < kMadSize; ++i) request.mad[i] = static_cast<std::uint8_t>(i * 7);
+  Frame f{};
+  encode_request_frame(request, f.data());
+  const MadRequestFrame back = decode_request_frame(f.data());
+  CHECK(back.lid == request.lid);
+  CHECK(back.timeout_ms == request.timeout_ms);
+  CHECK(back.mad == request.mad);
+
+  for (auto kind : {Received::Kind::kResponse, Received::Kind::kSendFailed}) {
+    Received r;
+    r.kind = kind;
+    r.mad = request.mad;
+    encode_received_frame(r, f.data());
+    Received out;
+    REQUIRE(decode_received_frame(f.data(), out));
+    CHECK(out.kind == kind);
+    CHECK(out.mad == r.mad);
+  }
+  // "Nothing" is never sent; a frame that says so (or anything unknown) is
+  // refused rather than handed to the engine.
+  f[0] = static_cast<std::uint8_t>(Received::Kind::kNothing);
+  Received out;
+  CHECK_FALSE(decode_received_frame(f.data(), out));
+  f[0] = 77;
+  CHECK_FALSE(decode_received_frame(f.data(), out));
+}
+
+TEST_CASE("MAD worker: a worker that cannot start reports why", "[mad_worker]") {
+  // /bin/false is not a worker: it exits before saying it is ready, and
+  // start() must say so instead of hanging.
+  MadWorkerOptions options;
+  options.exe = "/bin/false";
+  MadWorker worker(options);
+  try {
+    worker.start();
+    FAIL("start() succeeded");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("before opening the port") != std::string::npos);
+  }
+  CHECK_FALSE(worker.up());
+  CHECK(worker.pid() == -1);
+}
