@@ -204,8 +204,12 @@ bool MadEngine::run(Clock::time_point deadline) {
     Received r = transport_.receive(wait);
     if (r.kind != Received::Kind::kNothing) {
       handle(r);
-      // Drain whatever else is already there without waiting.
+      // Drain whatever else is already there without waiting, refilling the
+      // window after every answer: draining a whole batch first would leave
+      // the fabric idle while we process it, then us idle while it answers
+      // (bench/run 512 on ibsim: a sweep took 2.4x the raw pump, 1.8x now).
       for (int i = 0; i < 256; ++i) {
+        fill_window(now);
         Received more = transport_.receive(milliseconds(0));
         if (more.kind == Received::Kind::kNothing) break;
         handle(more);

@@ -342,8 +342,7 @@ void Exporter::republish_stale() {
   snap->sweep_timestamp_seconds = previous->sweep_timestamp_seconds;
   snap->exporter_metrics_text = std::move(own);
   snap->exporting = previous->exporting;
-  snap->text();
-  snap->gzip();
+  snap->gzip();  // rendered here, as in publish(): a scrape only reads
   store_.publish(std::move(snap));
 }
 
