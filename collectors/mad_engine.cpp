@@ -9,12 +9,19 @@ MadEngine::MadEngine(MadTransport& transport, MadEngineLimits limits)
 
 void MadEngine::submit(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
                        std::uint32_t attr_mod, const PmaData& data, Callback callback) {
-  enqueue(Request{lid, method, attr_id, attr_mod, 0, false, data, std::move(callback)});
+  enqueue(Request{lid, method, attr_id, attr_mod, 0, false, false, data, std::move(callback)});
 }
 
 void MadEngine::submit_optional(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
                                 std::uint32_t attr_mod, const PmaData& data, Callback callback) {
-  enqueue(Request{lid, method, attr_id, attr_mod, 0, true, data, std::move(callback)});
+  enqueue(Request{lid, method, attr_id, attr_mod, 0, true, false, data, std::move(callback)});
+}
+
+void MadEngine::submit_smp(std::uint16_t lid, std::uint16_t attr_id, std::uint32_t attr_mod,
+                           Callback callback) {
+  constexpr std::uint8_t kMethodGet = 0x01;
+  enqueue(
+      Request{lid, kMethodGet, attr_id, attr_mod, 0, false, true, PmaData{}, std::move(callback)});
 }
 
 void MadEngine::enqueue(Request request) {
@@ -78,7 +85,11 @@ bool MadEngine::send_one(Request request, Clock::time_point now) {
   const std::uint32_t tid = next_tid_++;
   if (next_tid_ == 0) next_tid_ = 1;
   MadBytes mad;
-  build_pma_mad(mad, request.method, request.attr_id, request.attr_mod, tid, request.data);
+  if (request.smp) {
+    build_smp_mad(mad, request.method, request.attr_id, request.attr_mod, tid);
+  } else {
+    build_pma_mad(mad, request.method, request.attr_id, request.attr_mod, tid, request.data);
+  }
   ++request.attempts;
   ++stats_.sent;
   if (!transport_.send(request.lid, mad, limits_.timeout)) {

@@ -55,12 +55,18 @@ class MadEngine {
 
   // Queues a PMA request; the callback runs on a later run() (it may submit
   // more requests).
-  void submit(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
-              std::uint32_t attr_mod, const PmaData& data, Callback callback);
+  void submit(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id, std::uint32_t attr_mod,
+              const PmaData& data, Callback callback);
   // As submit(), for a probe the PMA may not support: one attempt, and a
   // failure counts as optional_unanswered rather than a timeout or error.
   void submit_optional(std::uint16_t lid, std::uint8_t method, std::uint16_t attr_id,
                        std::uint32_t attr_mod, const PmaData& data, Callback callback);
+
+  // A LID-routed SMP Get (QP0) through the same pipeline and limits; the
+  // completion's data is the SMP data area. Only if smp_supported().
+  void submit_smp(std::uint16_t lid, std::uint16_t attr_id, std::uint32_t attr_mod,
+                  Callback callback);
+  bool smp_supported() const { return transport_.supports_smp(); }
 
   // Drives the pipeline until every request has completed, or until
   // `deadline` (then the rest complete as timeouts). Returns false when the
@@ -82,6 +88,7 @@ class MadEngine {
     std::uint32_t attr_mod;
     int attempts = 0;
     bool optional = false;
+    bool smp = false;
     PmaData data;
     Callback callback;
   };
@@ -112,7 +119,7 @@ class MadEngine {
   MadEngineStats stats_;
   std::unordered_map<std::uint16_t, Node> nodes_;
   std::deque<std::uint16_t> ready_;  // nodes with queued work and spare per-node slots
-  std::unordered_map<std::uint32_t, InFlight> inflight_;  // by low 32 bits of the TID
+  std::unordered_map<std::uint32_t, InFlight> inflight_;               // by low 32 bits of the TID
   std::deque<std::pair<Clock::time_point, std::uint32_t>> deadlines_;  // send order
   std::size_t queued_ = 0;
   std::uint32_t next_tid_ = 1;

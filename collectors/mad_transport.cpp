@@ -38,6 +38,16 @@ void build_pma_mad(MadBytes& mad, std::uint8_t method, std::uint16_t attr_id,
   std::memcpy(mad.data() + kPmaDataOffset, data.data(), data.size());
 }
 
+void build_smp_mad(MadBytes& mad, std::uint8_t method, std::uint16_t attr_id,
+                   std::uint32_t attr_mod, std::uint64_t tid) {
+  build_pma_mad(mad, method, attr_id, attr_mod, tid, PmaData{});
+  mad_set_field(mad.data(), 0, IB_MAD_MGMTCLASS_F, IB_SMI_CLASS);
+}
+
+std::uint8_t mad_mgmt_class(const MadBytes& mad) {
+  return static_cast<std::uint8_t>(mad_get_field(mut(mad), 0, IB_MAD_MGMTCLASS_F));
+}
+
 PmaData pma_data(const MadBytes& mad) {
   PmaData d;
   std::memcpy(d.data(), mad.data() + kPmaDataOffset, d.size());
@@ -67,11 +77,19 @@ UmadTransport::UmadTransport(const std::string& ca_name, int ca_port) {
     throw std::runtime_error("cannot register a PMA agent on " + ca_name_ + ": " +
                              std::strerror(-agent_id_));
   }
+  // Not registered yet: under umad2sim (ibsim's preload) a process has one
+  // agent slot per management class, and libibnetdisc registers and then
+  // unregisters class 0x01 on every discovery; a response to our SMI agent
+  // then finds no agent and umad2sim's receiver thread crashes. Until that
+  // is solved (e.g. discovery and the check serialized), supports_smp() is
+  // false and the sweep's LID identity check stays off:
+  //   smp_agent_id_ = umad_register(port_id_, IB_SMI_CLASS, 1, 0, nullptr);
   send_umad_ = umad_alloc(1, umad_size() + kMadSize);
   recv_umad_ = umad_alloc(1, umad_size() + kMadSize);
   if (send_umad_ == nullptr || recv_umad_ == nullptr) {
     if (send_umad_ != nullptr) umad_free(send_umad_);
     if (recv_umad_ != nullptr) umad_free(recv_umad_);
+    if (smp_agent_id_ >= 0) umad_unregister(port_id_, smp_agent_id_);
     umad_unregister(port_id_, agent_id_);
     umad_close_port(port_id_);
     throw std::runtime_error("out of memory allocating a umad buffer");
@@ -81,17 +99,21 @@ UmadTransport::UmadTransport(const std::string& ca_name, int ca_port) {
 UmadTransport::~UmadTransport() {
   if (send_umad_ != nullptr) umad_free(send_umad_);
   if (recv_umad_ != nullptr) umad_free(recv_umad_);
+  if (smp_agent_id_ >= 0) umad_unregister(port_id_, smp_agent_id_);
   if (agent_id_ >= 0) umad_unregister(port_id_, agent_id_);
   if (port_id_ >= 0) umad_close_port(port_id_);
 }
 
 bool UmadTransport::send(std::uint16_t lid, const MadBytes& mad,
                          std::chrono::milliseconds timeout) {
+  const bool smp = mad_mgmt_class(mad) == IB_SMI_CLASS;
+  if (smp && smp_agent_id_ < 0) return false;
   std::memcpy(umad_get_mad(send_umad_), mad.data(), kMadSize);
-  umad_set_addr(send_umad_, lid, 1, 0, kQkeyQp1);
+  // SMPs go to QP0 (Q_Key 0), everything else to the GSI QP1.
+  umad_set_addr(send_umad_, lid, smp ? 0 : 1, 0, smp ? 0 : kQkeyQp1);
   // No kernel retries: the engine retries itself so that every attempt is
   // counted and per-node limits hold.
-  return umad_send(port_id_, agent_id_, send_umad_, static_cast<int>(kMadSize),
+  return umad_send(port_id_, smp ? smp_agent_id_ : agent_id_, send_umad_, static_cast<int>(kMadSize),
                    static_cast<int>(timeout.count()), 0) == 0;
 }
 

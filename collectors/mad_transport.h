@@ -27,6 +27,9 @@ class MadTransport {
   virtual bool send(std::uint16_t lid, const MadBytes& mad, std::chrono::milliseconds timeout) = 0;
   // Waits up to `wait` for one incoming MAD.
   virtual Received receive(std::chrono::milliseconds wait) = 0;
+  // Whether send() also takes LID-routed SMPs (Subnet Management class,
+  // QP0), which the sweep uses to confirm who answers at a LID.
+  virtual bool supports_smp() const { return false; }
 };
 
 // What the daemon needs to know about a transport that can die and be
@@ -47,7 +50,8 @@ class TransportHealth {
   virtual void after_sweep(std::uint64_t mads_sent, std::uint64_t mads_answered) = 0;
 };
 
-// libibumad on a local HCA port, registered as a PMA (class 0x04) client.
+// libibumad on a local HCA port, registered as a PMA (class 0x04) client
+// and, where QP0 is accessible, as a Subnet Management (class 0x01) client.
 class UmadTransport final : public MadTransport {
  public:
   // Throws std::runtime_error when the port cannot be opened (start-up only).
@@ -58,6 +62,7 @@ class UmadTransport final : public MadTransport {
 
   bool send(std::uint16_t lid, const MadBytes& mad, std::chrono::milliseconds timeout) override;
   Received receive(std::chrono::milliseconds wait) override;
+  bool supports_smp() const override { return smp_agent_id_ >= 0; }
 
   const std::string& ca_name() const { return ca_name_; }
   int ca_port() const { return ca_port_; }
@@ -65,6 +70,7 @@ class UmadTransport final : public MadTransport {
  private:
   int port_id_ = -1;
   int agent_id_ = -1;
+  int smp_agent_id_ = -1;
   std::string ca_name_;
   int ca_port_ = 0;
   // Separate buffers (umad header + MAD) for sending and receiving, so that
@@ -80,6 +86,11 @@ std::uint16_t mad_status(const MadBytes& mad);
 std::uint8_t mad_method(const MadBytes& mad);
 void build_pma_mad(MadBytes& mad, std::uint8_t method, std::uint16_t attr_id,
                    std::uint32_t attr_mod, std::uint64_t tid, const PmaData& data);
+// A LID-routed SMP: the same header with class 0x01; its data area starts
+// at the same offset (24-byte header, M_Key, 32 reserved bytes).
+void build_smp_mad(MadBytes& mad, std::uint8_t method, std::uint16_t attr_id,
+                   std::uint32_t attr_mod, std::uint64_t tid);
+std::uint8_t mad_mgmt_class(const MadBytes& mad);
 PmaData pma_data(const MadBytes& mad);
 
 }  // namespace ibfx

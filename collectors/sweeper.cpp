@@ -1,5 +1,7 @@
 #include "collectors/sweeper.h"
 
+#include <infiniband/mad.h>
+
 namespace ibfx {
 namespace {
 constexpr std::uint8_t kMethodGet = 0x01;
@@ -26,6 +28,7 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
   result.nodes.resize(fabric.nodes.size());
   result.port_read.resize(fabric.nodes.size());
   work_.clear();
+  checks_.clear();
   // Reserve so PortWork addresses stay stable while callbacks hold indices.
   work_.reserve(fabric.port_count());
 
@@ -33,7 +36,8 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
     const FabricNode& node = fabric.nodes[n];
     result.port_read[n].assign(node.ports.size(), false);
     if (node.type == NodeType::kHca && !options.include_hcas) continue;
-    if (options.shard_count > 1 && shard_hash(node.guid) % options.shard_count != options.shard_index) {
+    if (options.shard_count > 1 &&
+        shard_hash(node.guid) % options.shard_count != options.shard_index) {
       continue;
     }
     if (node.lid == 0 && node.type == NodeType::kSwitch) continue;  // not addressable yet
@@ -61,22 +65,28 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
                      // is not counted as failing for it.
                      const FabricNode& self = fabric.nodes[n];
                      const std::uint8_t port = self.ports.empty() ? 1 : self.ports.front().number;
-                     engine_.submit_optional(self.lid, kMethodGet, kAttrPortSamplesControl, 0,
-                                    port_samples_control_request(port),
-                                    [this, guid](const MadCompletion& sc) {
-                                      if (sc.result != MadResult::kOk) return;
-                                      auto it = capabilities_.find(guid);
-                                      if (it != capabilities_.end()) {
-                                        it->second.sample_tick = decode_sample_tick(sc.data);
-                                      }
-                                    });
+                     engine_.submit_optional(
+                         self.lid, kMethodGet, kAttrPortSamplesControl, 0,
+                         port_samples_control_request(port), [this, guid](const MadCompletion& sc) {
+                           if (sc.result != MadResult::kOk) return;
+                           auto it = capabilities_.find(guid);
+                           if (it != capabilities_.end()) {
+                             it->second.sample_tick = decode_sample_tick(sc.data);
+                           }
+                         });
                    });
   }
   const bool finished = engine_.run(start + options.budget);
 
   // A node is up when every MAD to it was answered (the budget running out
   // completes what is left as timeouts, so they count here too).
-  for (NodeSweep& ns : result.nodes) ns.answered = ns.swept && ns.failed_mads == 0;
+  for (std::uint32_t n = 0; n < result.nodes.size(); ++n) {
+    NodeSweep& ns = result.nodes[n];
+    ns.answered = ns.swept && ns.failed_mads == 0 && !ns.lid_moved;
+    // Its ClassPortInfo may have come from the wrong node as well: ask again
+    // once discovery has the new LID.
+    if (ns.lid_moved) capabilities_.erase(fabric.nodes[n].guid);
+  }
   const MadEngineStats& after = engine_.stats();
   result.completed = finished;
   result.mads_sent = after.sent - before.sent;
@@ -91,6 +101,8 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
 void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabilities& caps,
                           const SweepOptions& options, SweepResult& result) {
   const FabricNode& node = fabric.nodes[n];
+  const bool verify = engine_.smp_supported();
+  std::uint32_t switch_check = kNoCheck;  // a switch answers at one LID for all its ports
   for (std::uint32_t i = 0; i < node.ports.size(); ++i) {
     const FabricPort& port = node.ports[i];
     // An HCA port is addressed by its own LID: a down HCA port has none that
@@ -102,10 +114,9 @@ void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
         accumulator_.find(PortKey{node.guid, port.number}) == nullptr) {
       continue;  // an empty cage: nothing has ever been plugged in
     }
-    work_.push_back(PortWork{n, i, 0, false, {}});
+    work_.push_back(PortWork{n, i, 0, false, kNoCheck, {}});
     const std::size_t w = work_.size() - 1;
-    auto on_done = [this, &fabric, w, &options, &result, n](const MadCompletion& c,
-                                                           bool extended) {
+    auto on_done = [this, &fabric, w, &options, &result, n](const MadCompletion& c, bool extended) {
       PortWork& work = work_[w];
       const PmaCapabilities& caps_now = capabilities_[fabric.nodes[n].guid];
       if (c.result == MadResult::kOk) {
@@ -126,7 +137,7 @@ void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
         work.failed = true;
         ++result.nodes[n].failed_mads;
       }
-      if (--work.outstanding == 0) port_done(fabric, work, options, result);
+      if (--work.outstanding == 0) port_done(fabric, w, options, result);
     };
     // IBA 16.1.4.x: PortCountersExtended carries 64-bit data/packet counters;
     // the 32-bit PortCounters is still needed for the error counters (and
@@ -142,12 +153,64 @@ void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
       engine_.submit(lid, kMethodGet, kAttrPortCounters, 0, port_counters_request(port.number),
                      [on_done](const MadCompletion& c) { on_done(c, false); });
     }
+    if (!verify || work_[w].outstanding == 0) continue;
+    // Callbacks run only from engine_.run(), so the reads just submitted
+    // cannot have completed yet: counting them here is race-free.
+    std::uint32_t check = node.type == NodeType::kSwitch ? switch_check : kNoCheck;
+    if (check == kNoCheck) {
+      const std::uint8_t owner = node.type == NodeType::kSwitch ? 0 : port.number;
+      checks_.push_back(LidCheck{n, lid, owner, 0, {}});
+      check = static_cast<std::uint32_t>(checks_.size() - 1);
+      if (node.type == NodeType::kSwitch) switch_check = check;
+    }
+    ++checks_[check].outstanding;
+    work_[w].check = check;
   }
 }
 
-void Sweeper::port_done(const Fabric& fabric, PortWork& work, const SweepOptions& options,
+void Sweeper::port_done(const Fabric& fabric, std::size_t w, const SweepOptions& options,
                         SweepResult& result) {
-  if (work.failed) return;  // a half reading would mix two instants: skip it
+  PortWork& work = work_[w];
+  if (work.check == kNoCheck) {
+    // A half reading would mix two instants: skip it.
+    if (!work.failed) apply_reading(fabric, work, options, result);
+    return;
+  }
+  const std::uint32_t c = work.check;
+  if (!work.failed) checks_[c].held.push_back(static_cast<std::uint32_t>(w));
+  if (--checks_[c].outstanding == 0 && !checks_[c].held.empty()) {
+    verify_lid(fabric, c, options, result);
+  }
+}
+
+void Sweeper::verify_lid(const Fabric& fabric, std::uint32_t c, const SweepOptions& options,
+                         SweepResult& result) {
+  // Sent after the readings arrived: if the LID still belongs to the node
+  // now, it did when they were read (barring a move there and back within
+  // one round trip).
+  engine_.submit_smp(
+      checks_[c].lid, IB_ATTR_NODE_INFO, 0,
+      [this, &fabric, c, &options, &result](const MadCompletion& mc) {
+        const LidCheck& check = checks_[c];
+        const FabricNode& node = fabric.nodes[check.node];
+        if (mc.result == MadResult::kOk) {
+          auto* info = const_cast<std::uint8_t*>(mc.data.data());
+          const std::uint64_t guid = mad_get_field64(info, 0, IB_NODE_GUID_F);
+          const auto port = static_cast<std::uint8_t>(mad_get_field(info, 0, IB_NODE_LOCAL_PORT_F));
+          if (guid != node.guid || (check.port != 0 && port != check.port)) {
+            result.nodes[check.node].lid_moved = true;
+            ++result.lid_mismatches;
+            return;
+          }
+        }
+        // Confirmed, or not confirmable: an SMA that does not answer is no
+        // evidence that the LID moved (the PMA at it just did answer).
+        for (std::uint32_t w : check.held) apply_reading(fabric, work_[w], options, result);
+      });
+}
+
+void Sweeper::apply_reading(const Fabric& fabric, PortWork& work, const SweepOptions& options,
+                            SweepResult& result) {
   const FabricNode& node = fabric.nodes[work.node];
   const FabricPort& port = node.ports[work.port_index];
   const PortKey key{node.guid, port.number};

@@ -2,6 +2,14 @@
 // then PortCountersExtended and/or PortCounters for every port, all through
 // the pipelined MadEngine; readings go into the CounterAccumulator. One bad
 // node costs its own ports, never the sweep.
+//
+// A LID is only an address the SM hands out: after an SM restart it may
+// belong to another port, which then answers our PMA queries with its own
+// counters. So, where the transport can send SMPs, the readings taken at a
+// LID are held until one NodeInfo SMP to that LID, sent after they arrived,
+// names the node (and, for an HCA, the port) they were meant for; otherwise
+// they are dropped and the node reported as not answering (which makes the
+// exporter rediscover). One SMP per switch and per HCA port, per sweep.
 #pragma once
 
 #include <chrono>
@@ -29,11 +37,13 @@ struct NodeSweep {
   bool swept = false;     // in this daemon's share and addressable
   bool answered = false;  // every port read succeeded
   std::uint32_t failed_mads = 0;
+  // The node's LID now answers as another node or port: readings dropped.
+  bool lid_moved = false;
 };
 
 struct SweepResult {
-  std::vector<NodeSweep> nodes;                 // parallel to Fabric::nodes
-  std::vector<std::vector<bool>> port_read;     // [node][port index]: read this sweep
+  std::vector<NodeSweep> nodes;              // parallel to Fabric::nodes
+  std::vector<std::vector<bool>> port_read;  // [node][port index]: read this sweep
   std::chrono::system_clock::time_point started_at{};
   double duration_seconds = 0;
   bool completed = true;  // false when the budget cut it short
@@ -43,6 +53,7 @@ struct SweepResult {
   std::uint64_t mads_error = 0;
   std::uint64_t clears_sent = 0;
   std::size_t ports_read = 0;
+  std::size_t lid_mismatches = 0;  // LIDs found answering as another node or port
 };
 
 // Stable hash of a node GUID for sharding (FNV-1a over the 8 bytes), so all
@@ -65,22 +76,38 @@ class Sweeper {
   std::size_t cached_capabilities() const { return capabilities_.size(); }
 
  private:
+  static constexpr std::uint32_t kNoCheck = ~std::uint32_t{0};
   struct PortWork {
     std::uint32_t node;
     std::uint32_t port_index;
     std::uint8_t outstanding = 0;
     bool failed = false;
+    std::uint32_t check = kNoCheck;  // index into checks_; kNoCheck: apply right away
     CounterReading reading;
+  };
+  // The readings taken at one LID, waiting for that LID's owner to be
+  // confirmed.
+  struct LidCheck {
+    std::uint32_t node;
+    std::uint16_t lid;
+    std::uint8_t port;                // HCA: the port the LID must belong to; switch: 0 (any)
+    std::uint32_t outstanding = 0;    // port reads still in flight
+    std::vector<std::uint32_t> held;  // indices into work_ of complete readings
   };
   void query_ports(const Fabric& fabric, std::uint32_t node_index, const PmaCapabilities& caps,
                    const SweepOptions& options, SweepResult& result);
-  void port_done(const Fabric& fabric, PortWork& work, const SweepOptions& options,
+  void port_done(const Fabric& fabric, std::size_t w, const SweepOptions& options,
                  SweepResult& result);
+  void verify_lid(const Fabric& fabric, std::uint32_t c, const SweepOptions& options,
+                  SweepResult& result);
+  void apply_reading(const Fabric& fabric, PortWork& work, const SweepOptions& options,
+                     SweepResult& result);
 
   MadEngine& engine_;
   CounterAccumulator& accumulator_;
   std::unordered_map<std::uint64_t, PmaCapabilities> capabilities_;
   std::vector<PortWork> work_;
+  std::vector<LidCheck> checks_;
 };
 
 }  // namespace ibfx

@@ -24,8 +24,7 @@ prometheus::Gauge* gauge(prometheus::Registry& r, const std::string& name,
   return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
 }
 double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 
@@ -39,8 +38,9 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
       .Set(1);
   auto& mads = prometheus::BuildCounter()
                    .Name("infiniband_exporter_mad_requests_total")
-                   .Help("PMA requests completed, by result (ok, timeout after all retries, "
-                         "error status or send failure).")
+                   .Help(
+                       "PMA requests completed, by result (ok, timeout after all retries, "
+                       "error status or send failure).")
                    .Register(r);
   mad_ok_ = &mads.Add({{"result", "ok"}});
   mad_timeout_ = &mads.Add({{"result", "timeout"}});
@@ -48,18 +48,22 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
   mad_optional_ = counter(r, "infiniband_exporter_optional_probes_unanswered_total",
                           "Optional PMA probes (e.g. PortSamplesControl, which ibsim lacks) that "
                           "got no usable answer; not counted as MAD failures.");
-  mad_retries_ = counter(r, "infiniband_exporter_mad_retries_total",
-                         "MAD attempts repeated after a timeout.");
+  mad_retries_ =
+      counter(r, "infiniband_exporter_mad_retries_total", "MAD attempts repeated after a timeout.");
   mad_late_ = counter(r, "infiniband_exporter_mad_late_responses_total",
                       "Responses that matched no outstanding request (arrived after a timeout).");
   sweeps_ = counter(r, "infiniband_exporter_sweeps_total", "PMA sweeps run.");
   sweeps_incomplete_ = counter(r, "infiniband_exporter_sweeps_incomplete_total",
                                "Sweeps cut short by their time budget.");
+  // A LID that answered as another node or port (the SM moved it): the
+  // readings taken there were dropped and discovery runs again.
+  lid_mismatches_ = counter(r, "infiniband_exporter_lid_mismatches_total",
+                            "LIDs found answering as another node or port; readings dropped.");
   sweep_overruns_ = counter(r, "infiniband_exporter_sweep_overruns_total",
                             "Sweeps that took longer than the sweep interval.");
   discoveries_ = counter(r, "infiniband_exporter_discoveries_total", "Fabric discoveries run.");
-  discovery_failures_ = counter(r, "infiniband_exporter_discovery_failures_total",
-                                "Fabric discoveries that failed.");
+  discovery_failures_ =
+      counter(r, "infiniband_exporter_discovery_failures_total", "Fabric discoveries that failed.");
   clears_sent_ = counter(r, "infiniband_exporter_clear_requests_total",
                          "PortCounters Set requests sent to clear counters near saturation.");
   last_sweep_duration_ = gauge(r, "infiniband_exporter_last_sweep_duration_seconds",
@@ -84,16 +88,17 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
                          .Name("infiniband_exporter_sweep_duration_seconds")
                          .Help("Distribution of PMA sweep durations.")
                          .Register(r)
-                         .Add({}, prometheus::Histogram::BucketBoundaries{
-                                      0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60});
+                         .Add({}, prometheus::Histogram::BucketBoundaries{0.05, 0.1, 0.25, 0.5, 1,
+                                                                          2.5, 5, 10, 30, 60});
   auto& sat = prometheus::BuildCounter()
                   .Name("infiniband_exporter_counters_saturated_total")
                   .Help("Times a narrow device counter was seen at its maximum, by counter.")
                   .Register(r);
   auto& ext = prometheus::BuildCounter()
                   .Name("infiniband_exporter_counters_reset_externally_total")
-                  .Help("Times a device counter went down without this daemon clearing it "
-                        "(cleared out of band), by counter.")
+                  .Help(
+                      "Times a device counter went down without this daemon clearing it "
+                      "(cleared out of band), by counter.")
                   .Register(r);
   auto& clr = prometheus::BuildCounter()
                   .Name("infiniband_exporter_counters_cleared_total")
@@ -146,6 +151,7 @@ void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_a
   sweeps_->Increment();
   if (!sweep.completed) sweeps_incomplete_->Increment();
   if (overrun) sweep_overruns_->Increment();
+  lid_mismatches_->Increment(static_cast<double>(sweep.lid_mismatches));
   clears_sent_->Increment(static_cast<double>(sweep.clears_sent));
   last_sweep_duration_->Set(sweep.duration_seconds);
   last_sweep_timestamp_->Set(now_seconds());

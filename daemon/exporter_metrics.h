@@ -47,6 +47,7 @@ class ExporterMetrics {
   prometheus::Counter* sweeps_;
   prometheus::Counter* sweeps_incomplete_;
   prometheus::Counter* sweep_overruns_;
+  prometheus::Counter* lid_mismatches_;
   prometheus::Counter* discoveries_;
   prometheus::Counter* discovery_failures_;
   prometheus::Counter* clears_sent_;

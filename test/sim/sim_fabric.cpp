@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -674,6 +676,48 @@ void SimFabric::start_opensm() {
   spec.stderr_path = dir_ + "/opensm.out";
   std::lock_guard lock(mu_);
   opensm_ = Process::start(spec);
+}
+
+std::map<std::uint64_t, int> SimFabric::sm_lid_assignment() const {
+  // opensm's persistent database: "<guid> <min lid> <max lid>" entries, in
+  // hex, each followed by a blank line.
+  std::map<std::uint64_t, int> assignment;
+  std::istringstream in(read_file(dir_ + "/guid2lid"));
+  std::string guid, min_lid, max_lid;
+  while (in >> guid >> min_lid >> max_lid) {
+    assignment[std::stoull(guid, nullptr, 16)] = std::stoi(min_lid, nullptr, 16);
+  }
+  return assignment;
+}
+
+void SimFabric::restart_opensm(const std::map<std::uint64_t, int>& assignment) {
+  if (!options_.opensm) throw std::logic_error("SimFabric: restart_opensm() without opensm");
+  {
+    std::lock_guard lock(mu_);
+    if (opensm_) opensm_->terminate(milliseconds(1000));
+  }
+  // Written after the old SM exited, which may store its own cache on the
+  // way out. The blank line ends an entry: without it opensm reads the next
+  // line as more of the same value and silently drops the entry.
+  if (!assignment.empty()) {
+    std::string db;
+    for (const auto& [guid, lid] : assignment) {
+      char entry[64];
+      std::snprintf(entry, sizeof entry, "0x%016llx 0x%04x 0x%04x\n\n",
+                    static_cast<unsigned long long>(guid), static_cast<unsigned>(lid),
+                    static_cast<unsigned>(lid));
+      db += entry;
+    }
+    write_file(dir_ + "/guid2lid", db);
+  }
+  // A fresh log, so that the wait below sees this SM's SUBNET UP, not the
+  // previous one's.
+  std::error_code ec;
+  std::filesystem::rename(dir_ + "/opensm.log",
+                          dir_ + "/opensm.log." + std::to_string(++opensm_restarts_), ec);
+  start_opensm();
+  wait_for_pma(Clock::now() + options_.timeout);
+  lids(true);
 }
 
 void SimFabric::wait_for_pma(Clock::time_point deadline) {

@@ -176,6 +176,20 @@ class SimFabric {
   int lid_of(std::string_view node);
   std::map<std::string, int> lids(bool refresh = false);
 
+  // The SM's persistent LID assignment (opensm's guid2lid cache file):
+  // port GUID (switch: node GUID, port 0) -> base LID. Empty before the
+  // first sweep or without opensm.
+  std::map<std::uint64_t, int> sm_lid_assignment() const;
+  // The subnet manager restarts: opensm is stopped, its guid2lid cache is
+  // replaced by `assignment` (when not empty), and a new opensm is started
+  // the way the first one was. opensm gives the cached LIDs precedence over
+  // the ones the ports still carry, so a permutation really moves LIDs:
+  // it rewrites every PortInfo and reprograms the switches' forwarding
+  // tables, and an old LID then routes to whichever port now owns it.
+  // Returns once the new SM reported SUBNET UP and PMAs answer; the LID map
+  // is refreshed. Throws std::runtime_error like the constructor.
+  void restart_opensm(const std::map<std::uint64_t, int>& assignment = {});
+
   // Last lines of ibsim's and opensm's output, for failure messages.
   std::string log_tail(std::size_t lines = 20) const;
 
@@ -214,6 +228,7 @@ class SimFabric {
   bool shut_down_ = false;
   std::optional<Process> ibsim_;
   std::optional<Process> opensm_;
+  int opensm_restarts_ = 0;
   std::list<Process> children_;  // list: spawn() hands out stable references
   std::uint64_t run_seq_ = 0;
   int restarts_ = 0;

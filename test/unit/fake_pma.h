@@ -26,13 +26,19 @@ struct FakeNode {
   std::uint16_t cap_mask = pma_cap::kExtWidth | pma_cap::kXmitWait;
   std::uint32_t cap_mask2 = 0;
   std::map<std::uint8_t, FakePort> ports;
-  bool silent = false;         // never answers
-  int drop_next = 0;           // drops this many requests, then answers
-  bool kernel_timeouts = false;  // returns the request as a send failure
+  bool silent = false;             // never answers
+  int drop_next = 0;               // drops this many requests, then answers
+  bool kernel_timeouts = false;    // returns the request as a send failure
   std::uint16_t error_status = 0;  // answers every request with this status
   int sample_tick = 7;             // PortSamplesControl.Tick; -1: attribute unsupported
   int max_seen_inflight = 0;
   int inflight = 0;
+  // NodeInfo as its SMA answers a LID-routed SMP (FakePma::smp): who owns
+  // this LID.
+  std::uint64_t guid = 0;
+  std::uint8_t local_port = 1;
+  int smps = 0;             // SMPs received
+  bool sma_silent = false;  // drops SMPs while the PMA answers
 };
 
 class FakePma final : public MadTransport {
@@ -40,6 +46,9 @@ class FakePma final : public MadTransport {
   std::map<std::uint16_t, FakeNode> nodes;
   int max_seen_global_inflight = 0;
   std::uint64_t sent = 0;
+  bool smp = false;  // takes SMPs (a transport with QP0 access)
+
+  bool supports_smp() const override { return smp; }
 
   bool send(std::uint16_t lid, const MadBytes& mad, std::chrono::milliseconds) override {
     ++sent;
@@ -47,6 +56,11 @@ class FakePma final : public MadTransport {
     if (it == nodes.end()) return true;  // nobody there: silence
     FakeNode& node = it->second;
     if (node.silent) return true;
+    if (node.sma_silent && mad_get_field(const_cast<std::uint8_t*>(mad.data()), 0,
+                                         IB_MAD_MGMTCLASS_F) == IB_SMI_CLASS) {
+      ++node.smps;
+      return true;
+    }
     if (node.drop_next > 0) {
       --node.drop_next;
       return true;
@@ -70,7 +84,15 @@ class FakePma final : public MadTransport {
     }
     std::uint8_t* data = m + kPmaDataOffset;
     const auto attr = mad_get_field(m, 0, IB_MAD_ATTRID_F);
-    if (attr == kAttrClassPortInfo) {
+    if (mad_get_field(m, 0, IB_MAD_MGMTCLASS_F) == IB_SMI_CLASS) {
+      ++node.smps;
+      if (attr == IB_ATTR_NODE_INFO) {
+        mad_set_field64(data, 0, IB_NODE_GUID_F, node.guid);
+        mad_set_field(data, 0, IB_NODE_LOCAL_PORT_F, node.local_port);
+      } else {
+        mad_set_field(m, 0, IB_MAD_STATUS_F, 0x0C);
+      }
+    } else if (attr == kAttrClassPortInfo) {
       mad_set_field(data, 0, IB_CPI_CAPMASK_F, node.cap_mask);
       mad_set_field(data, 0, IB_CPI_CAPMASK2_F, node.cap_mask2);
     } else if (attr == kAttrPortCounters) {
@@ -115,11 +137,11 @@ class FakePma final : public MadTransport {
  private:
   static void clear(FakePort& p, std::uint32_t mask) {
     static const std::pair<int, MAD_FIELDS> bits[] = {
-        {0, IB_PC_ERR_SYM_F},        {1, IB_PC_LINK_RECOVERS_F}, {2, IB_PC_LINK_DOWNED_F},
-        {3, IB_PC_ERR_RCV_F},        {4, IB_PC_ERR_PHYSRCV_F},   {5, IB_PC_ERR_SWITCH_REL_F},
-        {6, IB_PC_XMT_DISCARDS_F},   {7, IB_PC_ERR_XMTCONSTR_F}, {8, IB_PC_ERR_RCVCONSTR_F},
+        {0, IB_PC_ERR_SYM_F},        {1, IB_PC_LINK_RECOVERS_F},   {2, IB_PC_LINK_DOWNED_F},
+        {3, IB_PC_ERR_RCV_F},        {4, IB_PC_ERR_PHYSRCV_F},     {5, IB_PC_ERR_SWITCH_REL_F},
+        {6, IB_PC_XMT_DISCARDS_F},   {7, IB_PC_ERR_XMTCONSTR_F},   {8, IB_PC_ERR_RCVCONSTR_F},
         {9, IB_PC_ERR_LOCALINTEG_F}, {10, IB_PC_ERR_EXCESS_OVR_F}, {11, IB_PC_VL15_DROPPED_F},
-        {12, IB_PC_XMT_BYTES_F},     {13, IB_PC_RCV_BYTES_F},    {14, IB_PC_XMT_PKTS_F},
+        {12, IB_PC_XMT_BYTES_F},     {13, IB_PC_RCV_BYTES_F},      {14, IB_PC_XMT_PKTS_F},
         {15, IB_PC_RCV_PKTS_F},      {16, IB_PC_XMT_WAIT_F}};
     for (auto [bit, f] : bits) {
       if (mask & (1u << bit)) p.narrow[f] = 0;

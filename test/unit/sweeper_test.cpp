@@ -45,7 +45,7 @@ TEST_CASE("Sweeper reads every port of every node with 32-bit PortCounters", "[s
   CHECK(sw2->bits[idx(Counter::kTransmitWait)] == 32);
   CHECK(sw2->total[idx(Counter::kSymbolErrors)] == 5);
   CHECK(sw2->total[idx(Counter::kTransmitDataBytes)] == 1ull << 40);  // words; x4 at render
-  CHECK(sw2->bits[idx(Counter::kTransmitDataBytes)] == 64);  // extended wins over 32-bit
+  CHECK(sw2->bits[idx(Counter::kTransmitDataBytes)] == 64);           // extended wins over 32-bit
   CHECK(acc.find(PortKey{0x201, 1})->total[idx(Counter::kLinkDowned)] == 2);
   // ClassPortInfo and PortSamplesControl (5 nodes) + 2 attributes x 8 ports.
   CHECK(r.mads_sent == 5 + 5 + 16);
@@ -129,9 +129,9 @@ TEST_CASE("Sweeper clears saturating counters with a CounterSelect sparing the o
   FakePma fake;
   add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
   auto& port = fake.nodes[1].ports[1];
-  port.narrow[IB_PC_ERR_SYM_F] = 60000;           // > 75% of 16 bits
-  port.narrow[IB_PC_LINK_DOWNED_F] = 3;           // well below
-  port.narrow[IB_PC_XMT_WAIT_F] = 4'000'000'000u;  // > 75% of 32 bits
+  port.narrow[IB_PC_ERR_SYM_F] = 60000;             // > 75% of 16 bits
+  port.narrow[IB_PC_LINK_DOWNED_F] = 3;             // well below
+  port.narrow[IB_PC_XMT_WAIT_F] = 4'000'000'000u;   // > 75% of 32 bits
   port.narrow[IB_PC_XMT_BYTES_F] = 4'000'000'000u;  // read 64-bit via extended: spared
   MadEngine engine(fake, fast_limits());
   CounterAccumulator acc;
@@ -237,8 +237,7 @@ TEST_CASE("Sweeper keeps totals on GUID and port when a node's LID changes", "[s
   CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 800);
 }
 
-TEST_CASE("Sweeper reads PortSamplesControl.Tick once and survives PMAs without it",
-          "[sweeper]") {
+TEST_CASE("Sweeper reads PortSamplesControl.Tick once and survives PMAs without it", "[sweeper]") {
   const ibfx::Fabric f = ibfx::test::star_fabric(2);
   FakePma fake;
   add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
@@ -254,4 +253,96 @@ TEST_CASE("Sweeper reads PortSamplesControl.Tick once and survives PMAs without 
   CHECK(sweeper.capabilities(0x201)->sample_tick == 7);
   // The optional attribute failing does not make the node "not answering".
   CHECK(r.nodes[1].answered);
+}
+
+namespace {
+// add_nodes() plus SMA identities: each LID answers NodeInfo as its node.
+void add_identities(FakePma& fake, const Fabric& f) {
+  fake.smp = true;
+  for (const auto& n : f.nodes) fake.nodes[n.lid].guid = n.guid;
+}
+}  // namespace
+
+TEST_CASE("Sweeper drops readings from a LID that now answers as another node", "[sweeper]") {
+  // The SM restarted and swapped the LIDs of the two HCAs; discovery has not
+  // caught up. Each old LID is still valid and answers, with the other
+  // node's counters: what must hold is that neither port's totals take them.
+  const ibfx::Fabric f = ibfx::test::star_fabric(2);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  add_identities(fake, f);
+  fake.nodes[2].ports[1].narrow[IB_PC_XMT_WAIT_F] = 100;
+  fake.nodes[3].ports[1].narrow[IB_PC_XMT_WAIT_F] = 7000;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult first = sweeper.sweep(f, {});
+  CHECK(first.lid_mismatches == 0);
+  CHECK(first.nodes[1].answered);
+  CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 100);
+  CHECK(acc.find(PortKey{0x201, 1})->total[idx(Counter::kTransmitWait)] == 7000);
+  CHECK(fake.nodes[1].smps == 1);  // one per switch, not one per switch port
+  CHECK(fake.nodes[2].smps == 1);
+
+  std::swap(fake.nodes[2], fake.nodes[3]);
+  const SweepResult stale = sweeper.sweep(f, {});
+  CHECK(stale.lid_mismatches == 2);
+  for (std::size_t n : {1u, 2u}) {
+    INFO("node " << n);
+    CHECK(stale.nodes[n].lid_moved);
+    CHECK_FALSE(stale.nodes[n].answered);  // the exporter rediscovers on this
+    CHECK_FALSE(stale.port_read[n][0]);
+  }
+  CHECK(stale.nodes[0].answered);  // the switch kept its LID
+  CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 100);
+  CHECK(acc.find(PortKey{0x201, 1})->total[idx(Counter::kTransmitWait)] == 7000);
+  CHECK(acc.stats().external_clears[idx(Counter::kTransmitWait)] == 0);
+
+  // Rediscovered: each node at its new LID, counters moved on meanwhile.
+  ibfx::Fabric moved = f;
+  std::swap(moved.nodes[1].lid, moved.nodes[2].lid);
+  std::swap(moved.nodes[1].ports[0].lid, moved.nodes[2].ports[0].lid);
+  fake.nodes[3].ports[1].narrow[IB_PC_XMT_WAIT_F] = 150;   // 0x200, now LID 3
+  fake.nodes[2].ports[1].narrow[IB_PC_XMT_WAIT_F] = 7500;  // 0x201, now LID 2
+  const SweepResult fresh = sweeper.sweep(moved, {});
+  CHECK(fresh.lid_mismatches == 0);
+  CHECK(fresh.nodes[1].answered);
+  CHECK(fresh.nodes[2].answered);
+  CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 150);
+  CHECK(acc.find(PortKey{0x201, 1})->total[idx(Counter::kTransmitWait)] == 7500);
+}
+
+TEST_CASE("Sweeper checks the port, not just the node, behind an HCA port's LID", "[sweeper]") {
+  const ibfx::Fabric f = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  add_identities(fake, f);
+  fake.nodes[2].local_port = 2;  // the LID now belongs to the HCA's other port
+  fake.nodes[2].ports[1].narrow[IB_PC_XMT_WAIT_F] = 100;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  CHECK(r.nodes[1].lid_moved);
+  CHECK(acc.find(PortKey{0x200, 1}) == nullptr);
+}
+
+TEST_CASE("Sweeper keeps readings when the SMA does not answer the identity check", "[sweeper]") {
+  // A silent SMA is no evidence that the LID moved: the PMA there answered.
+  const ibfx::Fabric f = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  add_identities(fake, f);
+  fake.nodes[2].ports[1].narrow[IB_PC_XMT_WAIT_F] = 100;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  fake.nodes[2].sma_silent = true;
+  const SweepResult r = sweeper.sweep(f, {});
+  CHECK(fake.nodes[2].smps == 2);  // tried, with the engine's retry
+  CHECK_FALSE(r.nodes[1].lid_moved);
+  CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 100);
+  fake.nodes[2].ports[1].narrow[IB_PC_XMT_WAIT_F] = 300;
+  sweeper.sweep(f, {});
+  CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 300);
 }
