@@ -195,6 +195,19 @@ int main(int argc, char** argv) {
               spec.servers, spec.rails, spec.tiers, fabric->nodes.size(), fabric->port_count(),
               peak_rss_mib());
 
+  {
+    // The engine's own ceiling: sweeps against a PMA that answers at once.
+    FastPma pma;
+    ibfx::MadEngine engine(pma,
+                           ibfx::MadEngineLimits{128, 4, std::chrono::milliseconds(1000), 2, 0});
+    ibfx::CounterAccumulator acc;
+    ibfx::Sweeper sweeper(engine, acc);
+    sweeper.sweep(*fabric, {});
+    const ibfx::SweepResult r = sweeper.sweep(*fabric, {});
+    std::printf("sweep engine alone (instant PMA): %.3f s for %llu MADs (%.0f MADs/s)\n",
+                r.duration_seconds, static_cast<unsigned long long>(r.mads_sent),
+                static_cast<double>(r.mads_sent) / r.duration_seconds);
+  }
   ibfx::Config config;
   config.mad.global_inflight = 256;
   ibfx::Exporter exporter(config, {}, std::make_unique<FastPma>(), [fabric] {

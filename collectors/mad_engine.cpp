@@ -66,7 +66,7 @@ bool MadEngine::rate_allows(Clock::time_point now) {
 
 void MadEngine::fill_window(Clock::time_point now) {
   // Round-robin over nodes so one big switch cannot starve the others.
-  while (!ready_.empty() && static_cast<int>(inflight_.size()) < limits_.global_inflight) {
+  while (!ready_.empty() && static_cast<int>(inflight_count_) < limits_.global_inflight) {
     if (!rate_allows(now)) return;
     const std::uint16_t lid = ready_.front();
     ready_.pop_front();
@@ -81,9 +81,36 @@ void MadEngine::fill_window(Clock::time_point now) {
   }
 }
 
+MadEngine::Slot* MadEngine::find_slot(std::uint32_t tid) {
+  const std::uint32_t index = tid & 0xFFFFu;
+  if (index >= slots_.size()) return nullptr;
+  Slot& slot = slots_[index];
+  return slot.active && slot.tid == tid ? &slot : nullptr;
+}
+
+std::uint32_t MadEngine::acquire_slot() {
+  if (free_slots_.empty()) {
+    slots_.emplace_back();
+    return static_cast<std::uint32_t>(slots_.size() - 1);
+  }
+  const std::uint32_t index = free_slots_.back();
+  free_slots_.pop_back();
+  return index;
+}
+
+MadEngine::Request MadEngine::release_slot(Slot& slot) {
+  slot.active = false;
+  --inflight_count_;
+  free_slots_.push_back(static_cast<std::uint32_t>(&slot - slots_.data()));
+  return std::move(slot.flight.request);
+}
+
 bool MadEngine::send_one(Request request, Clock::time_point now) {
-  const std::uint32_t tid = next_tid_++;
-  if (next_tid_ == 0) next_tid_ = 1;
+  // The slot table has at most 65536 entries (16 bits of the TID); the
+  // global in-flight limit (config: at most 4096) keeps it far below.
+  const std::uint32_t index = acquire_slot();
+  const std::uint32_t tid = (next_sequence_++ << 16) | index;
+  if ((next_sequence_ & 0xFFFFu) == 0) next_sequence_ = 1;
   MadBytes mad;
   if (request.smp) {
     build_smp_mad(mad, request.method, request.attr_id, request.attr_mod, tid);
@@ -93,13 +120,18 @@ bool MadEngine::send_one(Request request, Clock::time_point now) {
   ++request.attempts;
   ++stats_.sent;
   if (!transport_.send(request.lid, mad, limits_.timeout)) {
+    free_slots_.push_back(index);
     fail(request, MadResult::kError);
     return false;
   }
   Node& node = nodes_[request.lid];
   ++node.inflight;
   const auto deadline = now + limits_.timeout;
-  inflight_.emplace(tid, InFlight{std::move(request), deadline});
+  Slot& slot = slots_[index];
+  slot.active = true;
+  slot.tid = tid;
+  slot.flight = InFlight{std::move(request), deadline};
+  ++inflight_count_;
   deadlines_.emplace_back(deadline, tid);
   return true;
 }
@@ -128,13 +160,12 @@ void MadEngine::requeue(Request request) {
 
 void MadEngine::handle(const Received& received) {
   const auto tid = static_cast<std::uint32_t>(mad_tid(received.mad));
-  auto it = inflight_.find(tid);
-  if (it == inflight_.end()) {
+  Slot* slot = find_slot(tid);
+  if (slot == nullptr) {
     ++stats_.late_or_unknown;
     return;
   }
-  Request request = std::move(it->second.request);
-  inflight_.erase(it);
+  Request request = release_slot(*slot);
   release_node(request.lid);
   if (received.kind == Received::Kind::kSendFailed) {
     // The kernel timed the request out: same path as our own timeout.
@@ -166,10 +197,9 @@ void MadEngine::expire(Clock::time_point now) {
   while (!deadlines_.empty() && deadlines_.front().first <= now) {
     const std::uint32_t tid = deadlines_.front().second;
     deadlines_.pop_front();
-    auto it = inflight_.find(tid);
-    if (it == inflight_.end()) continue;  // already answered
-    Request request = std::move(it->second.request);
-    inflight_.erase(it);
+    Slot* slot = find_slot(tid);
+    if (slot == nullptr) continue;  // already answered
+    Request request = release_slot(*slot);
     release_node(request.lid);
     if (!request.optional && request.attempts <= limits_.retries) {
       requeue(std::move(request));
@@ -187,8 +217,9 @@ bool MadEngine::run(Clock::time_point deadline) {
       // Out of time: everything left completes as a timeout, so callers
       // still account for every request.
       std::vector<Request> left;
-      for (auto& [tid, f] : inflight_) left.push_back(std::move(f.request));
-      inflight_.clear();
+      for (Slot& slot : slots_) {
+        if (slot.active) left.push_back(release_slot(slot));
+      }
       deadlines_.clear();
       for (auto& [lid, node] : nodes_) {
         for (auto& r : node.queue) left.push_back(std::move(r));
@@ -202,7 +233,7 @@ bool MadEngine::run(Clock::time_point deadline) {
       return false;
     }
     fill_window(now);
-    if (inflight_.empty()) {
+    if (inflight_count_ == 0) {
       if (queued_ == 0) continue;
       // Only the rate limit can hold queued work back with nothing in flight.
       Received nothing = transport_.receive(milliseconds(1));
@@ -232,7 +263,9 @@ bool MadEngine::run(Clock::time_point deadline) {
 }
 
 void MadEngine::abandon() {
-  inflight_.clear();
+  for (Slot& slot : slots_) {
+    if (slot.active) release_slot(slot);
+  }
   deadlines_.clear();
   nodes_.clear();
   ready_.clear();

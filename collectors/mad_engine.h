@@ -77,7 +77,7 @@ class MadEngine {
   void abandon();
 
   const MadEngineStats& stats() const { return stats_; }
-  std::size_t pending() const { return queued_ + inflight_.size(); }
+  std::size_t pending() const { return queued_ + inflight_count_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -119,10 +119,24 @@ class MadEngine {
   MadEngineStats stats_;
   std::unordered_map<std::uint16_t, Node> nodes_;
   std::deque<std::uint16_t> ready_;  // nodes with queued work and spare per-node slots
-  std::unordered_map<std::uint32_t, InFlight> inflight_;               // by low 32 bits of the TID
+  // In-flight requests in a slot table instead of a hash map (no allocation
+  // per MAD): the low 32 bits of a TID are (sequence << 16 | slot), and a
+  // response counts only if its TID is the one its slot holds now, so a late
+  // answer to an earlier occupant of the slot is recognised as such.
+  struct Slot {
+    bool active = false;
+    std::uint32_t tid = 0;
+    InFlight flight;
+  };
+  Slot* find_slot(std::uint32_t tid);
+  std::uint32_t acquire_slot();
+  Request release_slot(Slot& slot);
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::size_t inflight_count_ = 0;
   std::deque<std::pair<Clock::time_point, std::uint32_t>> deadlines_;  // send order
   std::size_t queued_ = 0;
-  std::uint32_t next_tid_ = 1;
+  std::uint32_t next_sequence_ = 1;
   double tokens_ = 0;
   Clock::time_point last_refill_{};
 };

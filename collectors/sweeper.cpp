@@ -28,6 +28,7 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
   result.nodes.resize(fabric.nodes.size());
   result.port_read.resize(fabric.nodes.size());
   work_.clear();
+  ctx_ = Context{&fabric, &options, &result};
   checks_.clear();
   // Reserve so PortWork addresses stay stable while callbacks hold indices.
   work_.reserve(fabric.port_count());
@@ -44,13 +45,13 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
     result.nodes[n].swept = true;
     auto cached = capabilities_.find(node.guid);
     if (cached != capabilities_.end()) {
-      query_ports(fabric, n, cached->second, options, result);
+      query_ports(fabric, n, cached->second);
       continue;
     }
     // ClassPortInfo (IBA 16.1.3.1) once per node: it says which counter
     // attributes and widths the PMA supports.
     engine_.submit(node.lid, kMethodGet, kAttrClassPortInfo, 0, PmaData{},
-                   [this, &fabric, n, &options, &result](const MadCompletion& c) {
+                   [this, &fabric, n, &result](const MadCompletion& c) {
                      if (c.result != MadResult::kOk) {
                        ++result.nodes[n].failed_mads;
                        return;
@@ -58,7 +59,7 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
                      const PmaCapabilities caps = decode_class_port_info(c.data);
                      const std::uint64_t guid = fabric.nodes[n].guid;
                      capabilities_[guid] = caps;
-                     query_ports(fabric, n, caps, options, result);
+                     query_ports(fabric, n, caps);
                      // PortSamplesControl.Tick, once per node, for the length
                      // of a PortXmitWait tick. Optional: a PMA that does not
                      // answer keeps the configured assumption, and the node
@@ -98,8 +99,7 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
   return result;
 }
 
-void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabilities& caps,
-                          const SweepOptions& options, SweepResult& result) {
+void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabilities& caps) {
   const FabricNode& node = fabric.nodes[n];
   const bool verify = engine_.smp_supported();
   std::uint32_t switch_check = kNoCheck;  // a switch answers at one LID for all its ports
@@ -115,30 +115,7 @@ void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
       continue;  // an empty cage: nothing has ever been plugged in
     }
     work_.push_back(PortWork{n, i, 0, false, kNoCheck, {}});
-    const std::size_t w = work_.size() - 1;
-    auto on_done = [this, &fabric, w, &options, &result, n](const MadCompletion& c, bool extended) {
-      PortWork& work = work_[w];
-      const PmaCapabilities& caps_now = capabilities_[fabric.nodes[n].guid];
-      if (c.result == MadResult::kOk) {
-        if (extended) {
-          decode_port_counters_ext(c.data, caps_now, work.reading);
-        } else {
-          // Narrow values must not override 64-bit ones already decoded.
-          CounterReading narrow;
-          decode_port_counters(c.data, caps_now, narrow);
-          for (std::size_t k = 0; k < kCounterCount; ++k) {
-            if (narrow.bits[k] != 0 && work.reading.bits[k] != 64) {
-              work.reading.value[k] = narrow.value[k];
-              work.reading.bits[k] = narrow.bits[k];
-            }
-          }
-        }
-      } else {
-        work.failed = true;
-        ++result.nodes[n].failed_mads;
-      }
-      if (--work.outstanding == 0) port_done(fabric, w, options, result);
-    };
+    const auto w = static_cast<std::uint32_t>(work_.size() - 1);
     // IBA 16.1.4.x: PortCountersExtended carries 64-bit data/packet counters;
     // the 32-bit PortCounters is still needed for the error counters (and
     // PortXmitWait) unless CapabilityMask2 advertises the additional ones.
@@ -146,12 +123,12 @@ void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
       ++work_[w].outstanding;
       engine_.submit(lid, kMethodGet, kAttrPortCountersExtended, 0,
                      port_counters_ext_request(port.number),
-                     [on_done](const MadCompletion& c) { on_done(c, true); });
+                     [this, w](const MadCompletion& c) { on_port_reply(w, c, true); });
     }
     if (caps.needs_port_counters()) {
       ++work_[w].outstanding;
       engine_.submit(lid, kMethodGet, kAttrPortCounters, 0, port_counters_request(port.number),
-                     [on_done](const MadCompletion& c) { on_done(c, false); });
+                     [this, w](const MadCompletion& c) { on_port_reply(w, c, false); });
     }
     if (!verify || work_[w].outstanding == 0) continue;
     // Callbacks run only from engine_.run(), so the reads just submitted
@@ -166,6 +143,31 @@ void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
     ++checks_[check].outstanding;
     work_[w].check = check;
   }
+}
+
+void Sweeper::on_port_reply(std::uint32_t w, const MadCompletion& c, bool extended) {
+  const Fabric& fabric = *ctx_.fabric;
+  PortWork& work = work_[w];
+  const PmaCapabilities& caps_now = capabilities_[fabric.nodes[work.node].guid];
+  if (c.result == MadResult::kOk) {
+    if (extended) {
+      decode_port_counters_ext(c.data, caps_now, work.reading);
+    } else {
+      // Narrow values must not override 64-bit ones already decoded.
+      CounterReading narrow;
+      decode_port_counters(c.data, caps_now, narrow);
+      for (std::size_t k = 0; k < kCounterCount; ++k) {
+        if (narrow.bits[k] != 0 && work.reading.bits[k] != 64) {
+          work.reading.value[k] = narrow.value[k];
+          work.reading.bits[k] = narrow.bits[k];
+        }
+      }
+    }
+  } else {
+    work.failed = true;
+    ++ctx_.result->nodes[work.node].failed_mads;
+  }
+  if (--work.outstanding == 0) port_done(fabric, w, *ctx_.options, *ctx_.result);
 }
 
 void Sweeper::port_done(const Fabric& fabric, std::size_t w, const SweepOptions& options,

@@ -94,8 +94,7 @@ class Sweeper {
     std::uint32_t outstanding = 0;    // port reads still in flight
     std::vector<std::uint32_t> held;  // indices into work_ of complete readings
   };
-  void query_ports(const Fabric& fabric, std::uint32_t node_index, const PmaCapabilities& caps,
-                   const SweepOptions& options, SweepResult& result);
+  void query_ports(const Fabric& fabric, std::uint32_t node_index, const PmaCapabilities& caps);
   void port_done(const Fabric& fabric, std::size_t w, const SweepOptions& options,
                  SweepResult& result);
   void verify_lid(const Fabric& fabric, std::uint32_t c, const SweepOptions& options,
@@ -106,6 +105,16 @@ class Sweeper {
   MadEngine& engine_;
   CounterAccumulator& accumulator_;
   std::unordered_map<std::uint64_t, PmaCapabilities> capabilities_;
+  // The sweep in progress, for the per-MAD callbacks: capturing only
+  // {this, index} keeps each std::function within its small-object buffer,
+  // so queueing a MAD does not allocate.
+  struct Context {
+    const Fabric* fabric = nullptr;
+    const SweepOptions* options = nullptr;
+    SweepResult* result = nullptr;
+  };
+  void on_port_reply(std::uint32_t w, const MadCompletion& c, bool extended);
+  Context ctx_;
   std::vector<PortWork> work_;
   std::vector<LidCheck> checks_;
 };
