@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "collectors/discovery.h"
+#include "collectors/discovery_process.h"
 #include "collectors/mad_engine.h"
 #include "collectors/mad_transport.h"
 #include "collectors/mad_worker.h"
@@ -37,6 +38,20 @@
 namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Hides a transport's SMP support: with --lid-check 0 the sweep runs
+// without its NodeInfo LID check, to measure what the check costs.
+class WithoutSmp final : public ibfx::MadTransport {
+ public:
+  explicit WithoutSmp(ibfx::MadTransport& t) : t_(t) {}
+  bool send(std::uint16_t lid, const ibfx::MadBytes& mad, std::chrono::milliseconds timeout) override {
+    return t_.send(lid, mad, timeout);
+  }
+  ibfx::Received receive(std::chrono::milliseconds wait) override { return t_.receive(wait); }
+
+ private:
+  ibfx::MadTransport& t_;
+};
 
 long peak_rss_kib() {
   rusage u{};
@@ -96,6 +111,7 @@ int main(int argc, char** argv) {
   int per_node = 4;
   int max_smps = ibfx::DiscoveryConfig{}.max_smps;
   bool tables = false;  // discovery per max_smps and sweep per load budget
+  bool lid_check = true;  // the sweep's NodeInfo check, where the transport allows it
   bool compare_pcpp = false;  // also build the series as prometheus-cpp objects (GBs at 98k ports)
   std::string daemon_exe;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -114,6 +130,7 @@ int main(int argc, char** argv) {
     else if (k == "--per-node") per_node = v;
     else if (k == "--max-smps") max_smps = v;
     else if (k == "--tables") tables = v != 0;
+    else if (k == "--lid-check") lid_check = v != 0;
     else if (k == "--compare-prometheus-cpp") compare_pcpp = v != 0;
     else {
       std::cerr << "unknown flag " << k << "\n";
@@ -138,10 +155,13 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  ibfx::UmadTransport transport("", 0);
+  // Discovery before the transport exists: libibnetdisc registers its own
+  // Subnet Management agent, and under umad2sim a process has one agent
+  // slot per class, which the transport's LID check then takes. Later
+  // discoveries run in a process of their own, as in the daemon.
   ibfx::DiscoveryConfig dcfg;
   dcfg.max_smps = max_smps;
-  ibfx::Discovery discovery(transport.ca_name(), transport.ca_port(), dcfg);
+  ibfx::Discovery discovery("", 0, dcfg);
   const auto td = Clock::now();
   ibfx::DiscoveryResult dr = discovery.discover();
   const double discovery_s = since(td);
@@ -149,9 +169,16 @@ int main(int argc, char** argv) {
     std::cerr << "discovery failed: " << dr.error << "\n";
     return 1;
   }
+  ibfx::UmadTransport transport("", 0);
+  if (!transport.supports_smp()) {
+    std::cerr << "no LID check in the sweep: " << transport.smp_error() << "\n";
+  }
   const ibfx::Fabric& fabric = *dr.fabric;
 
-  ibfx::MadEngine engine(transport, ibfx::MadEngineLimits{window, per_node,
+  WithoutSmp no_smp(transport);
+  ibfx::MadTransport& sweep_transport = lid_check ? static_cast<ibfx::MadTransport&>(transport) : no_smp;
+  std::printf("sweep LID check: %s\n", sweep_transport.supports_smp() ? "on" : "off");
+  ibfx::MadEngine engine(sweep_transport, ibfx::MadEngineLimits{window, per_node,
                                                           std::chrono::milliseconds(1000), 2, 0});
   ibfx::CounterAccumulator acc;
   ibfx::Sweeper sweeper(engine, acc);
@@ -190,7 +217,8 @@ int main(int argc, char** argv) {
     ibfx::MadWorker worker(wo);
     worker.start();
     auto wt = worker.transport();
-    ibfx::MadEngine wengine(*wt, ibfx::MadEngineLimits{window, per_node,
+    WithoutSmp wno_smp(*wt);
+    ibfx::MadEngine wengine(lid_check ? *wt : wno_smp, ibfx::MadEngineLimits{window, per_node,
                                                        std::chrono::milliseconds(1000), 2, 0});
     ibfx::CounterAccumulator wacc;
     ibfx::Sweeper wsweeper(wengine, wacc);
@@ -271,12 +299,19 @@ int main(int argc, char** argv) {
   std::printf("peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024.0);
   if (tables) {
     // Discovery against the reference tool on the same simulator (same
-    // library, libibnetdisc; ibnetdiscover -o sets its max_smps).
+    // library, libibnetdisc; ibnetdiscover -o sets its max_smps), through
+    // the daemon's discovery process (--daemon-exe), spawn included.
     for (int smps : {16, 64, 256}) {
       ibfx::DiscoveryConfig c;
       c.max_smps = smps;
+      if (daemon_exe.empty()) break;  // in-process it would take the transport's agent slot
+      ibfx::DiscoveryProcessOptions po;
+      po.exe = daemon_exe;
+      po.ca = transport.ca_name();
+      po.ca_port = transport.ca_port();
+      po.log_level = "warn";
       const auto t = Clock::now();
-      const bool ok = ibfx::Discovery(transport.ca_name(), transport.ca_port(), c).discover().fabric != nullptr;
+      const bool ok = ibfx::DiscoveryProcess(po).discover(c).fabric != nullptr;
       const double ours = since(t);
       const auto t2 = Clock::now();
       const std::string cmd = "ibnetdiscover -o " + std::to_string(smps) + " >/dev/null 2>&1";

@@ -77,13 +77,20 @@ UmadTransport::UmadTransport(const std::string& ca_name, int ca_port) {
     throw std::runtime_error("cannot register a PMA agent on " + ca_name_ + ": " +
                              std::strerror(-agent_id_));
   }
-  // Not registered yet: under umad2sim (ibsim's preload) a process has one
-  // agent slot per management class, and libibnetdisc registers and then
-  // unregisters class 0x01 on every discovery; a response to our SMI agent
-  // then finds no agent and umad2sim's receiver thread crashes. Until that
-  // is solved (e.g. discovery and the check serialized), supports_smp() is
-  // false and the sweep's LID identity check stays off:
-  //   smp_agent_id_ = umad_register(port_id_, IB_SMI_CLASS, 1, 0, nullptr);
+  // The sweep's LID check sends LID-routed NodeInfo SMPs, which go through
+  // QP0. A kernel or device that keeps QP0 from us (some virtual functions,
+  // an SMP firewall) refuses the registration: the PMA sweep works without
+  // it, only the check is off, and the worker tells the daemon why.
+  // Discovery registers its own class 0x01 agent in another process
+  // (collectors/discovery_process.h): under umad2sim two in one process
+  // would share one agent slot per class.
+  errno = 0;
+  smp_agent_id_ = umad_register(port_id_, IB_SMI_CLASS, 1, 0, nullptr);
+  if (smp_agent_id_ < 0) {
+    // libibumad returns -EPERM for any refusal; errno has the ioctl's reason.
+    smp_error_ = "cannot register a Subnet Management agent: " +
+                 std::string(std::strerror(errno != 0 ? errno : -smp_agent_id_));
+  }
   send_umad_ = umad_alloc(1, umad_size() + kMadSize);
   recv_umad_ = umad_alloc(1, umad_size() + kMadSize);
   if (send_umad_ == nullptr || recv_umad_ == nullptr) {
@@ -113,8 +120,8 @@ bool UmadTransport::send(std::uint16_t lid, const MadBytes& mad,
   umad_set_addr(send_umad_, lid, smp ? 0 : 1, 0, smp ? 0 : kQkeyQp1);
   // No kernel retries: the engine retries itself so that every attempt is
   // counted and per-node limits hold.
-  return umad_send(port_id_, smp ? smp_agent_id_ : agent_id_, send_umad_, static_cast<int>(kMadSize),
-                   static_cast<int>(timeout.count()), 0) == 0;
+  return umad_send(port_id_, smp ? smp_agent_id_ : agent_id_, send_umad_,
+                   static_cast<int>(kMadSize), static_cast<int>(timeout.count()), 0) == 0;
 }
 
 Received UmadTransport::receive(std::chrono::milliseconds wait) {

@@ -63,6 +63,8 @@ class UmadTransport final : public MadTransport {
   bool send(std::uint16_t lid, const MadBytes& mad, std::chrono::milliseconds timeout) override;
   Received receive(std::chrono::milliseconds wait) override;
   bool supports_smp() const override { return smp_agent_id_ >= 0; }
+  // Why supports_smp() is false; empty when it is true.
+  const std::string& smp_error() const { return smp_error_; }
 
   const std::string& ca_name() const { return ca_name_; }
   int ca_port() const { return ca_port_; }
@@ -71,6 +73,7 @@ class UmadTransport final : public MadTransport {
   int port_id_ = -1;
   int agent_id_ = -1;
   int smp_agent_id_ = -1;
+  std::string smp_error_;
   std::string ca_name_;
   int ca_port_ = 0;
   // Separate buffers (umad header + MAD) for sending and receiving, so that

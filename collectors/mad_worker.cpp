@@ -182,6 +182,8 @@ int run_mad_worker(int argc, char** argv) {
     put_str(ready, "");
     put_u32(ready, 0);
     put_str(ready, e.what());
+    ready += '\0';
+    put_str(ready, "");
     send_control(kWorkerCtlFd, ControlType::kReady, ready);
     return 1;
   }
@@ -189,6 +191,8 @@ int run_mad_worker(int argc, char** argv) {
   put_str(ready, transport->ca_name());
   put_u32(ready, static_cast<std::uint32_t>(transport->ca_port()));
   put_str(ready, "");
+  ready += transport->supports_smp() ? '\1' : '\0';
+  put_str(ready, transport->smp_error());
   if (!send_control(kWorkerCtlFd, ControlType::kReady, ready)) return 0;
   log_debug("MAD worker " + std::to_string(::getpid()) + " ready on " + transport->ca_name() +
             " port " + std::to_string(transport->ca_port()));
@@ -214,27 +218,14 @@ int run_mad_worker(int argc, char** argv) {
       }
     }
   });
-  std::thread control([&] {
-    Discovery discovery(transport->ca_name(), transport->ca_port(), DiscoveryConfig{});
+  // The control channel carries nothing after the ready message; its EOF
+  // means the parent is gone.
+  std::thread control([] {
     for (;;) {
-      ControlType type{};
-      std::string payload;
-      if (!read_control(kWorkerCtlFd, type, payload)) ::_exit(0);
-      if (type != ControlType::kDiscover) continue;
-      std::string_view in(payload);
-      std::uint32_t max_smps = 0, timeout_ms = 0, retries = 0;
-      DiscoveryConfig config;
-      if (get_u32(in, max_smps) && get_u32(in, timeout_ms) && get_u32(in, retries)) {
-        config.max_smps = static_cast<int>(max_smps);
-        config.timeout = milliseconds(timeout_ms);
-        config.retries = static_cast<int>(retries);
-      }
-      discovery.set_config(config);
-      const DiscoveryResult result = discovery.discover();
-      std::string reply(1, result.fabric ? '\1' : '\0');
-      put_str(reply, result.error);
-      if (result.fabric) reply += encode_fabric(*result.fabric);
-      if (!send_control(kWorkerCtlFd, ControlType::kFabric, reply)) ::_exit(0);
+      char c;
+      const ssize_t n = ::recv(kWorkerCtlFd, &c, 1, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ::_exit(0);
     }
   });
   for (;;) {
@@ -267,6 +258,7 @@ struct MadWorker::Connection {
   const int ctl_fd;
   const Clock::time_point started = Clock::now();
   std::atomic<bool> dead{false};
+  bool smp = false;     // set before the connection is published
   bool reaped = false;  // guarded by MadWorker::mu_; once true, pid may be reused
 };
 
@@ -289,6 +281,10 @@ class WorkerTransport final : public MadTransport {
     if (out_.size() >= kFlushBytes) return flush();
     return true;
   }
+
+  // Asked once per sweep and node: the flag the current worker's ready
+  // message carried, not a round trip.
+  bool supports_smp() const override { return worker_.supports_smp(); }
 
   Received receive(milliseconds wait) override {
     refresh();
@@ -509,7 +505,7 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     return nullptr;
   }
   std::string_view in(payload);
-  std::string ca, why;
+  std::string ca, why, why_no_smp;
   std::uint32_t port = 0;
   if (in.empty()) {
     error = "malformed ready message from the MAD worker";
@@ -518,7 +514,14 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
   }
   const bool ok = in[0] == 1;
   in.remove_prefix(1);
-  if (!get_str(in, ca) || !get_u32(in, port) || !get_str(in, why)) {
+  if (!get_str(in, ca) || !get_u32(in, port) || !get_str(in, why) || in.empty()) {
+    error = "malformed ready message from the MAD worker";
+    reap(true);
+    return nullptr;
+  }
+  conn->smp = in[0] == 1;
+  in.remove_prefix(1);
+  if (!get_str(in, why_no_smp)) {
     error = "malformed ready message from the MAD worker";
     reap(true);
     return nullptr;
@@ -527,6 +530,17 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     error = why;
     reap(false);  // it exits by itself after saying why
     return nullptr;
+  }
+  if (!conn->smp) {
+    std::lock_guard lock(mu_);
+    // Once per daemon: every respawn would say the same.
+    if (!smp_reason_logged_) {
+      smp_reason_logged_ = true;
+      log_warn("no Subnet Management (QP0) agent on " + ca + " port " + std::to_string(port) +
+               ": " + why_no_smp +
+               "; the sweep cannot confirm who answers at a LID, so after the SM moves LIDs "
+               "readings may be misattributed until the next discovery");
+    }
   }
   {
     std::lock_guard lock(mu_);
@@ -545,6 +559,7 @@ void MadWorker::start() {
   if (!conn) throw std::runtime_error(error);
   {
     std::lock_guard lock(mu_);
+    smp_ = conn->smp;
     current_ = std::move(conn);
     generation_ = 1;
     up_ = true;
@@ -552,7 +567,8 @@ void MadWorker::start() {
     options_.ca = ca_name_;
     options_.ca_port = ca_port_;
   }
-  log_debug("MAD worker started (pid " + std::to_string(pid()) + ")");
+  log_debug("MAD worker started (pid " + std::to_string(pid()) + "), sweep LID check " +
+            (smp_ ? "on" : "off"));
   supervisor_ = std::thread([this] { supervise(); });
 }
 
@@ -594,6 +610,7 @@ void MadWorker::supervise() {
                std::to_string(backoff.count()) + " ms");
       continue;
     }
+    smp_ = conn->smp;
     current_ = std::move(conn);
     ++restarts_;
     ++generation_;
@@ -623,69 +640,6 @@ void MadWorker::after_sweep(std::uint64_t mads_sent, std::uint64_t mads_answered
   silent_sweeps_ = 0;
   broken(current(), "answered none of " + std::to_string(mads_sent) + " MADs in " +
                         std::to_string(options_.wedged_sweeps) + " consecutive sweeps");
-}
-
-DiscoveryResult MadWorker::discover(const DiscoveryConfig& config) {
-  std::lock_guard serial(discover_mu_);
-  DiscoveryResult result;
-  const auto conn = current();
-  if (!conn || conn->dead) {
-    result.error = "the MAD worker is not running";
-    return result;
-  }
-  std::string request;
-  put_u32(request, static_cast<std::uint32_t>(config.max_smps));
-  put_u32(request, static_cast<std::uint32_t>(config.timeout.count()));
-  put_u32(request, static_cast<std::uint32_t>(config.retries));
-  if (!send_control(conn->ctl_fd, ControlType::kDiscover, request)) {
-    broken(conn, "closed its control channel");
-    result.error = "the MAD worker went away";
-    return result;
-  }
-  const auto deadline = Clock::now() + options_.discovery_timeout;
-  for (;;) {
-    pollfd p{conn->ctl_fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) > 0) break;
-    if (conn->dead) {
-      result.error = "the MAD worker died during discovery";
-      return result;
-    }
-    if (Clock::now() > deadline) {
-      broken(conn, "did not finish a discovery in " +
-                       std::to_string(options_.discovery_timeout.count()) + " ms");
-      result.error = "discovery timed out";
-      return result;
-    }
-  }
-  ControlType type{};
-  std::string payload;
-  if (!read_control(conn->ctl_fd, type, payload) || type != ControlType::kFabric ||
-      payload.empty()) {
-    broken(conn, "closed its control channel");
-    result.error = "the MAD worker went away during discovery";
-    return result;
-  }
-  std::string_view in(payload);
-  const bool ok = in[0] == 1;
-  in.remove_prefix(1);
-  std::string error;
-  if (!get_str(in, error)) {
-    broken(conn, "sent a malformed discovery reply");
-    result.error = "malformed discovery reply";
-    return result;
-  }
-  if (!ok) {
-    result.error = error;
-    return result;
-  }
-  auto fabric = std::make_shared<Fabric>();
-  if (!decode_fabric(in, *fabric, error)) {
-    broken(conn, "sent a malformed fabric: " + error);
-    result.error = error;
-    return result;
-  }
-  result.fabric = std::move(fabric);
-  return result;
 }
 
 void MadWorker::stop() {

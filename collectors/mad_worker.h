@@ -1,6 +1,8 @@
 // The MAD worker: a child process (this executable, re-executed with
-// --mad-worker) that owns everything touching libibumad — the PMA transport
-// and libibnetdisc discovery. The daemon process never opens a umad device.
+// --mad-worker) that owns the umad port the sweep talks through: PMA
+// (class 0x04) and, where QP0 is accessible, Subnet Management (class 0x01)
+// for the sweep's LID check. The daemon process never opens a umad device.
+// Discovery runs in a process of its own (collectors/discovery_process.h).
 //
 // Why a process: a umad client that lost its device cannot get it back. An
 // HCA reset or driver reload invalidates the open port, and under the
@@ -11,7 +13,7 @@
 //   parent (daemon)                      worker (--mad-worker)
 //   WorkerTransport --MAD channel-->     umad_send   (main thread)
 //                   <--MAD channel--     umad_recv   (receiver thread)
-//   MadWorker::discover --control-->     Discovery::discover (control thread)
+//   MadWorker::spawn <--control--        ready message (once)
 //
 // Both channels are SOCK_STREAM socketpairs. The MAD channel carries
 // fixed-size frames (kFrameSize bytes), the control channel length-prefixed
@@ -35,7 +37,6 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/discovery.h"
 #include "collectors/mad_transport.h"
 #include "config/config.h"
 
@@ -61,10 +62,12 @@ bool decode_received_frame(const std::uint8_t* in, Received& received);
 
 // ---- control channel messages -------------------------------------------
 // {u32 type, u32 length, payload}.
+// The worker says once that it is ready, then the parent only watches the
+// channel for EOF (the worker's death).
 enum class ControlType : std::uint32_t {
-  kReady = 1,     // worker -> parent: {u8 ok, str ca, u32 port, str error}
-  kDiscover = 2,  // parent -> worker: {u32 max_smps, u32 timeout_ms, u32 retries}
-  kFabric = 3,    // worker -> parent: {u8 ok, str error, encoded fabric}
+  // worker -> parent: {u8 ok, str ca, u32 port, str error, u8 smp,
+  // str why_no_smp}
+  kReady = 1,
 };
 inline constexpr std::size_t kMaxControlPayload = std::size_t{1} << 30;
 
@@ -80,9 +83,6 @@ struct MadWorkerOptions {
   std::string ca;  // empty: the first CA with an active port, as umad picks it
   int ca_port = 0;
   std::string log_level = "info";
-  // Bound on one discovery answer; a worker that exceeds it is presumed
-  // wedged and replaced.
-  std::chrono::milliseconds discovery_timeout{std::chrono::minutes(5)};
   // Consecutive sweeps that sent MADs and got no answer at all before the
   // worker is killed and replaced.
   int wedged_sweeps = 2;
@@ -109,9 +109,9 @@ class MadWorker final : public TransportHealth {
 
   // A transport that sends through whichever worker is current.
   std::unique_ptr<MadTransport> transport();
-  // Runs a discovery in the worker (blocking). Fails fast when there is no
-  // worker; a worker that dies or times out meanwhile is replaced.
-  DiscoveryResult discover(const DiscoveryConfig& config);
+  // Whether the latest worker registered a Subnet Management agent (its
+  // UmadTransport::supports_smp()); false until one is ready.
+  bool supports_smp() const { return smp_.load(); }
 
   bool up() const override { return up_.load(); }
   std::uint64_t generation() const override { return generation_.load(); }
@@ -143,10 +143,11 @@ class MadWorker final : public TransportHealth {
   pid_t starting_pid_ = -1;  // a worker being spawned, for stop()
   bool stopping_ = false;
   std::atomic<bool> up_{false};
+  std::atomic<bool> smp_{false};
+  bool smp_reason_logged_ = false;  // guarded by mu_
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> restarts_{0};
-  int silent_sweeps_ = 0;   // sweep thread only
-  std::mutex discover_mu_;  // one discovery request on the control channel at a time
+  int silent_sweeps_ = 0;  // sweep thread only
   std::thread supervisor_;
 };
 

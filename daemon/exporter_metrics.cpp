@@ -39,8 +39,9 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
   auto& mads = prometheus::BuildCounter()
                    .Name("infiniband_exporter_mad_requests_total")
                    .Help(
-                       "PMA requests completed, by result (ok, timeout after all retries, "
-                       "error status or send failure).")
+                       "MAD requests completed (PMA reads and the sweep's NodeInfo LID "
+                       "checks), by result (ok, timeout after all retries, error status or "
+                       "send failure).")
                    .Register(r);
   mad_ok_ = &mads.Add({{"result", "ok"}});
   mad_timeout_ = &mads.Add({{"result", "timeout"}});

@@ -9,6 +9,7 @@
 
 #include "analysis/analysis_config.h"
 #include "collectors/discovery.h"
+#include "collectors/discovery_process.h"
 #include "collectors/mad_worker.h"
 #include "config/config.h"
 #include "daemon/exporter.h"
@@ -70,6 +71,8 @@ int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
 int main(int argc, char** argv) {
   // Hidden mode: the child that owns the umad port (collectors/mad_worker.h).
   if (ibfx::is_mad_worker_invocation(argc, argv)) return ibfx::run_mad_worker(argc, argv);
+  // Hidden mode: one discovery in a process of its own (discovery_process.h).
+  if (ibfx::is_discover_once_invocation(argc, argv)) return ibfx::run_discover_once(argc, argv);
   ibfx::CommandLine cli;
   try {
     cli = ibfx::parse_command_line(argc, argv);
@@ -109,10 +112,11 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  // Everything that touches libibumad runs in the MAD worker process, so
-  // that a device that goes away (HCA reset, driver reload, the simulator
-  // restarting) costs a new worker, not a daemon restart. This process never
-  // opens a umad device itself.
+  // Everything that touches libibumad runs in child processes: the sweep's
+  // MADs in the MAD worker, so that a device that goes away (HCA reset,
+  // driver reload, the simulator restarting) costs a new worker, not a
+  // daemon restart; each discovery in a short-lived process of its own.
+  // This process never opens a umad device itself.
   ibfx::MadWorkerOptions worker_options;
   worker_options.ca = config.ca;
   worker_options.ca_port = config.ca_port;
@@ -127,9 +131,17 @@ int main(int argc, char** argv) {
   }
   const std::string ca = worker.ca_name();
   const int ca_port = worker.ca_port();
+  ibfx::DiscoveryProcessOptions discovery_options;
+  discovery_options.ca = ca;  // the port the worker resolved, not "the first CA"
+  discovery_options.ca_port = ca_port;
+  discovery_options.log_level = config.log_level;
+  ibfx::DiscoveryProcess discovery_process(discovery_options);
   ibfx::Exporter exporter(
       config, std::move(names), worker.transport(),
-      [&worker, discovery = config.discovery] { return worker.discover(discovery); }, analysis);
+      [&discovery_process, discovery = config.discovery] {
+        return discovery_process.discover(discovery);
+      },
+      analysis);
   exporter.set_transport_health(&worker);
 
   if (cli.once) return run_once(exporter, config);
@@ -182,8 +194,9 @@ int main(int argc, char** argv) {
                  std::to_string(config.sweep_interval.count()) + " ms" + (web.tls ? ", TLS" : "") +
                  (web.basic_auth_users.empty() ? "" : ", basic auth"));
   io.run();
-  // The worker first: a sweep or discovery waiting on it then ends at once.
+  // The children first: a sweep or discovery waiting on one then ends at once.
   worker.stop();
+  discovery_process.stop();
   exporter.stop();
   ibfx::log_info("stopped");
   return 0;

@@ -128,14 +128,18 @@ TEST_CASE("Link flaps: ports go down and up, series stay and never go backwards"
               "infiniband_port_symbol_errors_total" + port_labels(guid, hca, "hca", 1)) >= 5);
 }
 
-// The daemon's children (its MAD worker), from /proc.
-static std::vector<pid_t> children_of(pid_t pid) {
+// The daemon's MAD workers, from /proc. Its other children, discovery
+// processes, come and go at any time and are not counted.
+static std::vector<pid_t> workers_of(pid_t pid) {
   std::vector<pid_t> out;
   std::error_code ec;
   for (const auto& task :
        std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
     std::istringstream in(read_file(task.path().string() + "/children"));
-    for (pid_t child; in >> child;) out.push_back(child);
+    for (pid_t child; in >> child;) {
+      const std::string cmdline = read_file("/proc/" + std::to_string(child) + "/cmdline");
+      if (cmdline.find("--mad-worker") != std::string::npos) out.push_back(child);
+    }
   }
   return out;
 }
@@ -158,7 +162,7 @@ TEST_CASE(
   CHECK(value(first, "infiniband_exporter_mad_worker_up") == 1);
   CHECK(value(first, "infiniband_exporter_mad_worker_restarts_total") == 0);
   // The daemon process itself is never a simulator client: only its worker.
-  const std::vector<pid_t> workers = children_of(daemon_pid);
+  const std::vector<pid_t> workers = workers_of(daemon_pid);
   REQUIRE(workers.size() == 1);
   // umad2sim makes ./sys-<pid> in a process that opens a umad device.
   CHECK(std::filesystem::exists(sim.dir() + "/sys-" + std::to_string(workers[0])));
@@ -232,7 +236,7 @@ TEST_CASE(
   for (std::size_t i = 1; i < history.size(); ++i) check_monotonic(history[i - 1], history[i]);
 
   // SIGTERM: a clean exit that takes the worker with it.
-  const std::vector<pid_t> now_workers = children_of(daemon_pid);
+  const std::vector<pid_t> now_workers = workers_of(daemon_pid);
   REQUIRE(now_workers.size() == 1);
   CHECK(now_workers[0] != workers[0]);
   CHECK(daemon.process().terminate(std::chrono::milliseconds(5000)) == 0);

@@ -65,13 +65,11 @@ int exported_lid(const Series& s, const std::string& name) {
 
 }  // namespace
 
-// Hidden ([.]) for now: it fails, and shows the bug it was written for.
-// The fix (the sweep's NodeInfo check of every LID it read, collectors/
-// sweeper.cpp) is in and unit-tested, but UmadTransport cannot yet register
-// the SMI agent it needs under umad2sim (see mad_transport.cpp). Run it with
-//   integration_tests "[lid]"
+// What keeps it passing: the sweep confirms with a LID-routed NodeInfo SMP
+// that every LID it read still belongs to the node (collectors/sweeper.cpp),
+// which needs the MAD worker's Subnet Management agent (mad_transport.cpp).
 TEST_CASE("SM restart moves every LID: each port keeps its own counters, by GUID and port",
-          "[.][lid][faults][integration]") {
+          "[lid][faults][integration]") {
   FatTreeSpec spec;
   spec.servers = 2;
   spec.rails = 2;
@@ -247,6 +245,8 @@ TEST_CASE("SM restart moves every LID: each port keeps its own counters, by GUID
     INFO(name);
     CHECK(exported_lid(after, name) == lid);
   }
+  // What kept the stale readings out: the sweep's NodeInfo check.
+  CHECK(value(after, "infiniband_exporter_lid_mismatches_total") > 0);
   // No reading was mistaken for an out-of-band clear (what a foreign, lower
   // value read at a stale LID looks like).
   for (const auto& [key, v] : before) {
@@ -260,5 +260,43 @@ TEST_CASE("SM restart moves every LID: each port keeps its own counters, by GUID
   for (std::size_t i = 0; i < violations.size() && i < 30; ++i) UNSCOPED_INFO(violations[i]);
   INFO(violations.size() << " violations");
   CHECK(violations.empty());
+  CHECK(daemon.process().running());
+}
+
+// The check itself on a steady fabric: the MAD worker has its Subnet
+// Management agent, every NodeInfo SMP is answered (no timeout, no error)
+// and names the node it was sent for (no mismatch), and what the daemon
+// exports agrees with smpquery, the oracle, at every LID.
+TEST_CASE("The sweep's NodeInfo LID check is answered at every LID", "[lid][integration]") {
+  FatTreeSpec spec;
+  spec.servers = 2;
+  spec.rails = 2;
+  spec.radix = 8;
+  const Fabric fabric = make_fat_tree(spec);
+  SimFabric sim(fabric);
+  Daemon daemon(sim, {"--sweep.interval=300ms"});
+  REQUIRE(daemon.wait_ready());
+  CHECK(daemon.process().read_stderr().find("sweep LID check on") != std::string::npos);
+  REQUIRE(
+      eventually([&] { return value(daemon.series(), "infiniband_exporter_sweeps_total") >= 4; },
+                 std::chrono::seconds(20)));
+  const Series s = daemon.series();
+  CHECK(value(s, "infiniband_exporter_mad_requests_total{result=\"ok\"}") > 0);
+  CHECK(value(s, "infiniband_exporter_mad_requests_total{result=\"timeout\"}") == 0);
+  CHECK(value(s, "infiniband_exporter_mad_requests_total{result=\"error\"}") == 0);
+  CHECK(value(s, "infiniband_exporter_lid_mismatches_total") == 0);
+  CHECK(value(s, "infiniband_exporter_nodes_not_answering") == 0);
+  const std::regex guid_re("\\nGuid:\\.+(0x[0-9a-f]+)");
+  for (const auto& node : fabric.nodes()) {
+    INFO(node.name);
+    const int lid = exported_lid(s, node.name);
+    REQUIRE(lid > 0);
+    const auto r = sim.run({"smpquery", "nodeinfo", std::to_string(lid)});
+    INFO(r.err);
+    REQUIRE(r.ok());
+    std::smatch m;
+    REQUIRE(std::regex_search(r.out, m, guid_re));
+    CHECK(std::stoull(m[1].str(), nullptr, 16) == std::stoull(guid_of(s, node.name), nullptr, 16));
+  }
   CHECK(daemon.process().running());
 }
