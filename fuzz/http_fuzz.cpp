@@ -8,12 +8,14 @@
 // everything runs on this thread, so an iteration costs a connect and a few
 // syscalls rather than a bind and a thread start.
 //
-// Findings besides crashes (__builtin_trap, so libFuzzer keeps the input):
+// Findings besides crashes (finding(): __builtin_trap, so libFuzzer keeps the
+// input):
 // a response that does not start with a valid HTTP/1.1 status line, and a
 // server that neither answers nor closes within the deadline.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -104,6 +106,14 @@ bool is_status_line_start(std::string_view response) {
   return response[9] >= '1' && response[9] <= '5' && response[12] == ' ';
 }
 
+// Says why on stdout (tools/fuzz closes the target's stderr, not stdout),
+// then traps so libFuzzer saves the input.
+[[noreturn]] void finding(const std::string& what) {
+  std::printf("http_fuzz finding: %s\n", what.c_str());
+  std::fflush(stdout);
+  __builtin_trap();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -115,10 +125,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The Accept-Encoding parser is pure; feed it the raw input as well.
   (void)ibfx::accepts_gzip(std::string_view(reinterpret_cast<const char*>(data), size));
 
+  // Connect through the io_context, not with a blocking connect(): libFuzzer's
+  // SIGALRM (every timeout/2 + 1 s, installed without SA_RESTART) makes a
+  // blocking loopback connect() fail with EINTR now and then on a busy
+  // machine, which is no finding. Asio's reactor retries its waits.
   tcp::socket client(io);
   error_code ec;
-  client.connect(harness->endpoint, ec);
-  if (ec) __builtin_trap();  // the listener must survive every previous input
+  bool connected = false;
+  client.async_connect(harness->endpoint, [&](error_code connect_ec) {
+    ec = connect_ec;
+    connected = true;
+  });
+  io.restart();
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!connected && std::chrono::steady_clock::now() < deadline) {
+    io.run_one_until(deadline);
+  }
+  if (!connected || ec) {
+    finding("cannot connect: " + (connected ? ec.message() : std::string("timed out")) +
+            " (the listener must survive every previous input)");
+  }
 
   std::string response;
   bool closed = false;
@@ -132,13 +158,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   asio::async_read(client, asio::dynamic_buffer(response, kMaxResponseBytes),
                    [&](error_code, std::size_t) { closed = true; });
 
-  io.restart();
-  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
   while (!closed && std::chrono::steady_clock::now() < deadline) {
     io.run_one_until(deadline);
   }
-  if (!closed) __builtin_trap();  // neither answered nor closed
-  if (!response.empty() && !is_status_line_start(response)) __builtin_trap();
+  if (!closed) finding("the server neither answered nor closed");
+  if (!response.empty() && !is_status_line_start(response)) {
+    finding("not an HTTP status line: " + response.substr(0, 40));
+  }
 
   client.close(ec);
   // The write may still be pending if the server stopped reading; its
@@ -149,6 +175,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   while (harness->server.open_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
     io.run_one_until(deadline);
   }
-  if (harness->server.open_connections() > 0) __builtin_trap();  // leaked connection
+  if (harness->server.open_connections() > 0) finding("leaked a connection");
   return 0;
 }

@@ -7,20 +7,19 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "test/scenario/scenario.h"
+#include "test/sim/cli_args.h"
 
 namespace {
 
@@ -41,9 +40,7 @@ constexpr const char* kUsage =
     "  --culprits             print the ground-truth culprit ports on stderr\n"
     "Exit status: 0 done, 1 the console failed, 2 bad arguments or scenario.\n";
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using ibfx::test::UsageError;
 
 // Writing to the console failed (ibsim went away): exit status 1, not 2.
 struct ConsoleError : std::runtime_error {
@@ -65,49 +62,26 @@ void on_signal(int) { g_stop = 1; }
 
 Options parse_args(int argc, char** argv) {
   Options options;
-  const std::vector<std::string_view> args(argv + 1, argv + argc);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    std::optional<std::string_view> inline_value;
-    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto value = [&]() -> std::string {
-      if (inline_value) return std::string(*inline_value);
-      if (i + 1 >= args.size()) throw UsageError(std::string(arg) + ": missing value");
-      return std::string(args[++i]);
-    };
-    if (arg == "--scenario") {
-      options.scenario = value();
-    } else if (arg == "--console") {
-      options.console = value();
-    } else if (arg == "--print-netfile") {
-      options.netfile = value();
-    } else if (arg == "--speed") {
-      const std::string text = value();
-      double speed = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), speed);
-      if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(speed) ||
-          speed <= 0) {
-        throw UsageError("--speed: not a positive number: \"" + text + "\"");
-      }
-      options.speed = speed;
-    } else if (arg == "--once-dump") {
-      const std::string text = value();
-      long long n = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-      if (ec != std::errc() || end != text.data() + text.size() || n < 1) {
-        throw UsageError("--once-dump: not a positive integer: \"" + text + "\"");
-      }
-      options.once_dump = n;
-    } else if (arg == "--culprits" && !inline_value) {
+  ibfx::test::ArgReader args(argc, argv);
+  while (args.next()) {
+    if (args.is("--scenario")) {
+      options.scenario = args.value();
+    } else if (args.is("--console")) {
+      options.console = args.value();
+    } else if (args.is("--print-netfile")) {
+      options.netfile = args.value();
+    } else if (args.is("--speed")) {
+      options.speed = args.positive_number();
+    } else if (args.is("--once-dump")) {
+      options.once_dump = args.integer(1, std::numeric_limits<long long>::max());
+    } else if (args.is("--culprits")) {
+      args.no_value();
       options.culprits = true;
-    } else if (arg == "--help" || arg == "-h") {
+    } else if (args.is("--help") || args.is("-h")) {
       std::cout << kUsage;
       std::exit(0);
     } else {
-      throw UsageError("unknown argument \"" + std::string(args[i]) + "\"");
+      args.unknown();
     }
   }
   if (options.scenario.empty()) throw UsageError("--scenario is required");

@@ -1,6 +1,5 @@
 // ibfx-fabricgen: writes ibsim net files for the demo, the benchmarks and
 // manual experiments. See test/sim/fabric_gen.h for the topologies.
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -8,9 +7,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "test/sim/cli_args.h"
 #include "test/sim/fabric_gen.h"
 
 namespace {
@@ -31,10 +30,7 @@ constexpr const char* kUsage =
     "  --preset 16k 2048 servers x 8 rails, 3 tiers, radix 64 (later options override)\n"
     "  --link       link width/speed annotated on every port (default 4xHDR)\n";
 
-// A bad command line: reported with the usage text, exit status 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using ibfx::test::UsageError;
 
 struct Options {
   std::string topology = "fattree";
@@ -49,91 +45,62 @@ struct Options {
   bool summary = false;
 };
 
-long long parse_int(std::string_view option, std::string_view text, long long min, long long max) {
-  long long value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    throw UsageError(std::string(option) + ": not an integer: \"" + std::string(text) + "\"");
-  }
-  if (value < min || value > max) {
-    throw UsageError(std::string(option) + ": " + std::string(text) + " out of range [" +
-                     std::to_string(min) + ", " + std::to_string(max) + "]");
-  }
-  return value;
-}
-
 std::optional<Options> parse_args(int argc, char** argv) {
   Options options;
-  const std::vector<std::string_view> args(argv + 1, argv + argc);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    std::optional<std::string_view> inline_value;
-    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto value = [&]() -> std::string_view {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) throw UsageError(std::string(arg) + ": missing value");
-      return args[++i];
-    };
-    auto int_value = [&](long long min, long long max) {
-      return static_cast<int>(parse_int(arg, value(), min, max));
-    };
-    auto flag = [&]() {
-      if (inline_value) throw UsageError(std::string(arg) + " takes no value");
-    };
-
-    if (arg == "--help" || arg == "-h") {
+  ibfx::test::ArgReader args(argc, argv);
+  auto int_value = [&](long long min, long long max) {
+    return static_cast<int>(args.integer(min, max));
+  };
+  while (args.next()) {
+    if (args.is("--help") || args.is("-h")) {
       std::cout << kUsage;
       return std::nullopt;
-    } else if (arg == "--topology") {
-      options.topology = value();
+    } else if (args.is("--topology")) {
+      options.topology = args.value();
       if (options.topology != "fattree" && options.topology != "ring" &&
           options.topology != "single" && options.topology != "irregular") {
         throw UsageError("--topology: unknown topology \"" + options.topology + "\"");
       }
-    } else if (arg == "--preset") {
-      const std::string_view preset = value();
-      if (preset != "16k")
-        throw UsageError("--preset: unknown preset \"" + std::string(preset) + "\"");
+    } else if (args.is("--preset")) {
+      const std::string preset = args.value();
+      if (preset != "16k") throw UsageError("--preset: unknown preset \"" + preset + "\"");
       options.fat_tree = ibfx::test::preset_16k();
-    } else if (arg == "--servers") {
+    } else if (args.is("--servers")) {
       options.fat_tree.servers = int_value(1, 1 << 20);
-    } else if (arg == "--rails") {
+    } else if (args.is("--rails")) {
       options.fat_tree.rails = int_value(1, 64);
-    } else if (arg == "--tiers") {
+    } else if (args.is("--tiers")) {
       options.fat_tree.tiers = int_value(2, 3);
-    } else if (arg == "--radix") {
+    } else if (args.is("--radix")) {
       options.fat_tree.radix = int_value(1, 255);
-    } else if (arg == "--storage") {
+    } else if (args.is("--storage")) {
       options.fat_tree.storage_nodes = int_value(0, 1 << 20);
-    } else if (arg == "--switches") {
+    } else if (args.is("--switches")) {
       options.switches = int_value(1, 1 << 16);
-    } else if (arg == "--remove-links") {
+    } else if (args.is("--remove-links")) {
       options.remove_links = int_value(0, 1 << 20);
-    } else if (arg == "--no-miscable") {
-      flag();
+    } else if (args.is("--no-miscable")) {
+      args.no_value();
       options.miscable = false;
-    } else if (arg == "--seed") {
-      options.seed = static_cast<std::uint64_t>(parse_int(arg, value(), 0, INT64_MAX));
-    } else if (arg == "--link") {
-      options.link_type = value();
+    } else if (args.is("--seed")) {
+      options.seed = static_cast<std::uint64_t>(args.integer(0, INT64_MAX));
+    } else if (args.is("--link")) {
+      options.link_type = args.value();
       if (options.link_type == "none") options.link_type.clear();
       if (!options.link_type.empty() && !ibfx::test::valid_link_type(options.link_type)) {
         throw UsageError("--link: invalid link type \"" + options.link_type + "\" (e.g. 4xHDR)");
       }
-    } else if (arg == "--out" || arg == "-o") {
-      options.out = value();
+    } else if (args.is("--out") || args.is("-o")) {
+      options.out = args.value();
       if (options.out.empty()) throw UsageError("--out: empty file name");
-    } else if (arg == "--print-sizes") {
-      flag();
+    } else if (args.is("--print-sizes")) {
+      args.no_value();
       options.print_sizes = true;
-    } else if (arg == "--summary") {
-      flag();
+    } else if (args.is("--summary")) {
+      args.no_value();
       options.summary = true;
     } else {
-      throw UsageError("unknown argument \"" + std::string(arg) + "\"");
+      args.unknown();
     }
   }
   // Caught here rather than by the generator so the message names the option.
