@@ -33,18 +33,22 @@
 #include "collectors/mad_worker.h"
 #include "collectors/sweeper.h"
 #include "daemon/snapshot.h"
+#include "test/sim/cli_args.h"
 #include "test/sim/sim_fabric.h"
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Hides a transport's SMP support: with --lid-check 0 the sweep runs
 // without its NodeInfo LID check, to measure what the check costs.
 class WithoutSmp final : public ibfx::MadTransport {
  public:
   explicit WithoutSmp(ibfx::MadTransport& t) : t_(t) {}
-  bool send(std::uint16_t lid, const ibfx::MadBytes& mad, std::chrono::milliseconds timeout) override {
+  bool send(std::uint16_t lid, const ibfx::MadBytes& mad,
+            std::chrono::milliseconds timeout) override {
     return t_.send(lid, mad, timeout);
   }
   ibfx::Received receive(std::chrono::milliseconds wait) override { return t_.receive(wait); }
@@ -62,8 +66,9 @@ long peak_rss_kib() {
 // The raw MAD pump: `count` PortCounters/PortCountersExtended Gets, round-robin over `targets`,
 // `window` in flight, matched by TID and nothing else. No per-node limit, no
 // retries, no decoding: the ceiling for what the simulator can answer.
-double pump(ibfx::MadTransport& t, const std::vector<std::pair<std::uint16_t, std::uint8_t>>& targets,
-            std::size_t count, int window, std::size_t& answered) {
+double pump(ibfx::MadTransport& t,
+            const std::vector<std::pair<std::uint16_t, std::uint8_t>>& targets, std::size_t count,
+            int window, std::size_t& answered) {
   const auto start = Clock::now();
   std::size_t sent = 0;
   answered = 0;
@@ -110,32 +115,44 @@ int main(int argc, char** argv) {
   int window = 128;
   int per_node = 4;
   int max_smps = ibfx::DiscoveryConfig{}.max_smps;
-  bool tables = false;  // discovery per max_smps and sweep per load budget
-  bool lid_check = true;  // the sweep's NodeInfo check, where the transport allows it
+  bool tables = false;        // discovery per max_smps and sweep per load budget
+  bool lid_check = true;      // the sweep's NodeInfo check, where the transport allows it
   bool compare_pcpp = false;  // also build the series as prometheus-cpp objects (GBs at 98k ports)
   std::string daemon_exe;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    if (k == "--daemon-exe") {
-      daemon_exe = argv[i + 1];
-      continue;
+  try {
+    ibfx::test::ArgReader args(argc, argv);
+    auto number = [&args] { return static_cast<int>(args.integer(0, 1 << 20)); };
+    while (args.next()) {
+      if (args.is("--daemon-exe"))
+        daemon_exe = args.value();
+      else if (args.is("--servers"))
+        spec.servers = number();
+      else if (args.is("--rails"))
+        spec.rails = number();
+      else if (args.is("--radix"))
+        spec.radix = number();
+      else if (args.is("--tiers"))
+        spec.tiers = number();
+      else if (args.is("--sweeps"))
+        sweeps = number();
+      else if (args.is("--window"))
+        window = number();
+      else if (args.is("--per-node"))
+        per_node = number();
+      else if (args.is("--max-smps"))
+        max_smps = number();
+      else if (args.is("--tables"))
+        tables = number() != 0;
+      else if (args.is("--lid-check"))
+        lid_check = number() != 0;
+      else if (args.is("--compare-prometheus-cpp"))
+        compare_pcpp = number() != 0;
+      else
+        args.unknown();
     }
-    const int v = std::atoi(argv[i + 1]);
-    if (k == "--servers") spec.servers = v;
-    else if (k == "--rails") spec.rails = v;
-    else if (k == "--radix") spec.radix = v;
-    else if (k == "--tiers") spec.tiers = v;
-    else if (k == "--sweeps") sweeps = v;
-    else if (k == "--window") window = v;
-    else if (k == "--per-node") per_node = v;
-    else if (k == "--max-smps") max_smps = v;
-    else if (k == "--tables") tables = v != 0;
-    else if (k == "--lid-check") lid_check = v != 0;
-    else if (k == "--compare-prometheus-cpp") compare_pcpp = v != 0;
-    else {
-      std::cerr << "unknown flag " << k << "\n";
-      return 2;
-    }
+  } catch (const ibfx::test::UsageError& e) {
+    std::cerr << "ibfx_bench: " << e.what() << "\n";
+    return 2;
   }
   const auto fabric_spec = ibfx::test::make_fat_tree(spec);
   const auto t0 = Clock::now();
@@ -176,10 +193,12 @@ int main(int argc, char** argv) {
   const ibfx::Fabric& fabric = *dr.fabric;
 
   WithoutSmp no_smp(transport);
-  ibfx::MadTransport& sweep_transport = lid_check ? static_cast<ibfx::MadTransport&>(transport) : no_smp;
+  ibfx::MadTransport& sweep_transport =
+      lid_check ? static_cast<ibfx::MadTransport&>(transport) : no_smp;
   std::printf("sweep LID check: %s\n", sweep_transport.supports_smp() ? "on" : "off");
-  ibfx::MadEngine engine(sweep_transport, ibfx::MadEngineLimits{window, per_node,
-                                                          std::chrono::milliseconds(1000), 2, 0});
+  ibfx::MadEngine engine(
+      sweep_transport,
+      ibfx::MadEngineLimits{window, per_node, std::chrono::milliseconds(1000), 2, 0});
   ibfx::CounterAccumulator acc;
   ibfx::Sweeper sweeper(engine, acc);
   // The same MAD count through the raw pump.
@@ -218,8 +237,9 @@ int main(int argc, char** argv) {
     worker.start();
     auto wt = worker.transport();
     WithoutSmp wno_smp(*wt);
-    ibfx::MadEngine wengine(lid_check ? *wt : wno_smp, ibfx::MadEngineLimits{window, per_node,
-                                                       std::chrono::milliseconds(1000), 2, 0});
+    ibfx::MadEngine wengine(
+        lid_check ? *wt : wno_smp,
+        ibfx::MadEngineLimits{window, per_node, std::chrono::milliseconds(1000), 2, 0});
     ibfx::CounterAccumulator wacc;
     ibfx::Sweeper wsweeper(wengine, wacc);
     wsweeper.sweep(fabric, {});
@@ -285,17 +305,19 @@ int main(int argc, char** argv) {
               best_sweep, static_cast<unsigned long long>(last.mads_sent),
               static_cast<double>(last.mads_sent) / best_sweep, last.ports_read,
               static_cast<unsigned long long>(last.mads_timeout));
-  std::printf("raw pump: %.3f s for %zu MADs (%.0f MADs/s); sweep/pump = %.2f\n", pump_s,
-              answered, static_cast<double>(answered) / pump_s, best_sweep / pump_s);
+  std::printf("raw pump: %.3f s for %zu MADs (%.0f MADs/s); sweep/pump = %.2f\n", pump_s, answered,
+              static_cast<double>(answered) / pump_s, best_sweep / pump_s);
   if (best_worker_sweep > 0) {
     std::printf("sweep through the MAD worker process: %.3f s; sweep/pump = %.2f\n",
                 best_worker_sweep, best_worker_sweep / pump_s);
   }
   std::printf("render: %.3f s, %zu bytes; render+gzip: %.3f s, %zu bytes\n", render_s, text_bytes,
               gzip_s, gz.size());
-  if (compare_pcpp) std::printf("prometheus-cpp model (counters only): build %.3f s, per-scrape Collect+Serialize "
-              "%.3f s, %zu bytes\n",
-              pcpp_build_s, pcpp_scrape_s, pcpp_bytes);
+  if (compare_pcpp)
+    std::printf(
+        "prometheus-cpp model (counters only): build %.3f s, per-scrape Collect+Serialize "
+        "%.3f s, %zu bytes\n",
+        pcpp_build_s, pcpp_scrape_s, pcpp_bytes);
   std::printf("peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024.0);
   if (tables) {
     // Discovery against the reference tool on the same simulator (same
@@ -329,17 +351,17 @@ int main(int argc, char** argv) {
     // More than ~200 MADs in flight deadlock umad2sim (its writer blocks on
     // the simulator's full socket while holding the lock its reader needs),
     // so the table stops there (a simulator limit, not a kernel one).
-    for (const Budget b : {Budget{16, 1, 0}, Budget{64, 2, 0}, Budget{64, 4, 0}, Budget{128, 4, 0},
-                           Budget{128, 8, 0}, Budget{192, 4, 0}, Budget{128, 4, 20000},
-                           Budget{128, 4, 5000}}) {
-      engine.set_limits(ibfx::MadEngineLimits{b.global, b.node, std::chrono::milliseconds(1000), 2,
-                                              b.cap});
+    for (const Budget b :
+         {Budget{16, 1, 0}, Budget{64, 2, 0}, Budget{64, 4, 0}, Budget{128, 4, 0},
+          Budget{128, 8, 0}, Budget{192, 4, 0}, Budget{128, 4, 20000}, Budget{128, 4, 5000}}) {
+      engine.set_limits(
+          ibfx::MadEngineLimits{b.global, b.node, std::chrono::milliseconds(1000), 2, b.cap});
       const ibfx::SweepResult r = sweeper.sweep(fabric, {});
-      std::printf("sweep global_inflight %3d per_node_inflight %d max_mads_per_second %5d: %.2f s "
-                  "(%llu MADs, %llu timeouts)\n",
-                  b.global, b.node, b.cap, r.duration_seconds,
-                  static_cast<unsigned long long>(r.mads_sent),
-                  static_cast<unsigned long long>(r.mads_timeout));
+      std::printf(
+          "sweep global_inflight %3d per_node_inflight %d max_mads_per_second %5d: %.2f s "
+          "(%llu MADs, %llu timeouts)\n",
+          b.global, b.node, b.cap, r.duration_seconds, static_cast<unsigned long long>(r.mads_sent),
+          static_cast<unsigned long long>(r.mads_timeout));
     }
   }
   return 0;

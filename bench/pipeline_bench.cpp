@@ -22,6 +22,7 @@
 #include "daemon/exporter.h"
 #include "daemon/log.h"
 #include "daemon/web.h"
+#include "test/sim/cli_args.h"
 #include "test/sim/fabric_gen.h"
 
 namespace {
@@ -171,23 +172,26 @@ int main(int argc, char** argv) {
   spec.radix = 64;
   spec.tiers = 3;
   int sweeps = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    const int v = std::atoi(argv[i + 1]);
-    if (k == "--servers")
-      spec.servers = v;
-    else if (k == "--rails")
-      spec.rails = v;
-    else if (k == "--radix")
-      spec.radix = v;
-    else if (k == "--tiers")
-      spec.tiers = v;
-    else if (k == "--sweeps")
-      sweeps = v;
-    else {
-      std::cerr << "ibfx_pipeline_bench: unknown flag " << k << "\n";
-      return 2;
+  try {
+    ibfx::test::ArgReader args(argc, argv);
+    auto number = [&args] { return static_cast<int>(args.integer(1, 1 << 20)); };
+    while (args.next()) {
+      if (args.is("--servers"))
+        spec.servers = number();
+      else if (args.is("--rails"))
+        spec.rails = number();
+      else if (args.is("--radix"))
+        spec.radix = number();
+      else if (args.is("--tiers"))
+        spec.tiers = number();
+      else if (args.is("--sweeps"))
+        sweeps = number();
+      else
+        args.unknown();
     }
+  } catch (const ibfx::test::UsageError& e) {
+    std::cerr << "ibfx_pipeline_bench: " << e.what() << "\n";
+    return 2;
   }
   ibfx::set_log_level(ibfx::LogLevel::kWarn);
   const auto fabric = discovered(ibfx::test::make_fat_tree(spec));
