@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectors/child_process.h"
 #include "daemon/log.h"
 
 namespace ibfx {
@@ -32,12 +33,6 @@ bool write_all(int fd, std::string_view data) {
     data.remove_prefix(static_cast<std::size_t>(n));
   }
   return true;
-}
-
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
-  return "stopped";
 }
 
 // A failed child's reason goes into a log line: keep it one short line of
@@ -63,43 +58,25 @@ bool is_discover_once_invocation(int argc, char** argv) {
 }
 
 int run_discover_once(int argc, char** argv) {
-  std::string ca;
-  int ca_port = 0;
-  std::string level = "info";
   DiscoveryConfig config;
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg(argv[i]);
-    const auto value = [&](std::string_view prefix) { return argv[i] + prefix.size(); };
-    if (arg.starts_with("--ca=")) {
-      ca = arg.substr(5);
-    } else if (arg.starts_with("--ca-port=")) {
-      ca_port = std::atoi(value("--ca-port="));
-    } else if (arg.starts_with("--max-smps=")) {
-      config.max_smps = std::atoi(value("--max-smps="));
+  const ChildFlags flags = parse_child_flags(argc, argv, [&config](std::string_view arg) {
+    const auto number = [arg](std::string_view prefix) {
+      return std::atoll(std::string(arg.substr(prefix.size())).c_str());
+    };
+    if (arg.starts_with("--max-smps=")) {
+      config.max_smps = static_cast<int>(number("--max-smps="));
     } else if (arg.starts_with("--timeout-ms=")) {
-      config.timeout = milliseconds(std::atoll(value("--timeout-ms=")));
+      config.timeout = milliseconds(number("--timeout-ms="));
     } else if (arg.starts_with("--retries=")) {
-      config.retries = std::atoi(value("--retries="));
-    } else if (arg.starts_with("--log.level=")) {
-      level = arg.substr(12);
+      config.retries = static_cast<int>(number("--retries="));
     }
-  }
-  // The parent ends this process (SIGKILL, also as PR_SET_PDEATHSIG);
-  // signals meant for the daemon's process group must not turn a discovery
-  // in progress into a failure the daemon then logs.
-  ::signal(SIGPIPE, SIG_IGN);
-  ::signal(SIGINT, SIG_IGN);
-  ::signal(SIGTERM, SIG_IGN);
-  ::signal(SIGHUP, SIG_IGN);
-  try {
-    set_log_level(parse_log_level(level));
-  } catch (const std::exception&) {
-  }
+  });
+  become_child(flags.log_level);
   // Run by hand (no result descriptor), the fabric goes to stdout.
   const int out = ::fcntl(kResultFd, F_GETFD) >= 0 ? kResultFd : STDOUT_FILENO;
   DiscoveryResult result;
   try {
-    result = Discovery(ca, ca_port, config).discover();
+    result = Discovery(flags.ca, flags.ca_port, config).discover();
   } catch (const std::exception& e) {
     result.fabric = nullptr;
     result.error = e.what();
@@ -145,36 +122,16 @@ DiscoveryResult DiscoveryProcess::discover(const DiscoveryConfig& config) {
     result.error = std::string("pipe: ") + std::strerror(errno);
     return result;
   }
-  // Built before fork(): other threads may hold malloc's locks, so the child
-  // only makes async-signal-safe calls until exec.
-  std::vector<std::string> args = {options_.exe,
-                                   "--discover-once",
-                                   "--ca=" + options_.ca,
-                                   "--ca-port=" + std::to_string(options_.ca_port),
-                                   "--max-smps=" + std::to_string(config.max_smps),
-                                   "--timeout-ms=" + std::to_string(config.timeout.count()),
-                                   "--retries=" + std::to_string(config.retries),
-                                   "--log.level=" + options_.log_level};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // Dies with the thread that forked it, whatever happens to the daemon.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    const int w = ::fcntl(fds[1], F_DUPFD, 10);
-    if (w < 0 || ::dup2(w, kResultFd) < 0) ::_exit(127);
-    // Whatever a library prints must not land in --once's metrics on stdout.
-    ::dup2(STDERR_FILENO, STDOUT_FILENO);
-    ::close_range(kResultFd + 1, ~0U, 0);  // not the listener or anything else of ours
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  const std::vector<std::string> args = {options_.exe,
+                                         "--discover-once",
+                                         "--ca=" + options_.ca,
+                                         "--ca-port=" + std::to_string(options_.ca_port),
+                                         "--max-smps=" + std::to_string(config.max_smps),
+                                         "--timeout-ms=" + std::to_string(config.timeout.count()),
+                                         "--retries=" + std::to_string(config.retries),
+                                         "--log.level=" + options_.log_level};
+  // The fabric comes back on descriptor 3 (kResultFd).
+  const pid_t pid = spawn_child(args, {fds[1]}, true);
   ::close(fds[1]);
   if (pid < 0) {
     result.error = std::string("fork: ") + std::strerror(errno);

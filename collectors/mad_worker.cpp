@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "collectors/child_process.h"
 #include "daemon/log.h"
 
 namespace ibfx {
@@ -136,12 +137,6 @@ bool get_str(std::string_view& in, std::string& s) {
   return true;
 }
 
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
-  return "stopped";
-}
-
 constexpr int kWorkerMadFd = 3;
 constexpr int kWorkerCtlFd = 4;
 
@@ -154,29 +149,11 @@ bool is_mad_worker_invocation(int argc, char** argv) {
 }
 
 int run_mad_worker(int argc, char** argv) {
-  std::string ca;
-  int ca_port = 0;
-  std::string level = "info";
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg(argv[i]);
-    if (arg.starts_with("--ca=")) ca = arg.substr(5);
-    if (arg.starts_with("--ca-port=")) ca_port = std::atoi(argv[i] + 10);
-    if (arg.starts_with("--log.level=")) level = arg.substr(12);
-  }
-  // The parent ends this process (EOF on its channels, or SIGKILL, also as
-  // PR_SET_PDEATHSIG); signals meant for the daemon's process group or
-  // cgroup must not kill the worker before the daemon has let go of it.
-  ::signal(SIGPIPE, SIG_IGN);
-  ::signal(SIGINT, SIG_IGN);
-  ::signal(SIGTERM, SIG_IGN);
-  ::signal(SIGHUP, SIG_IGN);
-  try {
-    set_log_level(parse_log_level(level));
-  } catch (const std::exception&) {
-  }
+  const ChildFlags flags = parse_child_flags(argc, argv);
+  become_child(flags.log_level);
   std::unique_ptr<UmadTransport> transport;
   try {
-    transport = std::make_unique<UmadTransport>(ca, ca_port);
+    transport = std::make_unique<UmadTransport>(flags.ca, flags.ca_port);
   } catch (const std::exception& e) {
     std::string ready(1, '\0');
     put_str(ready, "");
@@ -448,30 +425,12 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     ::close(mad[1]);
     return nullptr;
   }
-  // Everything the child needs is built before fork(): other threads may
-  // hold malloc's locks, so the child only makes async-signal-safe calls.
-  std::vector<std::string> args = {options_.exe, "--mad-worker", "--ca=" + options_.ca,
-                                   "--ca-port=" + std::to_string(options_.ca_port),
-                                   "--log.level=" + options_.log_level};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // Dies with the thread that forked it, whatever happens to the daemon.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    const int m = ::fcntl(mad[1], F_DUPFD, 10);
-    const int c = ::fcntl(ctl[1], F_DUPFD, 10);
-    if (m < 0 || c < 0 || ::dup2(m, kWorkerMadFd) < 0 || ::dup2(c, kWorkerCtlFd) < 0) ::_exit(127);
-    ::close_range(kWorkerCtlFd + 1, ~0U, 0);  // not the listener or anything else of ours
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  // The MAD channel becomes the worker's descriptor 3, the control channel 4
+  // (kWorkerMadFd, kWorkerCtlFd).
+  const pid_t pid = spawn_child(
+      {options_.exe, "--mad-worker", "--ca=" + options_.ca,
+       "--ca-port=" + std::to_string(options_.ca_port), "--log.level=" + options_.log_level},
+      {mad[1], ctl[1]}, false);
   ::close(mad[1]);
   ::close(ctl[1]);
   if (pid < 0) {

@@ -1,0 +1,94 @@
+#include "collectors/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <exception>
+
+#include "daemon/log.h"
+
+namespace ibfx {
+
+pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& fds,
+                  bool stdout_to_stderr) {
+  // Everything the child needs is built before fork(): other threads may hold
+  // malloc's locks, so the child only makes async-signal-safe calls.
+  constexpr std::size_t kMaxFds = 8;
+  if (args.empty() || fds.size() > kMaxFds) {
+    errno = EINVAL;
+    return -1;
+  }
+  std::vector<std::string> copies = args;
+  std::vector<char*> argv;
+  for (auto& a : copies) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::array<int, kMaxFds> from{};
+  for (std::size_t i = 0; i < fds.size(); ++i) from[i] = fds[i];
+  const int count = static_cast<int>(fds.size());
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+  // Move every descriptor out of the way first: a source that is itself 3 or
+  // 4 would otherwise be overwritten by an earlier dup2.
+  for (int i = 0; i < count; ++i) {
+    from[static_cast<std::size_t>(i)] =
+        ::fcntl(from[static_cast<std::size_t>(i)], F_DUPFD, 10 + count);
+    if (from[static_cast<std::size_t>(i)] < 0) ::_exit(127);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (::dup2(from[static_cast<std::size_t>(i)], 3 + i) < 0) ::_exit(127);
+  }
+  if (stdout_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  ::close_range(static_cast<unsigned>(3 + count), ~0U, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execv(argv[0], argv.data());
+  ::_exit(127);
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "stopped";
+}
+
+ChildFlags parse_child_flags(int argc, char** argv,
+                             const std::function<void(std::string_view)>& other) {
+  ChildFlags flags;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (arg.starts_with("--ca=")) {
+      flags.ca = arg.substr(5);
+    } else if (arg.starts_with("--ca-port=")) {
+      flags.ca_port = std::atoi(argv[i] + 10);
+    } else if (arg.starts_with("--log.level=")) {
+      flags.log_level = arg.substr(12);
+    } else if (other) {
+      other(arg);
+    }
+  }
+  return flags;
+}
+
+void become_child(const std::string& log_level) {
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  try {
+    set_log_level(parse_log_level(log_level));
+  } catch (const std::exception&) {
+    // The parent validated the level; keep the default if it did not.
+  }
+}
+
+}  // namespace ibfx

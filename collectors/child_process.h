@@ -1,0 +1,47 @@
+// The daemon's helper processes (the MAD worker, a discovery) are the daemon
+// binary re-executed with a mode flag. What both sides of that share: the
+// spawn, the flags every child takes, a child's set-up, and how an exit is
+// described in a log line.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ibfx {
+
+// Forks and execs args[0] with `args`. `fds` are placed at descriptors 3, 4,
+// ... in order; everything above them is closed (not the listener, not
+// anything else of the daemon's), the signal mask is cleared, and the child
+// is killed when the thread that forked it ends (PR_SET_PDEATHSIG), so no
+// helper outlives the daemon. With `stdout_to_stderr`, whatever a library
+// in the child prints cannot land in the daemon's stdout (--once output).
+// Returns the pid, or -1 with errno set when fork() failed; a failed exec
+// shows as exit status 127.
+pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& fds,
+                  bool stdout_to_stderr);
+
+// "exited with status N", "was killed by signal N".
+std::string describe_status(int status);
+
+// The flags every child takes: --ca=NAME --ca-port=N --log.level=LEVEL.
+struct ChildFlags {
+  std::string ca;
+  int ca_port = 0;
+  std::string log_level = "info";
+};
+// Reads argv[2...] (argv[1] is the mode flag); hands every other flag to
+// `other`.
+ChildFlags parse_child_flags(int argc, char** argv,
+                             const std::function<void(std::string_view)>& other = {});
+
+// A child's first steps: the parent ends it (EOF on its channels, SIGKILL,
+// PR_SET_PDEATHSIG), so signals meant for the daemon's process group or
+// cgroup are ignored rather than turned into a failure the daemon logs;
+// SIGPIPE becomes an error return. Applies the log level.
+void become_child(const std::string& log_level);
+
+}  // namespace ibfx
