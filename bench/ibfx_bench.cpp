@@ -34,6 +34,7 @@
 #include "collectors/sweeper.h"
 #include "daemon/snapshot.h"
 #include "test/sim/cli_args.h"
+#include "test/sim/fat_tree_flags.h"
 #include "test/sim/sim_fabric.h"
 
 namespace {
@@ -125,14 +126,8 @@ int main(int argc, char** argv) {
     while (args.next()) {
       if (args.is("--daemon-exe"))
         daemon_exe = args.value();
-      else if (args.is("--servers"))
-        spec.servers = number();
-      else if (args.is("--rails"))
-        spec.rails = number();
-      else if (args.is("--radix"))
-        spec.radix = number();
-      else if (args.is("--tiers"))
-        spec.tiers = number();
+      else if (ibfx::test::read_fat_tree_flag(args, spec))
+        continue;
       else if (args.is("--sweeps"))
         sweeps = number();
       else if (args.is("--window"))

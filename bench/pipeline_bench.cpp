@@ -24,6 +24,7 @@
 #include "daemon/web.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/fabric_gen.h"
+#include "test/sim/fat_tree_flags.h"
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -176,14 +177,8 @@ int main(int argc, char** argv) {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(1, 1 << 20)); };
     while (args.next()) {
-      if (args.is("--servers"))
-        spec.servers = number();
-      else if (args.is("--rails"))
-        spec.rails = number();
-      else if (args.is("--radix"))
-        spec.radix = number();
-      else if (args.is("--tiers"))
-        spec.tiers = number();
+      if (ibfx::test::read_fat_tree_flag(args, spec))
+        continue;
       else if (args.is("--sweeps"))
         sweeps = number();
       else

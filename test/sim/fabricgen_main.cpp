@@ -11,6 +11,7 @@
 
 #include "test/sim/cli_args.h"
 #include "test/sim/fabric_gen.h"
+#include "test/sim/fat_tree_flags.h"
 
 namespace {
 
@@ -65,16 +66,8 @@ std::optional<Options> parse_args(int argc, char** argv) {
       const std::string preset = args.value();
       if (preset != "16k") throw UsageError("--preset: unknown preset \"" + preset + "\"");
       options.fat_tree = ibfx::test::preset_16k();
-    } else if (args.is("--servers")) {
-      options.fat_tree.servers = int_value(1, 1 << 20);
-    } else if (args.is("--rails")) {
-      options.fat_tree.rails = int_value(1, 64);
-    } else if (args.is("--tiers")) {
-      options.fat_tree.tiers = int_value(2, 3);
-    } else if (args.is("--radix")) {
-      options.fat_tree.radix = int_value(1, 255);
-    } else if (args.is("--storage")) {
-      options.fat_tree.storage_nodes = int_value(0, 1 << 20);
+    } else if (ibfx::test::read_fat_tree_flag(args, options.fat_tree)) {
+      continue;
     } else if (args.is("--switches")) {
       options.switches = int_value(1, 1 << 16);
     } else if (args.is("--remove-links")) {
