@@ -8,6 +8,8 @@
 // --daemon-exe also sweeps through the daemon's MAD worker process.
 // --tables 1 adds discovery per max_smps (next to ibnetdiscover -o) and the
 // sweep time per load budget (in-flight limits, MADs/s cap).
+// IBFX_BENCH_PROFILE_WORKER=1 adds 40 worker sweeps back to back between two
+// "profile:" lines, a steady window for `perf record -a` or `perf stat -p`.
 //
 // It re-executes itself under umad2sim (LD_PRELOAD) so that it talks to the
 // ibsim instance it brought up.
@@ -239,6 +241,11 @@ int main(int argc, char** argv) {
     ibfx::Sweeper wsweeper(wengine, wacc);
     wsweeper.sweep(fabric, {});
     best_worker_sweep = 1e9;
+    if (std::getenv("IBFX_BENCH_PROFILE_WORKER") != nullptr) {
+      std::printf("profile: worker sweeps start\n");
+      for (int i = 0; i < 40; ++i) wsweeper.sweep(fabric, {});
+      std::printf("profile: worker sweeps end\n");
+    }
     for (int i = 1; i < std::max(2, sweeps); ++i) {
       best_worker_sweep = std::min(best_worker_sweep, wsweeper.sweep(fabric, {}).duration_seconds);
       pump_s = std::min(pump_s, pump(transport, targets, last.mads_sent, window, answered));

@@ -193,6 +193,12 @@ void MadEngine::handle(const Received& received) {
   finish(request, c);
 }
 
+void MadEngine::drop_answered_deadlines() {
+  while (!deadlines_.empty() && find_slot(deadlines_.front().second) == nullptr) {
+    deadlines_.pop_front();
+  }
+}
+
 void MadEngine::expire(Clock::time_point now) {
   while (!deadlines_.empty() && deadlines_.front().first <= now) {
     const std::uint32_t tid = deadlines_.front().second;
@@ -240,8 +246,14 @@ bool MadEngine::run(Clock::time_point deadline) {
       if (nothing.kind != Received::Kind::kNothing) handle(nothing);
       continue;
     }
-    // Wait no longer than the oldest request's deadline.
-    auto wait = std::chrono::duration_cast<milliseconds>(deadlines_.front().first - now);
+    // Wait no longer than the oldest outstanding request's deadline. The
+    // queue also holds the deadlines of requests answered since (they leave
+    // it lazily), and the oldest of those passes every few microseconds in a
+    // busy sweep: waiting on them turned every wait into a non-blocking poll
+    // (bench/run 512: 1.8M recv calls in 2 s). Rounded up, so the last
+    // fraction of a millisecond is waited for, not spun through.
+    drop_answered_deadlines();
+    auto wait = std::chrono::ceil<milliseconds>(deadlines_.front().first - now);
     wait = std::clamp(wait, milliseconds(0), milliseconds(50));
     Received r = transport_.receive(wait);
     if (r.kind != Received::Kind::kNothing) {

@@ -107,6 +107,8 @@ class MadEngine {
   bool send_one(Request request, Clock::time_point now);
   void handle(const Received& received);
   void expire(Clock::time_point now);
+  // Pops the deadlines of requests no longer in flight off the front.
+  void drop_answered_deadlines();
   void finish(Request& request, const MadCompletion& completion);
   void fail(Request& request, MadResult result);
   void release_node(std::uint16_t lid);
