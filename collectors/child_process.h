@@ -44,4 +44,9 @@ ChildFlags parse_child_flags(int argc, char** argv,
 // SIGPIPE becomes an error return. Applies the log level.
 void become_child(const std::string& log_level);
 
+// A child's writes to its channels (a pipe or a socket): all of `data`, or
+// false once the parent is gone (after become_child, EPIPE rather than
+// SIGPIPE).
+bool write_all(int fd, std::string_view data);
+
 }  // namespace ibfx

@@ -24,16 +24,6 @@ namespace {
 
 constexpr int kResultFd = 3;
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 // A failed child's reason goes into a log line: keep it one short line of
 // text whatever the child wrote.
 std::string printable(std::string_view text) {

@@ -67,17 +67,10 @@ bool decode_received_frame(const std::uint8_t* in, Received& received) {
 
 namespace {
 
-// MSG_NOSIGNAL: a dead peer is an error to handle, not a SIGPIPE.
-bool write_all(int fd, const void* data, std::size_t size) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
+// Frames as write_all() takes them.
+template <class Bytes>
+std::string_view bytes(const Bytes& b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
 // Blocking; false at EOF or on an error.
@@ -99,7 +92,7 @@ bool send_control(int fd, ControlType type, std::string_view payload) {
   put_le(header + 4, payload.size(), 4);
   std::string message(reinterpret_cast<const char*>(header), sizeof(header));
   message += payload;
-  return write_all(fd, message.data(), message.size());
+  return write_all(fd, message);
 }
 
 bool read_control(int fd, ControlType& type, std::string& payload) {
@@ -179,7 +172,7 @@ int run_mad_worker(int argc, char** argv) {
     Frame f;
     encode_received_frame(r, f.data());
     std::lock_guard lock(write_mu);
-    if (!write_all(kWorkerMadFd, f.data(), f.size())) ::_exit(0);
+    if (!write_all(kWorkerMadFd, bytes(f))) ::_exit(0);
   };
   // Answers go to the parent in batches: one write, and one wake-up of the
   // daemon, per batch rather than per MAD. Answers arrive one at a time (a
@@ -222,7 +215,7 @@ int run_mad_worker(int argc, char** argv) {
         drain();
       }
       std::lock_guard lock(write_mu);
-      if (!write_all(kWorkerMadFd, batch.data(), batch.size())) ::_exit(0);
+      if (!write_all(kWorkerMadFd, bytes(batch))) ::_exit(0);
     }
   });
   // The control channel carries nothing after the ready message; its EOF
