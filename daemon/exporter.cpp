@@ -93,12 +93,11 @@ bool Exporter::sweep_now() {
   if (!f) return false;
   SweepResult r = sweeper_.sweep(*f, sweep_options());
   const bool overrun = r.duration_seconds * 1000.0 > static_cast<double>(config_.sweep_interval.count());
-  publish(std::move(r), overrun);
+  publish(std::move(f), std::move(r), overrun);
   return true;
 }
 
-void Exporter::publish(SweepResult sweep, bool overrun) {
-  auto f = fabric();
+void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool overrun) {
   std::size_t not_answering = 0;
   for (const auto& n : sweep.nodes) not_answering += (n.swept && !n.answered) ? 1 : 0;
   // A node that stops answering or a link that went down means the
@@ -306,7 +305,7 @@ void Exporter::on_timer() {
   next_sweep_ += config_.sweep_interval;
   const auto now = std::chrono::steady_clock::now();
   const bool overrun = next_sweep_ < now;
-  publish(std::move(r), overrun);
+  publish(std::move(f), std::move(r), overrun);
   // Keep a fixed cadence; after an overrun start again right away rather
   // than piling up missed ticks.
   if (overrun) next_sweep_ = now;

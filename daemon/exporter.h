@@ -66,7 +66,10 @@ class Exporter {
   void request_discovery();
   void arm_timer(std::chrono::steady_clock::time_point when);
   void on_timer();
-  void publish(SweepResult sweep, bool overrun);
+  // `f` is the fabric the sweep ran on: its per-node results are
+  // parallel to that fabric's node list, which a discovery finishing during
+  // the sweep replaces (and may reorder) under fabric_.
+  void publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool overrun);
   std::shared_ptr<const Fabric> fabric() const;
   void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
   SweepOptions sweep_options() const;

@@ -9,9 +9,16 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <optional>
+#include <regex>
+#include <sstream>
+#include <stop_token>
+#include <thread>
 
 #include "daemon_fixture.h"
 #include "test/scenario/scenario.h"
@@ -96,6 +103,17 @@ class Prometheus {
   Prometheus& operator=(const Prometheus&) = delete;
 
   std::string log() const { return process_ ? process_->read_stderr() : std::string(); }
+  // One line per target: its health, last scrape and last error.
+  std::string targets() const {
+    std::ostringstream out;
+    const Json t = api("/api/v1/targets");
+    for (const Json& a : t["data"]["activeTargets"].array) {
+      out << "prometheus target " << a["scrapeUrl"].str() << ": health " << a["health"].str()
+          << ", last scrape " << a["lastScrape"].str() << " took " << a["lastScrapeDuration"].number
+          << " s, error \"" << a["lastError"].str() << "\"\n";
+    }
+    return out.str();
+  }
   // GET an API path; the reply's JSON (status "success" or not).
   Json api(const std::string& path_and_query) const {
     const HttpReply r = http_get(port_, path_and_query);
@@ -222,6 +240,102 @@ std::string describe(const Sample& s) {
   return out + "} " + std::to_string(s.value);
 }
 
+// The raw samples of a range query's reply, one series a line:
+// "{labels} value@-seconds ..." (seconds before the reply's newest sample,
+// the same reference for every series).
+std::string describe_matrix(const Json& reply) {
+  if (reply["status"].str() != "success") return "error: " + reply["error"].str() + "\n";
+  double newest = 0;
+  for (const Json& r : reply["data"]["result"].array) {
+    for (const Json& pair : r["values"].array) {
+      if (!pair.array.empty()) newest = std::max(newest, pair.array[0].number);
+    }
+  }
+  std::string out;
+  for (const Json& r : reply["data"]["result"].array) {
+    Sample s;
+    for (const auto& [k, v] : r["metric"].object) s.labels[k] = v.str();
+    const std::string labels = describe(s);
+    out += labels.substr(0, labels.rfind(' '));
+    for (const Json& pair : r["values"].array) {
+      if (pair.array.size() != 2) continue;
+      char at[64];
+      std::snprintf(at, sizeof at, " %s@-%.1f", pair.array[1].string.c_str(),
+                    newest - pair.array[0].number);
+      out += at;
+    }
+    out += "\n";
+  }
+  return out.empty() ? "(no series)\n" : out;
+}
+
+// The last `n` lines of `text`.
+std::string tail(const std::string& text, std::size_t n) {
+  std::size_t at = text.size();
+  for (std::size_t lines = 0; at > 0 && lines <= n; --at) {
+    if (text[at - 1] == '\n') ++lines;
+  }
+  return at == 0 ? text : text.substr(at + 1);
+}
+
+// Plays the scenario on the simulated fabric, one simulated second per wall
+// second, from construction until destruction: the stall ratios and hotspot
+// scores are computed from the counter deltas between two consecutive
+// sweeps, so the fabric must keep its traffic for as long as panels are
+// read. (A driver that stopped would leave every stall ratio at 0 one sweep
+// later, and the top-N panels ranking ports that all score 0.)
+// `on_step(i)` runs after step i's console lines.
+class Animation {
+ public:
+  Animation(ScenarioDriver& driver, SimFabric& sim, std::function<void(int)> on_step)
+      : thread_([this, &driver, &sim, on_step = std::move(on_step)](std::stop_token stop) {
+          auto next = std::chrono::steady_clock::now();
+          for (int i = 0; !stop.stop_requested() && !driver.done(); ++i) {
+            try {
+              for (const std::string& line : driver.step()) sim.console(line);
+              if (on_step) on_step(i);
+            } catch (const std::exception& e) {
+              std::lock_guard lock(mu_);
+              error_ = e.what();
+              break;
+            }
+            {
+              std::lock_guard lock(mu_);
+              steps_ = i + 1;
+              lag_ = std::max(lag_, std::chrono::steady_clock::now() - next);
+            }
+            cv_.notify_all();
+            next += std::chrono::seconds(1);
+            std::unique_lock lock(mu_);
+            cv_.wait_until(lock, stop, next, [] { return false; });
+          }
+          cv_.notify_all();
+        }) {}
+  Animation(const Animation&) = delete;
+  Animation& operator=(const Animation&) = delete;
+
+  // Waits until `n` steps have been played; false if the animation failed.
+  bool wait_steps(int n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return steps_ >= n || !error_.empty(); });
+    return steps_ >= n;
+  }
+  std::string status() {
+    std::lock_guard lock(mu_);
+    return std::to_string(steps_) + " steps played, the slowest done " +
+           std::to_string(std::chrono::duration<double>(lag_).count()) + " s after its start time" +
+           (error_.empty() ? "" : ", then failed: " + error_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  int steps_ = 0;
+  std::chrono::steady_clock::duration lag_{};
+  std::string error_;
+  std::jthread thread_;  // last: stopped and joined before the members above go
+};
+
 // The scenario: background training traffic on a small rail-optimized fat
 // tree, spine-02 port 3 congested, symbol errors on spine-02 port 1 (so the
 // drill-down of spine-02 has errors to show), and gpu0003 mlx5_1's link down
@@ -266,27 +380,108 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
   REQUIRE(daemon.wait_ready());
   Prometheus prom(daemon.port(), source + "/dashboards/rules/ibfabric_exporter.rules.yaml");
 
-  // 16 simulated seconds, one per wall second; gpu0007 mlx5_0 stops
-  // answering its PMA half-way (ibsim drops every MAD to it).
-  for (int i = 0; i < 16; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    for (const std::string& line : driver.step()) sim.console(line);
-    if (i == 8) sim.error_rate("gpu0007 mlx5_0", 1, 100);
-    std::this_thread::sleep_until(start + std::chrono::seconds(1));
+  // The "Ports down" panel lists the ports that are down and were up within
+  // its range, so Prometheus must have scraped the flapped link up before
+  // the scenario takes it down. /-/ready does not mean that: Prometheus
+  // starts its scrape pools on a 5 s tick, and its first scrape came 5-6 s
+  // after /-/ready here, when the scenario used to flap the link at 4 s; the
+  // daemon reporting the flap a little early (it takes a sweep and a
+  // discovery) was enough for the panel to rightly leave the link out.
+  const std::string link_up =
+      "infiniband_port_up{node_name=\"gpu0003 mlx5_1\",port=\"1\"} == 1 "
+      "and on () infiniband_port_up{node_name=\"leaf-r1-01\",port=\"3\"} == 1";
+  if (!eventually([&] { return samples(prom.query(link_up)).size() == 1; },
+                  std::chrono::seconds(30))) {
+    INFO(prom.targets() << "prometheus log (tail):\n" << tail(prom.log(), 20));
+    FAIL("Prometheus did not scrape the flapped link up: " << link_up);
   }
+
+  // The scenario runs until the end of the test (the animation is destroyed
+  // first); gpu0007 mlx5_0 stops answering its PMA after 8 simulated seconds
+  // (ibsim drops every MAD to it). The panels are read after 16.
+  Animation animation(driver, sim, [&](int step) {
+    if (step == 8) sim.error_rate("gpu0007 mlx5_0", 1, 100);
+  });
+  if (!animation.wait_steps(16)) FAIL("the scenario stopped: " << animation.status());
+  // What the daemon and Prometheus were doing, printed with any failed check
+  // below so that a failure explains itself: Prometheus' view of its scrapes,
+  // the samples it holds of the faulted ports and nodes, the daemon's current
+  // exposition of them, its own metrics and the tail of both logs.
+  const std::string faulted = "gpu0003 mlx5_1|leaf-r1-01|gpu0005 mlx5_0|gpu0007 mlx5_0";
+  auto explain = [&] {
+    std::ostringstream out;
+    out << "---- state when the check failed\n";
+    out << "scenario: " << animation.status() << "\n";
+    try {
+      out << prom.targets();
+      out << "prometheus samples of the last 60 s (value@-seconds):\n";
+      const std::vector<std::string> selectors = {
+          "up",
+          "scrape_duration_seconds",
+          "infiniband_port_up{node_name=~\"gpu0003 mlx5_1|leaf-r1-01\",port=~\"1|3\"}",
+          "infiniband_exporter_node_up{node_name=~\"" + faulted + "\"}",
+          "infiniband_exporter_node_up == 0",
+          "infiniband_exporter_nodes_not_answering",
+          "topk(3, infiniband_port_stall_ratio_last)"};
+      for (const std::string& selector : selectors) {
+        // A plain selector's raw samples; an expression's, through a subquery.
+        const std::string range =
+            selector.find('(') == std::string::npos && selector.find("==") == std::string::npos
+                ? selector + "[60s]"
+                : "(" + selector + ")[60s:1s]";
+        out << selector << ":\n" << describe_matrix(prom.query(range));
+      }
+    } catch (const std::exception& e) {
+      out << "prometheus API failed: " << e.what() << "\n";
+    }
+    out << "daemon exposition of the faulted nodes and its own metrics:\n";
+    try {
+      std::istringstream metrics(daemon.metrics());
+      const std::regex involved(
+          "^(infiniband_port_up|infiniband_exporter_node_up|"
+          "infiniband_port_info|infiniband_node_info)\\{.*node_name=\"(" +
+          faulted + ")\".*|^infiniband_exporter_[a-z_]+(\\{.*)? .*");
+      for (std::string line; std::getline(metrics, line);) {
+        if (line.find("_bucket") == std::string::npos && std::regex_match(line, involved)) {
+          out << "  " << line << "\n";
+        }
+      }
+    } catch (const std::exception& e) {
+      out << "  /metrics failed: " << e.what() << "\n";
+    }
+    out << "daemon log (tail):\n" << tail(daemon.process().read_stderr(), 60);
+    out << "prometheus log (tail):\n" << tail(prom.log(), 20);
+    return out.str();
+  };
+
   // Recording rules have run on enough samples for every rate window, and
-  // Prometheus has scraped the flapped link as down (port states come from
-  // discovery, which runs in a child process: slow under the sanitizers).
-  REQUIRE(eventually(
-      [&] {
-        return !samples(prom.query("node_port:infiniband_port_errors:rate5m")).empty() &&
-               !samples(prom.query("infiniband_exporter_node_up == 0")).empty() &&
-               !samples(
-                    prom.query("infiniband_port_up{node_name=\"gpu0003 mlx5_1\",port=\"1\"} == 0 "
-                               "or infiniband_port_up{node_name=\"leaf-r1-01\",port=\"3\"} == 0"))
-                    .empty();
-      },
-      std::chrono::seconds(30)));
+  // Prometheus has scraped the faults the table panels must show.
+  const std::vector<std::pair<std::string, std::string>> settled = {
+      {"the error-rate rule has the cable with symbol errors",
+       "node_port:infiniband_port_errors:rate5m{node_name=\"spine-02\",port=\"1\"}"},
+      {"the below-norm rule has the 1x link",
+       "node_port:infiniband_port_rate_bytes_per_second:below_median{node_name=\"gpu0005 "
+       "mlx5_0\",port=\"1\"}"},
+      {"gpu0007 mlx5_0 is not answering",
+       "infiniband_exporter_node_up{node_name=\"gpu0007 mlx5_0\"} == 0"},
+      {"the flapped link is down",
+       "infiniband_port_up{node_name=\"gpu0003 mlx5_1\",port=\"1\"} == 0 "
+       "or infiniband_port_up{node_name=\"leaf-r1-01\",port=\"3\"} == 0"},
+  };
+  auto unsettled = [&] {
+    std::string out;
+    for (const auto& [what, promql] : settled) {
+      if (samples(prom.query(promql)).empty()) out += "not yet: " + what + " (" + promql + ")\n";
+    }
+    return out;
+  };
+  // (Port states come from discovery, which runs in a child process: slow
+  // under the sanitizers.)
+  if (!eventually([&] { return unsettled().empty(); }, std::chrono::seconds(30))) {
+    INFO(unsettled());
+    INFO(explain());
+    FAIL("Prometheus never saw the scenario's faults");
+  }
 
   // Every rule evaluates without error on the real exposition.
   const Json rules = prom.api("/api/v1/rules");
@@ -310,6 +505,18 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
   }
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() == 3);
+
+  // A check that prints explain() when it fails (the condition is pure: it
+  // is evaluated again for Catch's message).
+#define CHECK_EXPLAINED(...) \
+  do {                       \
+    if (!(__VA_ARGS__)) {    \
+      INFO(explain());       \
+      CHECK(__VA_ARGS__);    \
+    } else {                 \
+      CHECK(__VA_ARGS__);    \
+    }                        \
+  } while (false)
 
   std::size_t queries = 0;
   for (const std::string& file : files) {
@@ -361,7 +568,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
           INFO(reply["error"].str());
           REQUIRE(reply["status"].str() == "success");
           const auto result = samples(reply);
-          CHECK(!result.empty());
+          CHECK_EXPLAINED(!result.empty());
           for (const Sample& s : result) {
             INFO(describe(s));
             check_range(unit, expr, s.value);
@@ -392,16 +599,19 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
           auto p = s.labels.find("port");
           return p != s.labels.end() && !p->second.empty();
         });
-        CHECK(has(culprit, port_level ? "3" : ""));
+        std::string listing;
+        for (const Sample& s : all) listing += describe(s) + "\n";
+        INFO(listing);
+        CHECK_EXPLAINED(has(culprit, port_level ? "3" : ""));
         if (lower.rfind("top", 0) == 0) {  // the top-N panels rank it first
           const auto top =
               std::max_element(all.begin(), all.end(),
                                [](const Sample& a, const Sample& b) { return a.value < b.value; });
           REQUIRE(top != all.end());
-          CHECK(top->labels["node_name"] == culprit);
-          CHECK(top->labels["port"] == "3");
+          CHECK_EXPLAINED(top->labels["node_name"] == culprit);
+          CHECK_EXPLAINED(top->labels["port"] == "3");
           if (lower.find("stalled") != std::string::npos) {
-            CHECK(top->labels["remote_node_name"] == "leaf-r1-01");
+            CHECK_EXPLAINED(top->labels["remote_node_name"] == "leaf-r1-01");
           }
         }
       }
@@ -411,12 +621,14 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
         INFO(listing);
         // Either end of the cable: an HCA whose only link is down may drop
         // out of the next discovery, its leaf's port stays.
-        if (title == "Ports down") CHECK((has("gpu0003 mlx5_1", "1") || has("leaf-r1-01", "3")));
-        if (title == "Links below the fabric's norm") CHECK(has("gpu0005 mlx5_0", "1"));
-        if (title == "Nodes not answering") CHECK(has("gpu0007 mlx5_0", ""));
-        if (title == "Ports with errors") CHECK(has(culprit, "1"));
+        if (title == "Ports down")
+          CHECK_EXPLAINED((has("gpu0003 mlx5_1", "1") || has("leaf-r1-01", "3")));
+        if (title == "Links below the fabric's norm") CHECK_EXPLAINED(has("gpu0005 mlx5_0", "1"));
+        if (title == "Nodes not answering") CHECK_EXPLAINED(has("gpu0007 mlx5_0", ""));
+        if (title == "Ports with errors") CHECK_EXPLAINED(has(culprit, "1"));
       }
     }
   }
   CHECK(queries > 40);
+#undef CHECK_EXPLAINED
 }

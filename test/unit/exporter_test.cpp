@@ -1,0 +1,106 @@
+// Exporter: how a sweep and a discovery running at the same time combine in
+// the published snapshot.
+#include "daemon/exporter.h"
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "fake_fabric.h"
+#include "fake_pma.h"
+
+using namespace ibfx;
+using ibfx::test::FakePma;
+
+namespace {
+
+// A FakePma that runs `hook` once, at the first request sent after it is
+// set: something happening in the middle of a sweep.
+class HookedPma final : public MadTransport {
+ public:
+  explicit HookedPma(FakePma& fake) : fake_(fake) {}
+  std::function<void()> hook;
+
+  bool send(std::uint16_t lid, const MadBytes& mad, std::chrono::milliseconds timeout) override {
+    if (hook) std::exchange(hook, nullptr)();
+    return fake_.send(lid, mad, timeout);
+  }
+  Received receive(std::chrono::milliseconds wait) override { return fake_.receive(wait); }
+
+ private:
+  FakePma& fake_;
+};
+
+// `f` as a discovery that no longer reaches the node `guid` sees it: the
+// node gone, the nodes after it one index down, its peer's port unlinked.
+Fabric without(const Fabric& f, std::uint64_t guid) {
+  Fabric out;
+  std::map<std::int32_t, std::int32_t> moved;
+  for (std::size_t i = 0; i < f.nodes.size(); ++i) {
+    if (f.nodes[i].guid == guid) continue;
+    moved[static_cast<std::int32_t>(i)] = static_cast<std::int32_t>(out.nodes.size());
+    out.nodes.push_back(f.nodes[i]);
+  }
+  for (FabricNode& n : out.nodes) {
+    for (FabricPort& p : n.ports) {
+      if (!p.linked()) continue;
+      const auto it = moved.find(p.remote_node);
+      if (it != moved.end()) {
+        p.remote_node = it->second;
+      } else {
+        p.remote_node = kNoNode;
+        p.state = 1;
+        p.phys_state = 2;
+      }
+    }
+  }
+  out.index();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("A sweep is published with the fabric it swept, even if a discovery lands meanwhile",
+          "[exporter]") {
+  // leaf-01, gpu0 (GUID 0x200), gpu1, gpu2. gpu0 stops answering, and the
+  // discovery that follows (the daemon asks for one when a node stops
+  // answering) no longer finds it: gpu1 takes its index.
+  const Fabric before = ibfx::test::star_fabric(3);
+  const Fabric after = without(before, 0x200);
+  REQUIRE(after.nodes[1].guid == 0x201);
+  FakePma fake;
+  for (const FabricNode& n : before.nodes) fake.nodes[n.lid];
+  fake.nodes[2].silent = true;  // gpu0
+
+  auto transport = std::make_unique<HookedPma>(fake);
+  HookedPma& hooked = *transport;
+  int discoveries = 0;
+  Config config;
+  config.mad.timeout = std::chrono::milliseconds(10);
+  config.mad.retries = 0;
+  Exporter exporter(config, {}, std::move(transport), [&] {
+    ++discoveries;
+    return DiscoveryResult{std::make_shared<const Fabric>(discoveries == 1 ? before : after), {}};
+  });
+  REQUIRE(exporter.discover_now());
+  bool rediscovered = false;
+  hooked.hook = [&] { rediscovered = exporter.discover_now(); };
+  REQUIRE(exporter.sweep_now());
+  REQUIRE(rediscovered);
+
+  // Every node's status in the snapshot is that node's: only gpu0 failed.
+  const auto snap = exporter.snapshot();
+  REQUIRE(snap != nullptr);
+  REQUIRE(snap->node_status.size() == snap->fabric->nodes.size());
+  for (std::size_t n = 0; n < snap->fabric->nodes.size(); ++n) {
+    const FabricNode& node = snap->fabric->nodes[n];
+    INFO(node.description << " (present " << node.present << ")");
+    CHECK(snap->node_status[n].answered == (node.guid != 0x200));
+  }
+  // The next sweep runs on the new fabric.
+  REQUIRE(exporter.sweep_now());
+  CHECK(exporter.snapshot()->fabric->nodes[1].guid == 0x201);
+  CHECK(exporter.snapshot()->node_status[1].answered);
+}
