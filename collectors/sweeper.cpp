@@ -41,7 +41,10 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
         shard_hash(node.guid) % options.shard_count != options.shard_index) {
       continue;
     }
-    if (node.lid == 0 && node.type == NodeType::kSwitch) continue;  // not addressable yet
+    // Not addressable: no LID yet, or a node the latest discovery no longer
+    // found (kept with LID 0 so its series stay, exported as not answering).
+    // A MAD to LID 0 would only time out, every sweep.
+    if (node.lid == 0) continue;
     result.nodes[n].swept = true;
     auto cached = capabilities_.find(node.guid);
     if (cached != capabilities_.end()) {

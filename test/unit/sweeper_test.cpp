@@ -198,6 +198,29 @@ TEST_CASE("Sweeper skips empty switch cages and down HCA ports", "[sweeper]") {
   CHECK(acc.find(PortKey{0x100, 3}) == nullptr);
 }
 
+TEST_CASE("Sweeper sends nothing to a node discovery lost, nor to LID 0", "[sweeper]") {
+  // As merge_missing keeps a node the latest discovery did not find:
+  // present false, LIDs 0, ClassPortInfo never read.
+  Fabric f = ibfx::test::star_fabric(2);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);  // nobody at LID 0
+  FabricNode& lost = f.nodes[2];
+  lost.present = false;
+  lost.lid = 0;
+  for (FabricPort& p : lost.ports) p.lid = 0;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  CHECK_FALSE(r.nodes[2].swept);
+  CHECK(r.mads_timeout == 0);
+  // ClassPortInfo + PortSamplesControl for the switch and the other HCA,
+  // 2 attributes x (2 switch ports + 1 HCA port); nothing for the lost one.
+  CHECK(r.mads_sent == 2 + 2 + 6);
+  CHECK(r.nodes[0].answered);
+  CHECK(r.nodes[1].answered);
+}
+
 TEST_CASE("Two shards together cover every node exactly once", "[sweeper]") {
   const Fabric f = ibfx::test::star_fabric(12);
   std::vector<int> covered(f.nodes.size(), 0);
