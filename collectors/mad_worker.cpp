@@ -128,6 +128,38 @@ bool get_str(std::string_view& in, std::string& s) {
   return true;
 }
 
+// The worker's one control message (ControlType::kReady), written and read
+// in one place each.
+struct ReadyMessage {
+  bool ok = false;
+  std::string ca;
+  std::uint32_t port = 0;
+  std::string error;  // why the port could not be opened (!ok)
+  bool smp = false;
+  std::string why_no_smp;
+};
+
+std::string encode_ready(const ReadyMessage& m) {
+  std::string out(1, m.ok ? '\1' : '\0');
+  put_str(out, m.ca);
+  put_u32(out, m.port);
+  put_str(out, m.error);
+  out += m.smp ? '\1' : '\0';
+  put_str(out, m.why_no_smp);
+  return out;
+}
+
+bool decode_ready(std::string_view in, ReadyMessage& m) {
+  auto get_flag = [&in](bool& flag) {
+    if (in.empty()) return false;
+    flag = in[0] == 1;
+    in.remove_prefix(1);
+    return true;
+  };
+  return get_flag(m.ok) && get_str(in, m.ca) && get_u32(in, m.port) && get_str(in, m.error) &&
+         get_flag(m.smp) && get_str(in, m.why_no_smp);
+}
+
 constexpr int kWorkerMadFd = 3;
 constexpr int kWorkerCtlFd = 4;
 
@@ -146,22 +178,18 @@ int run_mad_worker(int argc, char** argv) {
   try {
     transport = std::make_unique<UmadTransport>(flags.ca, flags.ca_port);
   } catch (const std::exception& e) {
-    std::string ready(1, '\0');
-    put_str(ready, "");
-    put_u32(ready, 0);
-    put_str(ready, e.what());
-    ready += '\0';
-    put_str(ready, "");
-    send_control(kWorkerCtlFd, ControlType::kReady, ready);
+    ReadyMessage failed;
+    failed.error = e.what();
+    send_control(kWorkerCtlFd, ControlType::kReady, encode_ready(failed));
     return 1;
   }
-  std::string ready(1, '\1');
-  put_str(ready, transport->ca_name());
-  put_u32(ready, static_cast<std::uint32_t>(transport->ca_port()));
-  put_str(ready, "");
-  ready += transport->supports_smp() ? '\1' : '\0';
-  put_str(ready, transport->smp_error());
-  if (!send_control(kWorkerCtlFd, ControlType::kReady, ready)) return 0;
+  ReadyMessage ready;
+  ready.ok = true;
+  ready.ca = transport->ca_name();
+  ready.port = static_cast<std::uint32_t>(transport->ca_port());
+  ready.smp = transport->supports_smp();
+  ready.why_no_smp = transport->smp_error();
+  if (!send_control(kWorkerCtlFd, ControlType::kReady, encode_ready(ready))) return 0;
   log_debug("MAD worker " + std::to_string(::getpid()) + " ready on " + transport->ca_name() +
             " port " + std::to_string(transport->ca_port()));
 
@@ -472,15 +500,18 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     std::lock_guard lock(mu_);
     starting_pid_ = pid;
   }
+  auto reaped = [&] {
+    std::lock_guard lock(mu_);
+    starting_pid_ = -1;
+    conn->reaped = true;
+    conn->dead = true;
+  };
   auto reap = [&](bool kill) {
     if (kill) ::kill(pid, SIGKILL);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    std::lock_guard lock(mu_);
-    starting_pid_ = -1;
-    conn->reaped = true;
-    conn->dead = true;
+    reaped();
     return status;
   };
   // The worker may wait a long time to open the port (under the simulator
@@ -500,10 +531,7 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     if (::poll(&p, 1, 100) > 0) break;
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) == pid) {
-      std::lock_guard lock(mu_);
-      starting_pid_ = -1;
-      conn->reaped = true;
-      conn->dead = true;
+      reaped();
       error = "the MAD worker " + describe_status(status) + " before opening the port";
       return nullptr;
     }
@@ -514,33 +542,21 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     error = "the MAD worker " + describe_status(reap(true)) + " before opening the port";
     return nullptr;
   }
-  std::string_view in(payload);
-  std::string ca, why, why_no_smp;
-  std::uint32_t port = 0;
-  if (in.empty()) {
+  ReadyMessage ready;
+  if (!decode_ready(payload, ready)) {
     error = "malformed ready message from the MAD worker";
     reap(true);
     return nullptr;
   }
-  const bool ok = in[0] == 1;
-  in.remove_prefix(1);
-  if (!get_str(in, ca) || !get_u32(in, port) || !get_str(in, why) || in.empty()) {
-    error = "malformed ready message from the MAD worker";
-    reap(true);
-    return nullptr;
-  }
-  conn->smp = in[0] == 1;
-  in.remove_prefix(1);
-  if (!get_str(in, why_no_smp)) {
-    error = "malformed ready message from the MAD worker";
-    reap(true);
-    return nullptr;
-  }
-  if (!ok) {
-    error = why;
+  if (!ready.ok) {
+    error = ready.error;
     reap(false);  // it exits by itself after saying why
     return nullptr;
   }
+  conn->smp = ready.smp;
+  const std::string& ca = ready.ca;
+  const std::uint32_t port = ready.port;
+  const std::string& why_no_smp = ready.why_no_smp;
   if (!conn->smp) {
     std::lock_guard lock(mu_);
     // Once per daemon: every respawn would say the same.
@@ -593,12 +609,7 @@ void MadWorker::supervise() {
       int status = 0;
       if (::waitpid(conn->pid, &status, WNOHANG) != conn->pid) continue;
       conn->reaped = true;
-      conn->dead = true;
-      // Wake anyone blocked on its channels: they see EOF now.
-      ::shutdown(conn->mad_fd, SHUT_RDWR);
-      ::shutdown(conn->ctl_fd, SHUT_RDWR);
-      current_.reset();
-      up_ = false;
+      retire_current();
       // A worker that lived a while gets a quick replacement; one that dies
       // right after starting backs off.
       backoff = Clock::now() - conn->started > std::chrono::seconds(10)
@@ -669,11 +680,17 @@ void MadWorker::stop() {
       }
       current_->reaped = true;
     }
-    current_->dead = true;
-    ::shutdown(current_->mad_fd, SHUT_RDWR);
-    ::shutdown(current_->ctl_fd, SHUT_RDWR);
-    current_.reset();
+    retire_current();
   }
+  up_ = false;
+}
+
+void MadWorker::retire_current() {
+  current_->dead = true;
+  // Wake anyone blocked on its channels: they see EOF now.
+  ::shutdown(current_->mad_fd, SHUT_RDWR);
+  ::shutdown(current_->ctl_fd, SHUT_RDWR);
+  current_.reset();
   up_ = false;
 }
 

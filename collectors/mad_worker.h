@@ -132,6 +132,9 @@ class MadWorker final : public TransportHealth {
   // when it could not open the port or died first.
   std::shared_ptr<Connection> spawn(std::string& error);
   void supervise();
+  // Under mu_, with the current worker reaped: marks it dead, wakes whoever
+  // waits on its channels, and forgets it.
+  void retire_current();
 
   MadWorkerOptions options_;
   std::string ca_name_;
