@@ -126,11 +126,8 @@ void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool 
   totals.mad = engine_.stats();
   totals.accumulator = accumulator_.stats();
   totals.sweeps = sweeps_;
-  const std::size_t last_ports = sweep.ports_read;
-  const double last_seconds = sweep.duration_seconds;
-  const SweepResult& sweep_ref = sweep;
-  auto snap = build_snapshot(f, sweep_ref, accumulator_, names_, totals);
-  if (f) analyze_sweep(*snap, sweep_ref);
+  auto snap = build_snapshot(f, sweep, accumulator_, names_, totals);
+  if (f) analyze_sweep(*snap, sweep);
   snap->exporter_metrics_text = std::move(own);
   snap->exporting = config_.exporting;
   // Render and compress here, on the sweep thread: a scrape only reads.
@@ -139,9 +136,11 @@ void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool 
   // systemd (Type=notify): READY once the first snapshot is served, then a
   // one-line summary of every sweep for `systemctl status`.
   if (!ready_.exchange(true)) notify_ready();
-  notify_status("last sweep: " + std::to_string(last_ports) + " ports in " +
-                std::to_string(last_seconds).substr(0, 5) + " s, " +
+  notify_status("last sweep: " + std::to_string(sweep.ports_read) + " ports in " +
+                std::to_string(sweep.duration_seconds).substr(0, 5) + " s, " +
                 std::to_string(not_answering) + " nodes not answering");
+  // What the snapshot shows, for republish_stale() while the worker is down.
+  last_sweep_ = std::move(sweep);
 }
 
 std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
@@ -297,7 +296,6 @@ void Exporter::on_timer() {
   SweepResult r = sweeper_.sweep(*f, sweep_options());
   if (health_) {
     health_->after_sweep(r.mads_sent, r.mads_ok);
-    last_sweep_ = r;
     stale_worker_state_.reset();
     std::lock_guard lock(metrics_mu_);
     metrics_.on_worker(health_->up(), health_->restarts());
