@@ -48,6 +48,7 @@ contents)
     /usr/share/man/man1/ibfabric_exporter.1.gz \
     /usr/share/doc/ibfabric-exporter/README.md \
     /usr/share/doc/ibfabric-exporter/copyright \
+    /usr/share/doc/ibfabric-exporter/changelog.Debian.gz \
     /usr/share/ibfabric_exporter/dashboards/ \
     /usr/share/ibfabric_exporter/examples/web-config.yml.example; do
     grep -qx "$f" "$work/contents.txt" || fail "package lacks $f"
@@ -79,7 +80,21 @@ control)
   [ "$(field Package)" = "ibfabric-exporter" ] || fail "Package: $(field Package)"
   [ "$(field Architecture)" = "$(dpkg --print-architecture)" ] || fail "Architecture: $(field Architecture)"
   [ -n "$(field Version)" ] || fail "no Version"
-  [ -n "$(field Maintainer)" ] || fail "no Maintainer"
+  maintainer=$(field Maintainer)
+  printf '%s' "$maintainer" | grep -Eq '^[^<>]+ <[^@<> ]+@[^@<> ]+\.[a-z]+>$' || fail "Maintainer: '$maintainer'"
+  if printf '%s' "$maintainer" | grep -q '@localhost'; then fail "Maintainer: '$maintainer'"; fi
+  # The changelog shipped is the package's: same version and maintainer.
+  changelog=$root/usr/share/doc/ibfabric-exporter/changelog.Debian.gz
+  gzip -dc "$changelog" >"$work/changelog" || fail "no changelog.Debian.gz"
+  [ "$(dpkg-parsechangelog -l "$work/changelog" -S Version)" = "$(field Version)" ] ||
+    fail "changelog version $(dpkg-parsechangelog -l "$work/changelog" -S Version) != $(field Version)"
+  [ "$(dpkg-parsechangelog -l "$work/changelog" -S Maintainer)" = "$maintainer" ] || fail "changelog maintainer"
+  # A machine-readable copyright file naming a real licence, whose text is the
+  # repository's LICENSE.
+  copyright=$root/usr/share/doc/ibfabric-exporter/copyright
+  grep -qx 'License: Apache-2.0' "$copyright" || fail "copyright names no licence"
+  grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' "$copyright" || fail "copyright format"
+  grep -q 'Apache License' "$(dirname "$0")/../LICENSE" || fail "LICENSE is not the Apache License"
   depends=$(field Depends)
   echo "Depends: $depends"
   # Shared-library dependencies computed by dpkg-shlibdeps, plus rdma-core.
