@@ -460,7 +460,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
       {"the error-rate rule has the cable with symbol errors",
        "node_port:infiniband_port_errors:rate5m{node_name=\"spine-02\",port=\"1\"}"},
       {"the below-norm rule has the 1x link",
-       "node_port:infiniband_port_rate_bytes_per_second:below_median{node_name=\"gpu0005 "
+       "node_port:infiniband_port_rate_bytes_per_second:below_peers{node_name=\"gpu0005 "
        "mlx5_0\",port=\"1\"}"},
       {"gpu0007 mlx5_0 is not answering",
        "infiniband_exporter_node_up{node_name=\"gpu0007 mlx5_0\"} == 0"},
