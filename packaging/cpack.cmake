@@ -16,8 +16,11 @@ set(IBFX_PKG_SRC ${CMAKE_CURRENT_LIST_DIR})
 set(IBFX_PKG_BIN ${PROJECT_BINARY_DIR}/packaging)
 
 install(FILES ${PROJECT_SOURCE_DIR}/config/ibfabric_exporter.yaml DESTINATION ${IBFX_PKG_CONFDIR})
-install(FILES ${IBFX_PKG_SRC}/default DESTINATION /etc/default RENAME ibfabric_exporter)
-install(FILES ${IBFX_PKG_SRC}/ibfabric_exporter.service DESTINATION /lib/systemd/system)
+# The unit and its defaults file are named after the package, as in Debian's
+# own exporters (prometheus-node-exporter): what `apt install` names is what
+# `systemctl` and /etc/default take.
+install(FILES ${IBFX_PKG_SRC}/default DESTINATION /etc/default RENAME ibfabric-exporter)
+install(FILES ${IBFX_PKG_SRC}/ibfabric-exporter.service DESTINATION /lib/systemd/system)
 install(FILES ${IBFX_PKG_SRC}/60-ibfabric-exporter-umad.rules DESTINATION /lib/udev/rules.d)
 install(FILES ${IBFX_PKG_SRC}/web-config.yml.example DESTINATION ${IBFX_PKG_DATADIR}/examples)
 
