@@ -149,7 +149,7 @@ TEST_CASE("Start-up logs the version, the effective configuration and the first 
   }
 }
 
-TEST_CASE("--web.telemetry-path moves the exposition; the landing page links it",
+TEST_CASE("The telemetry path flag moves the exposition and the landing page links it",
           "[operations][integration]") {
   SimFabric sim(make_fat_tree(tiny_tree()));
   Daemon daemon(sim, {"--web.telemetry-path=/exporter/metrics"});
