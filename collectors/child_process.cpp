@@ -72,6 +72,8 @@ ChildFlags parse_child_flags(int argc, char** argv,
       flags.ca_port = std::atoi(argv[i] + 10);
     } else if (arg.starts_with("--log.level=")) {
       flags.log_level = arg.substr(12);
+    } else if (arg.starts_with("--log.format=")) {
+      flags.log_format = arg.substr(13);
     } else if (other) {
       other(arg);
     }
@@ -79,15 +81,16 @@ ChildFlags parse_child_flags(int argc, char** argv,
   return flags;
 }
 
-void become_child(const std::string& log_level) {
+void become_child(const ChildFlags& flags) {
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGTERM, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   try {
-    set_log_level(parse_log_level(log_level));
+    set_log_level(parse_log_level(flags.log_level));
+    set_log_format(parse_log_format(flags.log_format));
   } catch (const std::exception&) {
-    // The parent validated the level; keep the default if it did not.
+    // The parent validated both; keep the defaults if it did not.
   }
 }
 

@@ -27,11 +27,13 @@ pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& 
 // "exited with status N", "was killed by signal N".
 std::string describe_status(int status);
 
-// The flags every child takes: --ca=NAME --ca-port=N --log.level=LEVEL.
+// The flags every child takes: --ca=NAME --ca-port=N --log.level=LEVEL
+// --log.format=FORMAT.
 struct ChildFlags {
   std::string ca;
   int ca_port = 0;
   std::string log_level = "info";
+  std::string log_format = "logfmt";
 };
 // Reads argv[2...] (argv[1] is the mode flag); hands every other flag to
 // `other`.
@@ -41,8 +43,9 @@ ChildFlags parse_child_flags(int argc, char** argv,
 // A child's first steps: the parent ends it (EOF on its channels, SIGKILL,
 // PR_SET_PDEATHSIG), so signals meant for the daemon's process group or
 // cgroup are ignored rather than turned into a failure the daemon logs;
-// SIGPIPE becomes an error return. Applies the log level.
-void become_child(const std::string& log_level);
+// SIGPIPE becomes an error return. Applies the log level and format (the
+// child writes to the daemon's stderr, so its lines look like the daemon's).
+void become_child(const ChildFlags& flags);
 
 // A child's writes to its channels (a pipe or a socket): all of `data`, or
 // false once the parent is gone (after become_child, EPIPE rather than

@@ -60,7 +60,7 @@ int run_discover_once(int argc, char** argv) {
       config.retries = static_cast<int>(number("--retries="));
     }
   });
-  become_child(flags.log_level);
+  become_child(flags);
   // Run by hand (no result descriptor), the fabric goes to stdout.
   const int out = ::fcntl(kResultFd, F_GETFD) >= 0 ? kResultFd : STDOUT_FILENO;
   DiscoveryResult result;
@@ -118,7 +118,8 @@ DiscoveryResult DiscoveryProcess::discover(const DiscoveryConfig& config) {
                                          "--max-smps=" + std::to_string(config.max_smps),
                                          "--timeout-ms=" + std::to_string(config.timeout.count()),
                                          "--retries=" + std::to_string(config.retries),
-                                         "--log.level=" + options_.log_level};
+                                         "--log.level=" + options_.log_level,
+                                         "--log.format=" + options_.log_format};
   // The fabric comes back on descriptor 3 (kResultFd).
   const pid_t pid = spawn_child(args, {fds[1]}, true);
   ::close(fds[1]);
@@ -133,7 +134,9 @@ DiscoveryResult DiscoveryProcess::discover(const DiscoveryConfig& config) {
     if (stopping_) ::kill(pid, SIGKILL);  // stop() came between the checks
   }
 
-  const auto deadline = Clock::now() + options_.timeout;
+  const auto started = Clock::now();
+  const auto deadline = started + options_.timeout;
+  auto next_progress = started + options_.progress_interval;
   enum class Cut { kNo, kTimeout, kTooLarge } cut = Cut::kNo;
   std::string output;
   char buf[65536];
@@ -141,6 +144,10 @@ DiscoveryResult DiscoveryProcess::discover(const DiscoveryConfig& config) {
     if (Clock::now() > deadline) {
       cut = Cut::kTimeout;
       break;
+    }
+    if (options_.progress && Clock::now() >= next_progress) {
+      next_progress += options_.progress_interval;
+      options_.progress(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started));
     }
     pollfd p{fds[0], POLLIN, 0};
     if (::poll(&p, 1, 100) <= 0) continue;

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -41,11 +42,18 @@ struct DiscoveryProcessOptions {
   std::string ca;  // as the MAD worker resolved it
   int ca_port = 0;
   std::string log_level = "info";
+  std::string log_format = "logfmt";
   // Bound on one discovery; a child that exceeds it is presumed wedged,
   // killed and reaped.
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   // Bound on what a child may write: a fabric of 100k ports is a few MB.
   std::size_t max_output = std::size_t{1} << 30;
+  // Called from discover() every progress_interval while a discovery runs
+  // (libibnetdisc reports nothing until it is done), with the time so far:
+  // a large fabric takes seconds to minutes and the operator should see it
+  // is still going.
+  std::function<void(std::chrono::seconds)> progress;
+  std::chrono::milliseconds progress_interval{std::chrono::seconds(10)};
 };
 
 class DiscoveryProcess {

@@ -173,7 +173,7 @@ bool is_mad_worker_invocation(int argc, char** argv) {
 
 int run_mad_worker(int argc, char** argv) {
   const ChildFlags flags = parse_child_flags(argc, argv);
-  become_child(flags.log_level);
+  become_child(flags);
   std::unique_ptr<UmadTransport> transport;
   try {
     transport = std::make_unique<UmadTransport>(flags.ca, flags.ca_port);
@@ -485,7 +485,8 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
   // (kWorkerMadFd, kWorkerCtlFd).
   const pid_t pid = spawn_child(
       {options_.exe, "--mad-worker", "--ca=" + options_.ca,
-       "--ca-port=" + std::to_string(options_.ca_port), "--log.level=" + options_.log_level},
+       "--ca-port=" + std::to_string(options_.ca_port), "--log.level=" + options_.log_level,
+       "--log.format=" + options_.log_format},
       {mad[1], ctl[1]}, false);
   ::close(mad[1]);
   ::close(ctl[1]);

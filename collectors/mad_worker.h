@@ -83,6 +83,7 @@ struct MadWorkerOptions {
   std::string ca;  // empty: the first CA with an active port, as umad picks it
   int ca_port = 0;
   std::string log_level = "info";
+  std::string log_format = "logfmt";
   // Consecutive sweeps that sent MADs and got no answer at all before the
   // worker is killed and replaced.
   int wedged_sweeps = 2;

@@ -15,20 +15,28 @@ struct Flag {
   std::string_view value_name;  // empty: a switch that takes no value
   std::string_view key;         // the config key it overrides, if any
   std::string_view help;
+  // The spelling of earlier versions, still accepted (not in --help; the man
+  // page lists it).
+  std::string_view old_name = "";
 };
 
-constexpr std::array<Flag, 12> kFlags{{
+constexpr std::array<Flag, 14> kFlags{{
     {"config.file", "PATH", "", "YAML configuration file; the other flags override it."},
-    {"web.listen-address", "ADDR", "listen_address", "Address to serve /metrics on, [host]:port."},
+    {"web.listen-address", "ADDR", "listen_address", "Address to serve HTTP on, [host]:port."},
+    {"web.telemetry-path", "PATH", "telemetry_path", "Path to serve the metrics on."},
     {"web.config.file", "PATH", "",
      "exporter-toolkit web config file enabling TLS and/or basic auth (empty: plain HTTP)."},
-    {"sweep.interval", "DURATION", "sweep_interval", "How often to read every port's counters."},
-    {"ca", "NAME", "ca", "Local HCA, e.g. mlx5_0 (empty: the first active one)."},
-    {"ca-port", "N", "ca_port", "Port of that HCA (0: first active port)."},
-    {"node-name-map", "PATH", "node_name_map_file",
-     "infiniband-diags node-name-map file (empty: none)."},
+    {"sweep.interval", "DURATION", "sweep_interval",
+     "How often to read every port's counters (at least 100ms)."},
+    {"ib.ca", "NAME", "ca", "Local HCA, e.g. mlx5_0 (empty: the first active one).", "ca"},
+    {"ib.ca-port", "N", "ca_port", "Port of that HCA (0: first active port).", "ca-port"},
+    {"ib.node-name-map", "PATH", "node_name_map_file",
+     "infiniband-diags node-name-map file (empty: none).", "node-name-map"},
     {"log.level", "LEVEL", "log_level", "Log level: debug, info, warn or error."},
-    {"once", "", "", "Run a single sweep and exit."},
+    {"log.format", "FORMAT", "log_format", "Log line format: logfmt or json."},
+    {"once", "", "",
+     "Discover, sweep twice one interval apart (rates need two readings), print the "
+     "exposition and exit."},
     {"check-config", "", "", "Validate the configuration and exit."},
     {"version", "", "", "Print the version and exit."},
     {"help", "", "", "Show this help and exit."},
@@ -37,8 +45,9 @@ constexpr std::array<Flag, 12> kFlags{{
 [[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
 
 const Flag* find_flag(std::string_view name) {
-  const auto it =
-      std::find_if(kFlags.begin(), kFlags.end(), [&](const Flag& f) { return f.name == name; });
+  const auto it = std::find_if(kFlags.begin(), kFlags.end(), [&](const Flag& f) {
+    return f.name == name || (!f.old_name.empty() && f.old_name == name);
+  });
   return it == kFlags.end() ? nullptr : &*it;
 }
 
@@ -48,7 +57,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CommandLine result;
   // Values are applied only after the config file is loaded, wherever
   // --config.file appears, so that flags always win.
-  std::vector<std::pair<const Flag*, std::string>> values;
+  struct Value {
+    const Flag* flag;
+    std::string typed;  // the spelling given, for messages
+    std::string text;
+  };
+  std::vector<Value> values;
   std::set<std::string_view> seen;
   for (int i = 1; i < argc && argv != nullptr; ++i) {
     std::string_view arg = argv[i] != nullptr ? argv[i] : "";
@@ -61,8 +75,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
         arg.substr(2, equals == std::string_view::npos ? arg.npos : equals - 2);
     const Flag* flag = find_flag(name);
     if (flag == nullptr) fail("unknown flag --" + std::string(name) + " (see --help)");
-    const std::string dashed = "--" + std::string(flag->name);
-    // As in kingpin, a repeated flag is a mistake rather than "last one wins".
+    // Messages use the spelling typed.
+    const std::string dashed = "--" + std::string(name);
+    // As in kingpin, a repeated flag (in either spelling) is a mistake rather
+    // than "last one wins".
     if (!seen.insert(flag->name).second) fail(dashed + ": given more than once");
 
     std::optional<std::string_view> value;
@@ -83,12 +99,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       }
       value = argv[++i];
     }
-    values.emplace_back(flag, *value);
+    values.emplace_back(Value{flag, std::string(name), std::string(*value)});
   }
   // Help and version must work even when the configuration is broken.
   if (result.show_help || result.show_version) return result;
 
-  for (const auto& [flag, value] : values) {
+  for (const auto& [flag, typed, value] : values) {
     // Loaded by the daemon (daemon/web_config.h), which owns its format.
     if (flag->name == "web.config.file") result.web_config_file = value;
     if (flag->name != "config.file") continue;
@@ -96,12 +112,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.config_file = value;
     result.config = load_config_file(value);
   }
-  for (const auto& [flag, value] : values) {
+  for (const auto& [flag, typed, value] : values) {
     if (flag->key.empty()) continue;
     try {
       set_config_value(result.config, flag->key, value);
     } catch (const ConfigError& e) {
-      fail("--" + std::string(flag->name) + ": " + e.what());
+      fail("--" + typed + ": " + e.what());
     }
   }
   return result;

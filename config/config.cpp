@@ -117,6 +117,13 @@ std::string to_log_level(const Scalar& v) {
   return std::string(v.text);
 }
 
+std::string to_log_format(const Scalar& v) {
+  if (v.text != "logfmt" && v.text != "json") {
+    fail("expected logfmt or json, got " + quote(v.text));
+  }
+  return std::string(v.text);
+}
+
 // "[host]:port". Checked here so a typo fails --check-config, not the bind at start-up.
 std::string to_listen_address(const Scalar& v) {
   const auto colon = v.text.rfind(':');
@@ -136,6 +143,31 @@ std::string to_listen_address(const Scalar& v) {
 
 Duration to_duration(const Scalar& v) { return parse_duration(v.text); }
 
+// Every sweep reads every port of the fabric; below this a "1ms" typo (for
+// "1m") would have the daemon hammer switch management CPUs back to back.
+constexpr Duration kMinSweepInterval{100};
+
+Duration to_sweep_interval(const Scalar& v) {
+  const Duration d = to_duration(v);
+  if (d < kMinSweepInterval) {
+    fail("must be at least " + format_duration(kMinSweepInterval) +
+         " (every sweep reads every port of the fabric), got " + std::string(v.text));
+  }
+  return d;
+}
+
+// An absolute path of its own: "/" is the landing page and "/-/" the health
+// endpoints.
+std::string to_telemetry_path(const Scalar& v) {
+  const std::string_view p = v.text;
+  if (p.size() < 2 || p.front() != '/' || p.starts_with("/-/") ||
+      p.find_first_of(" ?#") != std::string_view::npos) {
+    fail("expected an absolute path such as \"/metrics\" (not \"/\" or under \"/-/\"), got " +
+         quote(p));
+  }
+  return std::string(p);
+}
+
 struct Key {
   std::string_view name;
   void (*set)(Config&, const Scalar&);
@@ -146,10 +178,12 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 25> kKeys{{
+const std::array<Key, 27> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
-    {"sweep_interval", [](Config& c, const Scalar& v) { c.sweep_interval = to_duration(v); },
+    {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
+     [](const Config& c) { return c.telemetry_path; }},
+    {"sweep_interval", [](Config& c, const Scalar& v) { c.sweep_interval = to_sweep_interval(v); },
      [](const Config& c) { return format_duration(c.sweep_interval); }},
     {"ca", [](Config& c, const Scalar& v) { c.ca = std::string(v.text); },
      [](const Config& c) { return c.ca; }},
@@ -160,6 +194,8 @@ const std::array<Key, 25> kKeys{{
      [](const Config& c) { return c.node_name_map_file; }},
     {"log_level", [](Config& c, const Scalar& v) { c.log_level = to_log_level(v); },
      [](const Config& c) { return c.log_level; }},
+    {"log_format", [](Config& c, const Scalar& v) { c.log_format = to_log_format(v); },
+     [](const Config& c) { return c.log_format; }},
     {"mad.global_inflight",
      [](Config& c, const Scalar& v) { c.mad.global_inflight = to_int(v, 1, 4096); },
      [](const Config& c) { return std::to_string(c.mad.global_inflight); }},

@@ -74,11 +74,13 @@ struct ExportConfig {
 
 struct Config {
   std::string listen_address = ":9690";
+  std::string telemetry_path = "/metrics";  // where the exposition is served
   Duration sweep_interval{std::chrono::seconds(10)};
   std::string ca;   // local HCA name (empty: first with an active port)
   int ca_port = 0;  // 0: first active port
   std::string node_name_map_file;
-  std::string log_level = "info";  // debug|info|warn|error
+  std::string log_level = "info";    // debug|info|warn|error
+  std::string log_format = "logfmt";  // logfmt|json
   MadConfig mad;
   DiscoveryConfig discovery;
   CountersConfig counters;

@@ -45,9 +45,11 @@ bool Exporter::discover_now() {
     log_warn("discovery failed: " + r.error);
     return false;
   }
-  log_info("discovered " + std::to_string(r.fabric->nodes.size()) + " nodes, " +
-           std::to_string(r.fabric->port_count()) + " ports in " +
-           std::to_string(r.fabric->discovery_seconds) + " s");
+  const std::string found = "discovered " + std::to_string(r.fabric->nodes.size()) + " nodes, " +
+                            std::to_string(r.fabric->port_count()) + " ports in " +
+                            std::to_string(r.fabric->discovery_seconds) + " s";
+  log_info(found);
+  if (!ready_.load()) notify_status(found + "; first sweep running");
   {
     std::lock_guard lock(fabric_mu_);
     fabric_ = merge_missing(std::move(r.fabric), fabric_.get());
@@ -133,12 +135,15 @@ void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool 
   // Render and compress here, on the sweep thread: a scrape only reads.
   snap->gzip();
   store_.publish(std::move(snap));
-  // systemd (Type=notify): READY once the first snapshot is served, then a
-  // one-line summary of every sweep for `systemctl status`.
-  if (!ready_.exchange(true)) notify_ready();
-  notify_status("last sweep: " + std::to_string(sweep.ports_read) + " ports in " +
-                std::to_string(sweep.duration_seconds).substr(0, 5) + " s, " +
-                std::to_string(not_answering) + " nodes not answering");
+  const std::string summary = std::to_string(sweep.ports_read) + " ports in " +
+                              std::to_string(sweep.duration_seconds).substr(0, 5) + " s, " +
+                              std::to_string(not_answering) + " nodes not answering";
+  // /-/ready turns 200 with the first snapshot. systemd heard READY=1 when
+  // the listener came up (daemon/main.cpp): waiting for the first sweep of a
+  // large fabric would hold `systemctl start` and `apt install` hostage.
+  if (!ready_.exchange(true)) log_info("first sweep published (/-/ready is now 200): " + summary);
+  // A one-line summary of every sweep for `systemctl status`.
+  notify_status("last sweep: " + summary);
   // What the snapshot shows, for republish_stale() while the worker is down.
   last_sweep_ = std::move(sweep);
 }
@@ -147,6 +152,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
                                           AnalysisConfig analysis) {
   std::vector<std::string> needs_restart;
   if (config.listen_address != config_.listen_address) needs_restart.push_back("listen_address");
+  if (config.telemetry_path != config_.telemetry_path) needs_restart.push_back("telemetry_path");
   if (config.ca != config_.ca || config.ca_port != config_.ca_port) {
     needs_restart.push_back("ca/ca_port");
   }

@@ -37,6 +37,7 @@ void reload(int argc, char** argv, ibfx::Exporter& exporter, ibfx::HttpServer& s
     }
     ibfx::AnalysisConfig analysis = ibfx::load_analysis_config(cli.config_file);
     ibfx::set_log_level(ibfx::parse_log_level(cli.config.log_level));
+    ibfx::set_log_format(ibfx::parse_log_format(cli.config.log_format));
     for (const std::string& key :
          exporter.reload(cli.config, std::move(names), std::move(analysis))) {
       ibfx::log_warn(key + " changed: takes effect after a restart");
@@ -46,6 +47,21 @@ void reload(int argc, char** argv, ibfx::Exporter& exporter, ibfx::HttpServer& s
     ibfx::log_error(std::string("reload rejected, keeping the running configuration: ") + e.what());
   }
   ibfx::notify_ready();
+}
+
+// Every key of the effective configuration (file, then flags) on one line,
+// so a log shows what the daemon actually ran with.
+std::string effective_configuration(const ibfx::CommandLine& cli) {
+  std::string text =
+      "ibfabric_exporter " IBFX_VERSION " starting; config file " +
+      (cli.config_file.empty() ? std::string("none (built-in defaults)") : cli.config_file) +
+      "; effective configuration:";
+  for (const std::string_view key : ibfx::config_keys()) {
+    text += " ";
+    text += key;
+    text += "=" + ibfx::config_value_text(cli.config, key);
+  }
+  return text;
 }
 
 int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
@@ -100,6 +116,7 @@ int main(int argc, char** argv) {
       ibfx::check_web_config(web);  // loads the certificate and key now, for --check-config
     }
     ibfx::set_log_level(ibfx::parse_log_level(config.log_level));
+    ibfx::set_log_format(ibfx::parse_log_format(config.log_format));
     if (!config.node_name_map_file.empty()) {
       names = ibfx::load_node_name_map(config.node_name_map_file);
     }
@@ -112,6 +129,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  ibfx::log_info(effective_configuration(cli));
+
   // Everything that touches libibumad runs in child processes: the sweep's
   // MADs in the MAD worker, so that a device that goes away (HCA reset,
   // driver reload, the simulator restarting) costs a new worker, not a
@@ -121,6 +140,7 @@ int main(int argc, char** argv) {
   worker_options.ca = config.ca;
   worker_options.ca_port = config.ca_port;
   worker_options.log_level = config.log_level;
+  worker_options.log_format = config.log_format;
   ibfx::MadWorker worker(worker_options);
   try {
     worker.start();
@@ -135,6 +155,13 @@ int main(int argc, char** argv) {
   discovery_options.ca = ca;  // the port the worker resolved, not "the first CA"
   discovery_options.ca_port = ca_port;
   discovery_options.log_level = config.log_level;
+  discovery_options.log_format = config.log_format;
+  discovery_options.progress = [](std::chrono::seconds elapsed) {
+    const std::string text =
+        "discovering the fabric: " + std::to_string(elapsed.count()) + " s so far";
+    ibfx::log_info(text);
+    ibfx::notify_status(text);
+  };
   ibfx::DiscoveryProcess discovery_process(discovery_options);
   ibfx::Exporter exporter(
       config, std::move(names), worker.transport(),
@@ -151,7 +178,9 @@ int main(int argc, char** argv) {
   try {
     server = std::make_unique<ibfx::HttpServer>(
         io, config.listen_address,
-        [&exporter](const ibfx::HttpRequest& req) { return ibfx::handle_web(exporter, req); },
+        [&exporter, path = config.telemetry_path](const ibfx::HttpRequest& req) {
+          return ibfx::handle_web(exporter, req, path);
+        },
         ibfx::HttpServerLimits{}, web);
   } catch (const std::exception& e) {
     ibfx::log_error(e.what());
@@ -188,6 +217,13 @@ int main(int argc, char** argv) {
     arm_watchdog();
   }
   exporter.start();
+  // READY=1 as soon as /metrics is served (the listener is bound above), not
+  // after the first sweep: with Type=notify, `systemctl start` (and the
+  // postinst of `apt install`) wait for it, and discovering and sweeping a
+  // large fabric takes minutes. /-/ready tells when the first sweep is in;
+  // STATUS= shows the progress meanwhile.
+  ibfx::notify_ready();
+  ibfx::notify_status("listening on " + config.listen_address + "; discovering the fabric");
   ibfx::log_info("listening on " + config.listen_address + " (port " +
                  std::to_string(server->port()) + "), CA " + ca + " port " +
                  std::to_string(ca_port) + ", sweep interval " +

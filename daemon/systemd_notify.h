@@ -11,8 +11,9 @@
 
 namespace ibfx {
 
-// "READY=1": after the first complete sweep, so `systemctl start` returns
-// when /metrics has data.
+// "READY=1": once the HTTP listener serves (not after the first sweep, which
+// on a large fabric takes minutes: `systemctl start` and `apt install` wait
+// for READY); /-/ready says when the first sweep is in.
 void notify_ready();
 // "STATUS=<text>": shown by `systemctl status` (e.g. the last sweep summary).
 // Newlines are replaced, since the protocol is newline-separated.

@@ -2,30 +2,50 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 
 #include "daemon/gzip.h"
 
 namespace ibfx {
 namespace {
-constexpr const char* kLanding = R"(<!DOCTYPE html>
+// The telemetry path is validated (config/config.cpp: absolute, no spaces,
+// '?' or '#'); escaping '&', '<' and '"' keeps the page well-formed anyway.
+std::string landing_page(std::string_view telemetry_path) {
+  std::string path;
+  for (const char c : telemetry_path) {
+    if (c == '&') {
+      path += "&amp;";
+    } else if (c == '<') {
+      path += "&lt;";
+    } else if (c == '"') {
+      path += "&quot;";
+    } else {
+      path += c;
+    }
+  }
+  return R"(<!DOCTYPE html>
 <html><head><title>ibfabric_exporter</title></head>
 <body>
 <h1>ibfabric_exporter</h1>
 <p>InfiniBand fabric telemetry for Prometheus.</p>
 <ul>
-<li><a href="/metrics">/metrics</a> &mdash; the latest sweep, in the Prometheus text format</li>
+<li><a href=")" +
+         path + "\">" + path +
+         R"(</a> &mdash; the latest sweep, in the Prometheus text format</li>
 <li><a href="/-/healthy">/-/healthy</a> &mdash; the process is alive</li>
 <li><a href="/-/ready">/-/ready</a> &mdash; the first sweep has completed</li>
 </ul>
 </body></html>
 )";
+}
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
 }  // namespace
 
-HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request) {
+HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
+                        std::string_view telemetry_path) {
   HttpResponse r;
-  if (request.path == "/metrics") {
+  if (request.path == telemetry_path) {
     auto snap = exporter.snapshot();
     if (!snap) {
       r.status = 503;
@@ -58,7 +78,7 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request) {
   }
   if (request.path == "/") {
     r.content_type = "text/html; charset=utf-8";
-    r.body = kLanding;
+    r.body = landing_page(telemetry_path);
     return r;
   }
   if (request.path == "/-/healthy") {

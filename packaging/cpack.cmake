@@ -16,8 +16,11 @@ set(IBFX_PKG_SRC ${CMAKE_CURRENT_LIST_DIR})
 set(IBFX_PKG_BIN ${PROJECT_BINARY_DIR}/packaging)
 
 install(FILES ${PROJECT_SOURCE_DIR}/config/ibfabric_exporter.yaml DESTINATION ${IBFX_PKG_CONFDIR})
-install(FILES ${IBFX_PKG_SRC}/default DESTINATION /etc/default RENAME ibfabric_exporter)
-install(FILES ${IBFX_PKG_SRC}/ibfabric_exporter.service DESTINATION /lib/systemd/system)
+# The unit and its defaults file are named after the package, as in Debian's
+# own exporters (prometheus-node-exporter): what `apt install` names is what
+# `systemctl` and /etc/default take.
+install(FILES ${IBFX_PKG_SRC}/default DESTINATION /etc/default RENAME ibfabric-exporter)
+install(FILES ${IBFX_PKG_SRC}/ibfabric-exporter.service DESTINATION /lib/systemd/system)
 install(FILES ${IBFX_PKG_SRC}/60-ibfabric-exporter-umad.rules DESTINATION /lib/udev/rules.d)
 install(FILES ${IBFX_PKG_SRC}/web-config.yml.example DESTINATION ${IBFX_PKG_DATADIR}/examples)
 
@@ -38,8 +41,16 @@ install(FILES ${IBFX_MAN_GZ} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 # directory's contents; OPTIONAL because rules/ may not exist yet.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/dashboards/ DESTINATION ${IBFX_PKG_DATADIR}/dashboards)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/rules/ DESTINATION ${IBFX_PKG_DATADIR}/rules OPTIONAL)
-# Debian names the doc directory after the package (ibfabric-exporter).
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${IBFX_PKG_SRC}/copyright
+# Debian names the doc directory after the package (ibfabric-exporter) and
+# wants the package's changelog there as changelog.Debian.gz (Policy 12.7).
+set(IBFX_CHANGELOG_GZ ${IBFX_PKG_BIN}/changelog.Debian.gz)
+add_custom_command(
+  OUTPUT ${IBFX_CHANGELOG_GZ}
+  COMMAND ${IBFX_GZIP} -9n -c ${IBFX_PKG_SRC}/changelog > ${IBFX_CHANGELOG_GZ}
+  DEPENDS ${IBFX_PKG_SRC}/changelog
+  VERBATIM)
+add_custom_target(ibfx_changelog ALL DEPENDS ${IBFX_CHANGELOG_GZ})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${IBFX_PKG_SRC}/copyright ${IBFX_CHANGELOG_GZ}
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/ibfabric-exporter)
 
 set(CPACK_GENERATOR DEB)
@@ -47,9 +58,14 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME ibfabric-exporter)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
-set(CPACK_PACKAGE_CONTACT "ibfabric_exporter maintainers <ibfabric-exporter@localhost>")
+# The Maintainer field; packagers rebuilding it set their own.
+set(IBFX_MAINTAINER "ibfabric_exporter maintainers <maintainers@users.noreply.a-seed-f379631e.example>"
+    CACHE STRING "Maintainer field of the Debian package")
+set(CPACK_PACKAGE_CONTACT "${IBFX_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# The Debian revision is the one in packaging/changelog, whose upstream part
+# must be the project's version (the package test checks it).
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)

@@ -42,12 +42,13 @@ contents)
   for f in \
     /usr/bin/ibfabric_exporter \
     /etc/ibfabric_exporter/ibfabric_exporter.yaml \
-    /etc/default/ibfabric_exporter \
-    /lib/systemd/system/ibfabric_exporter.service \
+    /etc/default/ibfabric-exporter \
+    /lib/systemd/system/ibfabric-exporter.service \
     /lib/udev/rules.d/60-ibfabric-exporter-umad.rules \
     /usr/share/man/man1/ibfabric_exporter.1.gz \
     /usr/share/doc/ibfabric-exporter/README.md \
     /usr/share/doc/ibfabric-exporter/copyright \
+    /usr/share/doc/ibfabric-exporter/changelog.Debian.gz \
     /usr/share/ibfabric_exporter/dashboards/ \
     /usr/share/ibfabric_exporter/examples/web-config.yml.example; do
     grep -qx "$f" "$work/contents.txt" || fail "package lacks $f"
@@ -79,7 +80,21 @@ control)
   [ "$(field Package)" = "ibfabric-exporter" ] || fail "Package: $(field Package)"
   [ "$(field Architecture)" = "$(dpkg --print-architecture)" ] || fail "Architecture: $(field Architecture)"
   [ -n "$(field Version)" ] || fail "no Version"
-  [ -n "$(field Maintainer)" ] || fail "no Maintainer"
+  maintainer=$(field Maintainer)
+  printf '%s' "$maintainer" | grep -Eq '^[^<>]+ <[^@<> ]+@[^@<> ]+\.[a-z]+>$' || fail "Maintainer: '$maintainer'"
+  if printf '%s' "$maintainer" | grep -q '@localhost'; then fail "Maintainer: '$maintainer'"; fi
+  # The changelog shipped is the package's: same version and maintainer.
+  changelog=$root/usr/share/doc/ibfabric-exporter/changelog.Debian.gz
+  gzip -dc "$changelog" >"$work/changelog" || fail "no changelog.Debian.gz"
+  [ "$(dpkg-parsechangelog -l "$work/changelog" -S Version)" = "$(field Version)" ] ||
+    fail "changelog version $(dpkg-parsechangelog -l "$work/changelog" -S Version) != $(field Version)"
+  [ "$(dpkg-parsechangelog -l "$work/changelog" -S Maintainer)" = "$maintainer" ] || fail "changelog maintainer"
+  # A machine-readable copyright file naming a real licence, whose text is the
+  # repository's LICENSE.
+  copyright=$root/usr/share/doc/ibfabric-exporter/copyright
+  grep -qx 'License: Apache-2.0' "$copyright" || fail "copyright names no licence"
+  grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' "$copyright" || fail "copyright format"
+  grep -q 'Apache License' "$(dirname "$0")/../LICENSE" || fail "LICENSE is not the Apache License"
   depends=$(field Depends)
   echo "Depends: $depends"
   # Shared-library dependencies computed by dpkg-shlibdeps, plus rdma-core.
@@ -90,13 +105,19 @@ control)
   done
   mkdir -p "$work/control"
   dpkg-deb -e "$file" "$work/control"
-  printf '/etc/default/ibfabric_exporter\n/etc/ibfabric_exporter/ibfabric_exporter.yaml\n' >"$work/conffiles.expected"
+  printf '/etc/default/ibfabric-exporter\n/etc/ibfabric_exporter/ibfabric_exporter.yaml\n' >"$work/conffiles.expected"
   sort "$work/control/conffiles" | diff -u "$work/conffiles.expected" - || fail "conffiles"
   for script in postinst prerm postrm; do
     [ -x "$work/control/$script" ] || fail "$script missing or not executable"
     sh -n "$work/control/$script" || fail "$script: syntax error"
   done
   grep -q 'adduser --quiet --system --group' "$work/control/postinst" || fail "postinst creates no user"
+  # One name: the maintainer scripts act on the unit the package ships, which
+  # is named after the package (systemctl status ibfabric-exporter).
+  units=$(grep -ho '[a-z_-]*\.service' "$work/control/postinst" "$work/control/prerm" "$work/control/postrm" | sort -u)
+  [ "$units" = "$(field Package).service" ] || fail "maintainer scripts name $units"
+  dpkg-deb -c "$file" | grep -q " \./lib/systemd/system/$(field Package)\.service\$" ||
+    fail "no unit named after the package"
   echo "control OK"
   ;;
 
@@ -120,12 +141,12 @@ check-config)
   ;;
 
 unit)
-  unit=$root/lib/systemd/system/ibfabric_exporter.service
+  unit=$root/lib/systemd/system/ibfabric-exporter.service
   [ -f "$unit" ] || fail "no unit in the package"
   for line in 'Type=notify' 'ExecReload=/bin/kill -HUP $MAINPID' 'Restart=on-failure' \
     'User=ibfabric_exporter' 'NoNewPrivileges=yes' 'ProtectSystem=strict' 'ProtectHome=yes' \
     'PrivateTmp=yes' 'DevicePolicy=closed' 'DeviceAllow=char-infiniband_mad rw' \
-    'EnvironmentFile=-/etc/default/ibfabric_exporter' 'CapabilityBoundingSet=' \
+    'EnvironmentFile=-/etc/default/ibfabric-exporter' 'Alias=ibfabric_exporter.service' 'CapabilityBoundingSet=' \
     'ExecStart=/usr/bin/ibfabric_exporter --config.file=/etc/ibfabric_exporter/ibfabric_exporter.yaml $ARGS'; do
     grep -qxF "$line" "$unit" || fail "unit lacks '$line'"
   done
@@ -138,11 +159,11 @@ unit)
   # one (the only change), and treat any diagnostic as a failure, since
   # verify exits 0 on unknown keys and bad values.
   mkdir -p "$work/unit"
-  sed "s|/usr/bin/ibfabric_exporter|$root/usr/bin/ibfabric_exporter|" "$unit" >"$work/unit/ibfabric_exporter.service"
-  out=$(systemd-analyze verify --man=no "$work/unit/ibfabric_exporter.service" 2>&1) ||
+  sed "s|/usr/bin/ibfabric_exporter|$root/usr/bin/ibfabric_exporter|" "$unit" >"$work/unit/ibfabric-exporter.service"
+  out=$(systemd-analyze verify --man=no "$work/unit/ibfabric-exporter.service" 2>&1) ||
     fail "systemd-analyze verify: $out"
   [ -z "$out" ] || fail "systemd-analyze verify: $out"
-  if exposure=$(systemd-analyze security --offline=yes "$work/unit/ibfabric_exporter.service" 2>/dev/null | tail -1); then
+  if exposure=$(systemd-analyze security --offline=yes "$work/unit/ibfabric-exporter.service" 2>/dev/null | tail -1); then
     echo "systemd-analyze security: $exposure"
   fi
   echo "unit OK"

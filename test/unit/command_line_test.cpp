@@ -51,8 +51,9 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
     std::vector<std::string> args;
     for (const auto& part :
          {flag("--web.listen-address", "127.0.0.1:9100"), flag("--sweep.interval", "1m"),
-          flag("--ca", "mlx5_2"), flag("--ca-port", "2"), flag("--node-name-map", "/tmp/map"),
-          flag("--log.level", "warn")}) {
+          flag("--ib.ca", "mlx5_2"), flag("--ib.ca-port", "2"),
+          flag("--ib.node-name-map", "/tmp/map"), flag("--log.level", "warn"),
+          flag("--log.format", "json"), flag("--web.telemetry-path", "/x/metrics")}) {
       args.insert(args.end(), part.begin(), part.end());
     }
     args.insert(args.end(), {"--once", "--check-config"});
@@ -63,6 +64,8 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
     CHECK(cl.config.ca_port == 2);
     CHECK(cl.config.node_name_map_file == "/tmp/map");
     CHECK(cl.config.log_level == "warn");
+    CHECK(cl.config.log_format == "json");
+    CHECK(cl.config.telemetry_path == "/x/metrics");
     CHECK(cl.once);
     CHECK(cl.check_config);
   }
@@ -70,6 +73,30 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
   CHECK(parse({"--help"}).show_help);
   CHECK(parse({"-h"}).show_help);
   CHECK(parse({"--ca="}).config.ca.empty());  // explicitly "first active HCA"
+}
+
+TEST_CASE("command line: the old spellings of the fabric flags still work", "[command_line]") {
+  const ibfx::CommandLine cl = parse({"--ca=mlx5_3", "--ca-port", "2", "--node-name-map=/m"});
+  CHECK(cl.config.ca == "mlx5_3");
+  CHECK(cl.config.ca_port == 2);
+  CHECK(cl.config.node_name_map_file == "/m");
+  // Both spellings of one flag are the flag given twice.
+  CHECK(error_of({"--ca=a", "--ib.ca=b"}) == "--ib.ca: given more than once");
+  CHECK(error_of({"--ib.ca-port=x"}) == "--ib.ca-port: expected an integer, got \"x\"");
+  // Not advertised: --help shows one spelling.
+  CHECK(ibfx::usage_text().find("--ca=") == std::string::npos);
+}
+
+TEST_CASE("command line: an absurd sweep interval or telemetry path is refused", "[command_line]") {
+  CHECK(error_of({"--sweep.interval=1ms"}) ==
+        "--sweep.interval: must be at least 100ms (every sweep reads every port of the fabric), "
+        "got 1ms");
+  CHECK(parse({"--sweep.interval=100ms"}).config.sweep_interval == 100ms);
+  for (const char* path : {"metrics", "/", "/-/ready", "/a b", "/m?x", ""}) {
+    INFO(path);
+    CHECK(error_of({std::string("--web.telemetry-path=") + path})
+              .rfind("--web.telemetry-path: expected an absolute path", 0) == 0);
+  }
 }
 
 TEST_CASE("command line: flags override the config file wherever they appear", "[command_line]") {
@@ -121,10 +148,12 @@ TEST_CASE("command line: --help and --version work with a broken configuration",
 TEST_CASE("command line: usage lists every flag with its default", "[command_line]") {
   const std::string usage = ibfx::usage_text();
   for (const char* expected :
-       {"--config.file=PATH", "--web.listen-address=ADDR", "--sweep.interval=DURATION", "--ca=NAME",
-        "--ca-port=N", "--node-name-map=PATH", "--log.level=LEVEL", "--once", "--check-config",
+       {"--config.file=PATH", "--web.listen-address=ADDR", "--web.telemetry-path=PATH",
+        "--sweep.interval=DURATION", "--ib.ca=NAME", "--ib.ca-port=N", "--ib.node-name-map=PATH",
+        "--log.level=LEVEL", "--log.format=FORMAT", "--once", "--check-config",
         "--version", "--help", "-h", "(default: \":9690\")", "(default: \"10s\")",
-        "(default: \"0\")", "(default: \"info\")", "(default: none)"}) {
+        "(default: \"0\")", "(default: \"info\")", "(default: \"logfmt\")",
+        "(default: \"/metrics\")", "(default: none)", "sweep twice one interval apart"}) {
     INFO(expected);
     CHECK(usage.find(expected) != std::string::npos);
   }

@@ -138,6 +138,8 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.ca_port == 2);
   CHECK(c.node_name_map_file == "/etc/infiniband-diags/node-name-map");
   CHECK(c.log_level == "debug");
+  CHECK(c.log_format == "json");
+  CHECK(c.telemetry_path == "/exporter/metrics");
   CHECK(c.mad.global_inflight == 256);
   CHECK(c.mad.per_node_inflight == 8);
   CHECK(c.mad.timeout == 250ms);

@@ -39,7 +39,12 @@ std::string read_text(const std::string& path) {
 const std::string kDir = std::string(IBFX_SOURCE_DIR) + "/dashboards";
 const std::set<std::string> kUids = {"ibfx-heatmap-of-pain", "ibfx-fabric-overview",
                                      "ibfx-drilldown"};
-const std::string kDatasourceRef = "${datasource}";
+// The import dialog's data source (__inputs) and, when the dashboards are
+// provisioned from files (no import), the data source variable of that name.
+const std::string kDatasourceRef = "${DS_PROMETHEUS}";
+// The stall ratio at which every panel turns red: the heatmaps' colour
+// scale ends there and the stat, table and graph thresholds step to red there.
+constexpr double kStallRed = 0.3;
 
 std::vector<std::string> dashboard_files() {
   std::vector<std::string> files;
@@ -131,7 +136,14 @@ TEST_CASE("Dashboards: three dashboards with stable uids that import anywhere", 
            it != std::sregex_iterator(); ++it) {
         INFO("link " << s);
         CHECK(kUids.count((*it)[1]) == 1);
-        CHECK(s.find("${datasource:queryparam}") != std::string::npos);
+        CHECK(s.find("${DS_PROMETHEUS:queryparam}") != std::string::npos);
+        // The drill-down is keyed on the node GUID: switches without a
+        // node-name-map share one description.
+        if ((*it)[1] == "ibfx-drilldown" && s.find("var-node=") != std::string::npos) {
+          CHECK(std::regex_search(
+              s,
+              std::regex(R"(var-node=\$\{__(data\.fields|field\.labels)\.(remote_)?node_guid\})")));
+        }
         linked.insert((*it)[1]);
       }
     }
@@ -149,7 +161,7 @@ TEST_CASE("Dashboards: template variables chain tier -> rail -> switch from labe
     const auto& vars = d["templating"]["list"].array;
     REQUIRE(vars.size() >= 4);
     // The data source variable comes first: the others query through it.
-    CHECK(vars[0]["name"].str() == "datasource");
+    CHECK(vars[0]["name"].str() == "DS_PROMETHEUS");
     CHECK(vars[0]["type"].str() == "datasource");
     CHECK(vars[0]["query"].str() == "prometheus");
     std::vector<std::string> names;
@@ -159,7 +171,15 @@ TEST_CASE("Dashboards: template variables chain tier -> rail -> switch from labe
       CHECK(v["type"].str() == "query");
       CHECK(is_datasource_ref(v["datasource"]));
       const std::string q = v["query"].str();
-      CHECK(std::regex_match(q, std::regex(R"(label_values\(.+, *[a-z_]+\))")));
+      if (v["name"].str() == "node") {
+        // Keyed on the GUID, shown by name: the values and texts come from
+        // one query's labels.
+        CHECK(std::regex_match(q, std::regex(R"(query_result\(infiniband_node_info\{.*\}\))")));
+        CHECK(v["regex"].str().find("node_guid=\"(?<value>") != std::string::npos);
+        CHECK(v["regex"].str().find("node_name=\"(?<text>") != std::string::npos);
+      } else {
+        CHECK(std::regex_match(q, std::regex(R"(label_values\(.+, *[a-z_]+\))")));
+      }
       CHECK(v["definition"].str() == q);
       // "All" must match series with an empty label (spines have rail="").
       if (v["includeAll"].boolean) CHECK(v["allValue"].str() == ".*");
@@ -248,6 +268,19 @@ TEST_CASE("Dashboards: unique ids, non-overlapping grid, data source variable ev
         CHECK(!steps.empty());
         if (!steps.empty()) CHECK(steps[0]["value"].is_null());
       }
+      // Stall ratios: the thresholds step to red where the heatmaps are red.
+      const std::string exprs = [&] {
+        std::string all;
+        for (const Json& t : targets) all += t["expr"].str();
+        return all;
+      }();
+      if ((*p)["type"].str() != "heatmap" && exprs.find("stall_ratio") != std::string::npos &&
+          unit == "percentunit") {
+        const auto& steps = defaults["thresholds"]["steps"].array;
+        REQUIRE(!steps.empty());
+        CHECK(steps.back()["color"].str() == "red");
+        CHECK(steps.back()["value"].number == kStallRed);
+      }
       if (unit == "percentunit") {
         CHECK(defaults["min"].number == 0);
         CHECK(defaults["max"].number == 1);
@@ -261,7 +294,15 @@ TEST_CASE("Dashboards: unique ids, non-overlapping grid, data source variable ev
         CHECK(color["max"].type == Json::Type::kNumber);
         if ((*p)["options"]["cellValues"]["unit"].str() == "percentunit") {
           CHECK(color["min"].number == 0);
-          CHECK(color["max"].number == 1);
+          if (color["scheme"].str() == "RdYlGn") {
+            // A stall-ratio grid: the thresholds' scale, and a healthy (zero)
+            // cell is drawn green rather than filtered out as empty.
+            CHECK(color["max"].number == kStallRed);
+            CHECK(color["reverse"].boolean);
+            CHECK((*p)["options"]["filterValues"]["le"].number < 0);
+          } else {
+            CHECK(color["max"].number == 1);
+          }
         }
         CHECK((*p)["options"]["calculate"].type == Json::Type::kBool);
       }

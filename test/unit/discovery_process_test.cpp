@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <filesystem>
@@ -101,7 +102,30 @@ TEST_CASE("Discovery process: the arguments carry the CA and the discovery setti
   CHECK_FALSE(r.fabric);
   CHECK(r.error ==
         "--discover-once --ca=mlx5_3 --ca-port=2 --max-smps=7 --timeout-ms=123 --retries=4 "
-        "--log.level=info");
+        "--log.level=info --log.format=logfmt");
+}
+
+TEST_CASE("Discovery process: a long discovery reports its progress", "[discovery_process]") {
+  ScratchDir dir;
+  const std::string bytes = dir.file("fabric.bin", encode_fabric(test::star_fabric(2)));
+  DiscoveryProcessOptions options;
+  options.exe = dir.script("slow", "sleep 1; cat '" + bytes + "' >&3");
+  options.progress_interval = milliseconds(300);
+  std::vector<std::chrono::seconds> reports;
+  options.progress = [&](std::chrono::seconds elapsed) { reports.push_back(elapsed); };
+  const DiscoveryResult r = DiscoveryProcess(options).discover(DiscoveryConfig{});
+  REQUIRE(r.fabric);
+  // At 0.3, 0.6 and 0.9 s at least (the child sleeps 1 s).
+  CHECK(reports.size() >= 3);
+  CHECK(reports.size() <= 6);  // a loaded machine starts the script late
+  CHECK(std::is_sorted(reports.begin(), reports.end()));
+
+  // A quick one says nothing.
+  reports.clear();
+  options.exe = dir.script("quick", "cat '" + bytes + "' >&3");
+  options.progress_interval = std::chrono::seconds(10);
+  REQUIRE(DiscoveryProcess(options).discover(DiscoveryConfig{}).fabric);
+  CHECK(reports.empty());
 }
 
 TEST_CASE("Discovery process: bad output is refused with a reason", "[discovery_process]") {
