@@ -198,6 +198,10 @@ int main(int argc, char** argv) {
       ibfx::MadEngineLimits{window, per_node, std::chrono::milliseconds(1000), 2, 0});
   ibfx::CounterAccumulator acc;
   ibfx::Sweeper sweeper(engine, acc);
+  // As the daemon does: nothing optional to the SM's port (the simulated
+  // fabric's opensm would not survive it, docs/safety.md).
+  ibfx::SweepOptions options;
+  options.guard = ibfx::SmGuard(fabric, transport.local_port());
   // The same MAD count through the raw pump.
   std::vector<std::pair<std::uint16_t, std::uint8_t>> targets;
   for (const auto& n : fabric.nodes) {
@@ -210,12 +214,12 @@ int main(int argc, char** argv) {
   // Sweep 1 also reads ClassPortInfo (and warms the simulator up); then
   // sweeps and pumps alternate so that both see the same machine load, and
   // the best of each is reported.
-  ibfx::SweepResult last = sweeper.sweep(fabric, {});
+  ibfx::SweepResult last = sweeper.sweep(fabric, options);
   double best_sweep = last.duration_seconds;
   double pump_s = 1e9;
   std::size_t answered = 0;
   for (int i = 1; i < sweeps; ++i) {
-    last = sweeper.sweep(fabric, {});
+    last = sweeper.sweep(fabric, options);
     best_sweep = i == 1 ? last.duration_seconds : std::min(best_sweep, last.duration_seconds);
     pump_s = std::min(pump_s, pump(transport, targets, last.mads_sent, window, answered));
   }
@@ -239,15 +243,15 @@ int main(int argc, char** argv) {
         ibfx::MadEngineLimits{window, per_node, std::chrono::milliseconds(1000), 2, 0});
     ibfx::CounterAccumulator wacc;
     ibfx::Sweeper wsweeper(wengine, wacc);
-    wsweeper.sweep(fabric, {});
+    wsweeper.sweep(fabric, options);
     best_worker_sweep = 1e9;
     if (std::getenv("IBFX_BENCH_PROFILE_WORKER") != nullptr) {
       std::printf("profile: worker sweeps start\n");
-      for (int i = 0; i < 40; ++i) wsweeper.sweep(fabric, {});
+      for (int i = 0; i < 40; ++i) wsweeper.sweep(fabric, options);
       std::printf("profile: worker sweeps end\n");
     }
     for (int i = 1; i < std::max(2, sweeps); ++i) {
-      best_worker_sweep = std::min(best_worker_sweep, wsweeper.sweep(fabric, {}).duration_seconds);
+      best_worker_sweep = std::min(best_worker_sweep, wsweeper.sweep(fabric, options).duration_seconds);
       pump_s = std::min(pump_s, pump(transport, targets, last.mads_sent, window, answered));
     }
     worker.stop();
@@ -358,7 +362,7 @@ int main(int argc, char** argv) {
           Budget{128, 8, 0}, Budget{192, 4, 0}, Budget{128, 4, 20000}, Budget{128, 4, 5000}}) {
       engine.set_limits(
           ibfx::MadEngineLimits{b.global, b.node, std::chrono::milliseconds(1000), 2, b.cap});
-      const ibfx::SweepResult r = sweeper.sweep(fabric, {});
+      const ibfx::SweepResult r = sweeper.sweep(fabric, options);
       std::printf(
           "sweep global_inflight %3d per_node_inflight %d max_mads_per_second %5d: %.2f s "
           "(%llu MADs, %llu timeouts)\n",

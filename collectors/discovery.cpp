@@ -28,6 +28,26 @@ std::string trimmed_description(const char* desc) {
   return s;
 }
 
+// PortInfo:CapabilityMask (IBA 14.2.5.6) bits.
+constexpr std::uint32_t kCapIsSm = 1u << 1;
+constexpr std::uint32_t kCapIsExtendedSpeeds = 1u << 14;
+
+// Whether a subnet manager is bound to one of the node's ports: IsSM is set
+// by the SMA of the port an SM registered on (through the issm device,
+// libibumad umad_open_sm_port()). A switch reports CapabilityMask on port 0
+// only; an HCA per port.
+bool runs_sm(const ibnd_node_t* node) {
+  if (node->ports == nullptr) return false;
+  for (int i = node->type == IB_NODE_SWITCH ? 0 : 1; i <= node->numports; ++i) {
+    const ibnd_port_t* p = node->ports[i];
+    if (p == nullptr) continue;
+    auto* info = const_cast<std::uint8_t*>(p->info);
+    if (mad_get_field(info, 0, IB_PORT_CAPMASK_F) & kCapIsSm) return true;
+    if (node->type == IB_NODE_SWITCH) break;
+  }
+  return false;
+}
+
 FabricPort to_port(const ibnd_node_t* node, const ibnd_port_t* p) {
   auto* info = const_cast<std::uint8_t*>(p->info);
   FabricPort fp;
@@ -44,7 +64,7 @@ FabricPort to_port(const ibnd_node_t* node, const ibnd_port_t* p) {
   if (node->type == IB_NODE_SWITCH && node->ports != nullptr && node->ports[0] != nullptr) {
     cap_info = node->ports[0]->info;
   }
-  if (mad_get_field(cap_info, 0, IB_PORT_CAPMASK_F) & (1u << 14)) {
+  if (mad_get_field(cap_info, 0, IB_PORT_CAPMASK_F) & kCapIsExtendedSpeeds) {
     fp.speed_ext_active =
         static_cast<std::uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F));
   }
@@ -79,6 +99,7 @@ DiscoveryResult Discovery::discover() const {
     node.vendor_id = mad_get_field(n->info, 0, IB_NODE_VENDORID_F);
     node.device_id = mad_get_field(n->info, 0, IB_NODE_DEVID_F);
     node.lid = n->type == IB_NODE_SWITCH ? n->smalid : 0;
+    node.runs_sm = runs_sm(n);
     fabric->nodes.push_back(std::move(node));
   }
   for (ibnd_node_t* n = raw->nodes; n != nullptr; n = n->next) {
@@ -97,6 +118,17 @@ DiscoveryResult Discovery::discover() const {
       }
       if (node.lid == 0 && fp.lid != 0) node.lid = fp.lid;
       node.ports.push_back(fp);
+    }
+  }
+  // Who we are and where the master SM is, as the local port says
+  // (PortInfo:MasterSMLID): the sweep keeps its optional MADs away from
+  // both (collectors/sm_guard.h).
+  if (const ibnd_node_t* from = raw->from_node; from != nullptr) {
+    fabric->local_node = from->guid;
+    if (from->ports != nullptr && raw->from_portnum >= 0 && raw->from_portnum <= from->numports &&
+        from->ports[raw->from_portnum] != nullptr) {
+      auto* info = const_cast<std::uint8_t*>(from->ports[raw->from_portnum]->info);
+      fabric->sm_lid = static_cast<std::uint16_t>(mad_get_field(info, 0, IB_PORT_SMLID_F));
     }
   }
   ibnd_destroy_fabric(raw);

@@ -179,7 +179,7 @@ namespace {
 
 // "IBFXFAB" and a format version: a worker from another build is refused,
 // not misread.
-constexpr std::string_view kFabricMagic{"IBFXFAB\x01", 8};
+constexpr std::string_view kFabricMagic{"IBFXFAB\x02", 8};
 
 class Writer {
  public:
@@ -242,7 +242,7 @@ class Reader {
 
 // Smallest encoded sizes, to bound counts read from the input before
 // reserving anything.
-constexpr std::size_t kMinNodeBytes = 8 + 1 + 4 + 2 + 4 + 4 + 1 + 1 + 4;
+constexpr std::size_t kMinNodeBytes = 8 + 1 + 4 + 2 + 4 + 4 + 1 + 1 + 1 + 4;
 constexpr std::size_t kPortBytes = 1 + 2 + 5 + 4 + 1;
 
 }  // namespace
@@ -264,6 +264,7 @@ std::string encode_fabric(const Fabric& fabric) {
     w.u32(n.device_id);
     w.u8(n.num_ports);
     w.u8(n.present ? 1 : 0);
+    w.u8(n.runs_sm ? 1 : 0);
     w.u32(static_cast<std::uint32_t>(n.ports.size()));
     for (const FabricPort& p : n.ports) {
       w.u8(p.number);
@@ -277,6 +278,8 @@ std::string encode_fabric(const Fabric& fabric) {
       w.u8(p.remote_port);
     }
   }
+  w.u64(fabric.local_node);
+  w.u16(fabric.sm_lid);
   return w.take();
 }
 
@@ -298,17 +301,19 @@ bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error) {
   if (node_count > r.remaining() / kMinNodeBytes) return fail("node count beyond the data");
   f.nodes.resize(node_count);
   for (FabricNode& n : f.nodes) {
-    std::uint8_t type = 0, present = 0;
+    std::uint8_t type = 0, present = 0, runs_sm = 0;
     std::uint32_t port_count = 0;
     if (!r.u64(n.guid) || !r.u8(type) || !r.str(n.description) || !r.u16(n.lid) ||
         !r.u32(n.vendor_id) || !r.u32(n.device_id) || !r.u8(n.num_ports) || !r.u8(present) ||
-        !r.u32(port_count)) {
+        !r.u8(runs_sm) || !r.u32(port_count)) {
       return fail("truncated node");
     }
     if (type > static_cast<std::uint8_t>(NodeType::kRouter)) return fail("bad node type");
     if (present > 1) return fail("bad present flag");
+    if (runs_sm > 1) return fail("bad runs_sm flag");
     n.type = static_cast<NodeType>(type);
     n.present = present == 1;
+    n.runs_sm = runs_sm == 1;
     if (port_count > 255 || port_count > r.remaining() / kPortBytes) {
       return fail("port count beyond the data");
     }
@@ -323,6 +328,7 @@ bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error) {
       p.remote_node = static_cast<std::int32_t>(remote);
     }
   }
+  if (!r.u64(f.local_node) || !r.u16(f.sm_lid)) return fail("truncated trailer");
   if (r.remaining() != 0) return fail("trailing bytes");
   for (const FabricNode& n : f.nodes) {
     for (const FabricPort& p : n.ports) {

@@ -46,6 +46,9 @@ struct FabricNode {
   // (unplugged, powered off): kept, with its ports down, so that its series
   // do not silently vanish from Prometheus.
   bool present = true;
+  // PortInfo:CapabilityMask.IsSM (IBA 14.2.5.6, bit 1) on one of its ports
+  // (a switch: port 0): a subnet manager, master or standby, is bound there.
+  bool runs_sm = false;
   std::vector<FabricPort> ports;  // discovered ports, ascending by number (no switch port 0)
 };
 
@@ -54,6 +57,11 @@ struct Fabric {
   std::unordered_map<std::uint64_t, std::int32_t> by_guid;
   std::chrono::system_clock::time_point discovered_at{};
   double discovery_seconds = 0;
+  // The node discovery started from: this management node's own HCA (0 when
+  // unknown), and PortInfo:MasterSMLID of the local port it used, the LID
+  // of the port the master SM is bound to (0 when unknown).
+  std::uint64_t local_node = 0;
+  std::uint16_t sm_lid = 0;
 
   void index();  // rebuilds by_guid
   const FabricNode* find(std::uint64_t guid) const;

@@ -1,5 +1,6 @@
 #include "collectors/mad_transport.h"
 
+#include <endian.h>
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
@@ -66,7 +67,16 @@ UmadTransport::UmadTransport(const std::string& ca_name, int ca_port) {
   if (umad_get_port(ca, ca_port, &port) == 0) {
     ca_name_ = port.ca_name;
     ca_port_ = port.portnum;
+    local_.port_guid = be64toh(port.port_guid);
+    local_.base_lid = static_cast<std::uint16_t>(port.base_lid);
+    local_.lmc = static_cast<std::uint8_t>(port.lmc);
+    local_.sm_lid = static_cast<std::uint16_t>(port.sm_lid);
     umad_release_port(&port);
+    umad_ca_t local_ca{};
+    if (umad_get_ca(ca_name_.c_str(), &local_ca) == 0) {
+      local_.node_guid = be64toh(local_ca.node_guid);
+      umad_release_ca(&local_ca);
+    }
   } else {
     ca_name_ = ca_name;
     ca_port_ = ca_port;

@@ -19,6 +19,18 @@ struct Received {
   MadBytes mad{};  // for kSendFailed: the request the kernel gave back
 };
 
+// The local port as the kernel describes it (umad_get_port(), sysfs: the
+// SMA's PortInfo), for keeping optional MADs away from this management node
+// and from the SM (collectors/sm_guard.h). Zero where unknown.
+struct LocalPort {
+  std::uint64_t node_guid = 0;  // of the local CA
+  std::uint64_t port_guid = 0;
+  std::uint16_t base_lid = 0;
+  std::uint8_t lmc = 0;      // the port answers at base_lid .. base_lid + 2^lmc - 1
+  std::uint16_t sm_lid = 0;  // PortInfo:MasterSMLID
+  friend bool operator==(const LocalPort&, const LocalPort&) = default;
+};
+
 class MadTransport {
  public:
   virtual ~MadTransport() = default;
@@ -48,6 +60,8 @@ class TransportHealth {
   // Called after every sweep with what it sent and what was answered; a
   // transport that keeps answering nothing is presumed wedged.
   virtual void after_sweep(std::uint64_t mads_sent, std::uint64_t mads_answered) = 0;
+  // The local port the current transport sends from (zeros when unknown).
+  virtual LocalPort local_port() const { return {}; }
 };
 
 // libibumad on a local HCA port, registered as a PMA (class 0x04) client
@@ -68,8 +82,11 @@ class UmadTransport final : public MadTransport {
 
   const std::string& ca_name() const { return ca_name_; }
   int ca_port() const { return ca_port_; }
+  // As the kernel saw it when the port was opened.
+  const LocalPort& local_port() const { return local_; }
 
  private:
+  LocalPort local_;
   int port_id_ = -1;
   int agent_id_ = -1;
   int smp_agent_id_ = -1;

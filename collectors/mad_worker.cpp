@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "collectors/child_process.h"
+#include "collectors/fabric.h"
 #include "daemon/log.h"
 
 namespace ibfx {
@@ -120,6 +121,16 @@ bool get_u32(std::string_view& in, std::uint32_t& v) {
   in.remove_prefix(4);
   return true;
 }
+void put_u64(std::string& out, std::uint64_t v) {
+  put_u32(out, static_cast<std::uint32_t>(v));
+  put_u32(out, static_cast<std::uint32_t>(v >> 32));
+}
+bool get_u64(std::string_view& in, std::uint64_t& v) {
+  std::uint32_t low = 0, high = 0;
+  if (!get_u32(in, low) || !get_u32(in, high)) return false;
+  v = (std::uint64_t{high} << 32) | low;
+  return true;
+}
 bool get_str(std::string_view& in, std::string& s) {
   std::uint32_t n = 0;
   if (!get_u32(in, n) || n > in.size()) return false;
@@ -137,6 +148,7 @@ struct ReadyMessage {
   std::string error;  // why the port could not be opened (!ok)
   bool smp = false;
   std::string why_no_smp;
+  LocalPort local;
 };
 
 std::string encode_ready(const ReadyMessage& m) {
@@ -146,6 +158,11 @@ std::string encode_ready(const ReadyMessage& m) {
   put_str(out, m.error);
   out += m.smp ? '\1' : '\0';
   put_str(out, m.why_no_smp);
+  put_u64(out, m.local.node_guid);
+  put_u64(out, m.local.port_guid);
+  put_u32(out, m.local.base_lid);
+  put_u32(out, m.local.lmc);
+  put_u32(out, m.local.sm_lid);
   return out;
 }
 
@@ -156,8 +173,19 @@ bool decode_ready(std::string_view in, ReadyMessage& m) {
     in.remove_prefix(1);
     return true;
   };
-  return get_flag(m.ok) && get_str(in, m.ca) && get_u32(in, m.port) && get_str(in, m.error) &&
-         get_flag(m.smp) && get_str(in, m.why_no_smp);
+  std::uint32_t base_lid = 0, lmc = 0, sm_lid = 0;
+  if (!get_flag(m.ok) || !get_str(in, m.ca) || !get_u32(in, m.port) || !get_str(in, m.error) ||
+      !get_flag(m.smp) || !get_str(in, m.why_no_smp) || !get_u64(in, m.local.node_guid) ||
+      !get_u64(in, m.local.port_guid) || !get_u32(in, base_lid) || !get_u32(in, lmc) ||
+      !get_u32(in, sm_lid)) {
+    return false;
+  }
+  // LIDs are 16 bits, LMC 3 (IBA 14.2.5.6): anything wider is not a LID.
+  if (base_lid > 0xFFFF || lmc > 7 || sm_lid > 0xFFFF || !in.empty()) return false;
+  m.local.base_lid = static_cast<std::uint16_t>(base_lid);
+  m.local.lmc = static_cast<std::uint8_t>(lmc);
+  m.local.sm_lid = static_cast<std::uint16_t>(sm_lid);
+  return true;
 }
 
 constexpr int kWorkerMadFd = 3;
@@ -189,6 +217,7 @@ int run_mad_worker(int argc, char** argv) {
   ready.port = static_cast<std::uint32_t>(transport->ca_port());
   ready.smp = transport->supports_smp();
   ready.why_no_smp = transport->smp_error();
+  ready.local = transport->local_port();
   if (!send_control(kWorkerCtlFd, ControlType::kReady, encode_ready(ready))) return 0;
   log_debug("MAD worker " + std::to_string(::getpid()) + " ready on " + transport->ca_name() +
             " port " + std::to_string(transport->ca_port()));
@@ -297,6 +326,7 @@ struct MadWorker::Connection {
   const Clock::time_point started = Clock::now();
   std::atomic<bool> dead{false};
   bool smp = false;     // set before the connection is published
+  LocalPort local;      // likewise
   bool reaped = false;  // guarded by MadWorker::mu_; once true, pid may be reused
 };
 
@@ -555,6 +585,7 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     return nullptr;
   }
   conn->smp = ready.smp;
+  conn->local = ready.local;
   const std::string& ca = ready.ca;
   const std::uint32_t port = ready.port;
   const std::string& why_no_smp = ready.why_no_smp;
@@ -587,6 +618,7 @@ void MadWorker::start() {
   {
     std::lock_guard lock(mu_);
     smp_ = conn->smp;
+    local_ = conn->local;
     current_ = std::move(conn);
     generation_ = 1;
     up_ = true;
@@ -596,6 +628,10 @@ void MadWorker::start() {
   }
   log_debug("MAD worker started (pid " + std::to_string(pid()) + "), sweep LID check " +
             (smp_ ? "on" : "off"));
+  const LocalPort local = local_port();
+  log_info("MAD worker on " + ca_name_ + " port " + std::to_string(ca_port_) + ": LID " +
+           std::to_string(local.base_lid) + ", node " + guid_hex(local.node_guid) +
+           ", master SM at LID " + std::to_string(local.sm_lid));
   supervisor_ = std::thread([this] { supervise(); });
 }
 
@@ -633,6 +669,7 @@ void MadWorker::supervise() {
       continue;
     }
     smp_ = conn->smp;
+    local_ = conn->local;
     current_ = std::move(conn);
     ++restarts_;
     ++generation_;
@@ -662,6 +699,11 @@ void MadWorker::after_sweep(std::uint64_t mads_sent, std::uint64_t mads_answered
   silent_sweeps_ = 0;
   broken(current(), "answered none of " + std::to_string(mads_sent) + " MADs in " +
                         std::to_string(options_.wedged_sweeps) + " consecutive sweeps");
+}
+
+LocalPort MadWorker::local_port() const {
+  std::lock_guard lock(mu_);
+  return local_;
 }
 
 void MadWorker::stop() {

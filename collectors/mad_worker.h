@@ -66,7 +66,8 @@ bool decode_received_frame(const std::uint8_t* in, Received& received);
 // channel for EOF (the worker's death).
 enum class ControlType : std::uint32_t {
   // worker -> parent: {u8 ok, str ca, u32 port, str error, u8 smp,
-  // str why_no_smp}
+  // str why_no_smp, u64 node_guid, u64 port_guid, u32 base_lid, u32 lmc,
+  // u32 sm_lid}
   kReady = 1,
 };
 inline constexpr std::size_t kMaxControlPayload = std::size_t{1} << 30;
@@ -118,6 +119,8 @@ class MadWorker final : public TransportHealth {
   std::uint64_t generation() const override { return generation_.load(); }
   std::uint64_t restarts() const override { return restarts_.load(); }
   void after_sweep(std::uint64_t mads_sent, std::uint64_t mads_answered) override;
+  // What the latest worker's port said about itself when it opened.
+  LocalPort local_port() const override;
 
   pid_t pid() const;  // -1 when there is none
 
@@ -148,6 +151,7 @@ class MadWorker final : public TransportHealth {
   bool stopping_ = false;
   std::atomic<bool> up_{false};
   std::atomic<bool> smp_{false};
+  LocalPort local_;  // guarded by mu_
   bool smp_reason_logged_ = false;  // guarded by mu_
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> restarts_{0};

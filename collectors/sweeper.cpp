@@ -66,7 +66,14 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
                      // PortSamplesControl.Tick, once per node, for the length
                      // of a PortXmitWait tick. Optional: a PMA that does not
                      // answer keeps the configured assumption, and the node
-                     // is not counted as failing for it.
+                     // is not counted as failing for it. Never to the SM's
+                     // node or our own (SmGuard): a PMA that does not answer
+                     // it hands it to the software registered at the port,
+                     // which there is the SM.
+                     if (ctx_.options->guard.protects(guid)) {
+                       ++result.probes_withheld;
+                       return;
+                     }
                      const FabricNode& self = fabric.nodes[n];
                      const std::uint8_t port = self.ports.empty() ? 1 : self.ports.front().number;
                      engine_.submit_optional(
@@ -223,6 +230,12 @@ void Sweeper::apply_reading(const Fabric& fabric, PortWork& work, const SweepOpt
   ++result.ports_read;
   const std::uint32_t mask = accumulator_.apply(key, work.reading, options.clear);
   if (mask == 0) return;
+  // A write the operator enabled, but not one to make to the SM's node:
+  // the counter then saturates and is counted as such.
+  if (options.guard.protects(node.guid)) {
+    ++result.clears_withheld;
+    return;
+  }
   ++result.clears_sent;
   engine_.submit(port.lid, kMethodSet, kAttrPortCounters, 0,
                  port_counters_clear_request(port.number, mask),

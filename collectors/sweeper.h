@@ -20,6 +20,7 @@
 #include "collectors/counter_accumulator.h"
 #include "collectors/fabric.h"
 #include "collectors/mad_engine.h"
+#include "collectors/sm_guard.h"
 
 namespace ibfx {
 
@@ -31,6 +32,9 @@ struct SweepOptions {
   // Sharding: sweep only nodes with hash(guid) % shard_count == shard_index.
   std::uint32_t shard_count = 1;
   std::uint32_t shard_index = 0;
+  // Nodes that get no optional MAD (the PortSamplesControl probe, counter
+  // clears): the SM's and this management node's own (docs/safety.md).
+  SmGuard guard;
 };
 
 struct NodeSweep {
@@ -54,6 +58,9 @@ struct SweepResult {
   std::uint64_t clears_sent = 0;
   std::size_t ports_read = 0;
   std::size_t lid_mismatches = 0;  // LIDs found answering as another node or port
+  // Optional MADs not sent because SweepOptions::guard protects the node.
+  std::size_t probes_withheld = 0;
+  std::size_t clears_withheld = 0;
 };
 
 // Stable hash of a node GUID for sharding (FNV-1a over the 8 bytes), so all

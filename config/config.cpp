@@ -178,7 +178,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 27> kKeys{{
+const std::array<Key, 28> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -239,6 +239,9 @@ const std::array<Key, 27> kKeys{{
     {"counters.include_switch_port0",
      [](Config& c, const Scalar& v) { c.counters.include_switch_port0 = to_bool(v); },
      [](const Config& c) { return bool_text(c.counters.include_switch_port0); }},
+    {"counters.probe_sm_and_local_ports",
+     [](Config& c, const Scalar& v) { c.counters.probe_sm_and_local_ports = to_bool(v); },
+     [](const Config& c) { return bool_text(c.counters.probe_sm_and_local_ports); }},
     {"sharding.count", [](Config& c, const Scalar& v) { c.sharding.count = to_int(v, 1, 1024); },
      [](const Config& c) { return std::to_string(c.sharding.count); }},
     {"sharding.index", [](Config& c, const Scalar& v) { c.sharding.index = to_int(v, 0, 1023); },

@@ -50,6 +50,10 @@ struct CountersConfig {
   double clear_threshold = 0.75;  // fraction of the field's range, (0, 1]
   bool include_hcas = true;       // sweep HCA ports too, not only switches
   bool include_switch_port0 = false;
+  // Send optional MADs (the PortSamplesControl probe, counter clears) to
+  // the SM's node and this management node's own HCA too. Off: under the
+  // simulator such a probe kills opensm (docs/safety.md).
+  bool probe_sm_and_local_ports = false;
 
   friend bool operator==(const CountersConfig&, const CountersConfig&) = default;
 };

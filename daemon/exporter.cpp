@@ -75,8 +75,9 @@ bool Exporter::discover_now() {
   return true;
 }
 
-SweepOptions Exporter::sweep_options() const {
+SweepOptions Exporter::sweep_options(const Fabric& fabric) {
   SweepOptions o;
+  o.guard = sm_guard(fabric);
   o.include_hcas = config_.counters.include_hcas;
   o.include_switch_port0 = config_.counters.include_switch_port0;
   o.clear.enabled = config_.counters.clear_on_threshold;
@@ -90,10 +91,51 @@ SweepOptions Exporter::sweep_options() const {
   return o;
 }
 
+SmGuard Exporter::sm_guard(const Fabric& fabric) {
+  const LocalPort local = health_ ? health_->local_port() : LocalPort{};
+  if (config_.counters.probe_sm_and_local_ports) {
+    if (!guard_opted_out_logged_) {
+      guard_opted_out_logged_ = true;
+      log_warn(
+          "counters.probe_sm_and_local_ports is on: optional MADs (the PortSamplesControl probe, "
+          "counter clears) also go to the subnet manager's node and this node's own HCA; under "
+          "ibsim that kills opensm (docs/safety.md)");
+    }
+    guarded_.clear();
+    return {};
+  }
+  guard_opted_out_logged_ = false;
+  SmGuard guard(fabric, local);
+  if (fabric.sm_lid == 0 && local.sm_lid == 0 && !sm_lid_unknown_logged_) {
+    sm_lid_unknown_logged_ = true;
+    log_warn(
+        "the master SM's LID is unknown (PortInfo:MasterSMLID is 0 on the local port): no "
+        "subnet manager yet? Optional MADs still skip nodes that run an SM and this node's "
+        "own HCA");
+  }
+  // Once per node and reason: the operator learns what is withheld from
+  // whom and why, not every sweep.
+  if (guard.nodes() != guarded_) {
+    for (const auto& [guid, why] : guard.nodes()) {
+      const auto known = guarded_.find(guid);
+      if (known != guarded_.end() && known->second == why) continue;
+      const FabricNode* node = fabric.find(guid);
+      std::string name = node != nullptr ? node->description : std::string();
+      if (const auto it = names_.find(guid); it != names_.end()) name = it->second;
+      log_info("not sending optional MADs (the PortSamplesControl probe, counter clears) to " +
+               name + " (" + guid_hex(guid) + ", LID " +
+               std::to_string(node != nullptr ? node->lid : 0) + "): " + why +
+               "; its counters are read as usual; counters.probe_sm_and_local_ports allows them");
+    }
+    guarded_ = guard.nodes();
+  }
+  return guard;
+}
+
 bool Exporter::sweep_now() {
   auto f = fabric();
   if (!f) return false;
-  SweepResult r = sweeper_.sweep(*f, sweep_options());
+  SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
   const bool overrun = r.duration_seconds * 1000.0 > static_cast<double>(config_.sweep_interval.count());
   publish(std::move(f), std::move(r), overrun);
   return true;
@@ -299,7 +341,7 @@ void Exporter::on_timer() {
     return;
   }
   auto f = fabric();
-  SweepResult r = sweeper_.sweep(*f, sweep_options());
+  SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
   if (health_) {
     health_->after_sweep(r.mads_sent, r.mads_ok);
     stale_worker_state_.reset();

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -72,7 +73,11 @@ class Exporter {
   void publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool overrun);
   std::shared_ptr<const Fabric> fabric() const;
   void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
-  SweepOptions sweep_options() const;
+  // For a sweep of `fabric` (sweep thread).
+  SweepOptions sweep_options(const Fabric& fabric);
+  // Which nodes of `fabric` get no optional MAD (docs/safety.md); logs
+  // what changed since the last sweep. Sweep thread.
+  SmGuard sm_guard(const Fabric& fabric);
   bool transport_ready();
   void republish_stale();
 
@@ -100,6 +105,10 @@ class Exporter {
   std::atomic<std::uint64_t> fabric_generation_{0};
   int unaddressed_discoveries_ = 0;        // discovery thread only
   std::optional<SweepResult> last_sweep_;  // sweep thread: what the snapshot shows
+  // Sweep thread: the protected nodes last logged, and one-time warnings.
+  std::map<std::uint64_t, std::string> guarded_;
+  bool guard_opted_out_logged_ = false;
+  bool sm_lid_unknown_logged_ = false;
   std::optional<std::pair<bool, std::uint64_t>> stale_worker_state_;  // last republished
 
   mutable std::mutex fabric_mu_;

@@ -157,6 +157,27 @@ int decode_status(int status) {
   return -1;
 }
 
+// An exit code as decode_status() gives it, in words.
+std::string describe_exit(int code) {
+  if (code > 128) {
+    const char* name = ::strsignal(code - 128);
+    return "was killed by signal " + std::to_string(code - 128) + " (" +
+           (name != nullptr ? name : "?") + ")";
+  }
+  if (code < 0) return "exited (status unknown)";
+  return "exited with status " + std::to_string(code);
+}
+
+// Where unexpected exits of ibsim/opensm are reported (set_exit_reporter()).
+std::mutex& reporter_mutex() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+SimFabric::ExitReporter& exit_reporter() {
+  static auto* reporter = new SimFabric::ExitReporter();
+  return *reporter;
+}
+
 // Everything the child needs, built before fork(): between fork() and exec()
 // only async-signal-safe calls are allowed (other threads may hold malloc's
 // locks).
@@ -518,6 +539,8 @@ SimFabric::SimFabric(std::string netfile_text, SimOptions options)
   try {
     bring_up();
   } catch (...) {
+    // The exception says what went wrong, exits included.
+    ibsim_stopped_ = opensm_stopped_ = true;
     shutdown();
     throw;
   }
@@ -573,6 +596,10 @@ void SimFabric::bring_up() {
 
 void SimFabric::kill_simulator() {
   std::lock_guard lock(mu_);
+  // What died on its own before the test stopped it still counts.
+  earlier_exits_ += exits_text_locked();
+  ibsim_stopped_ = true;
+  opensm_stopped_ = true;
   if (opensm_ && opensm_->running()) {
     opensm_->kill(SIGKILL);
     opensm_->wait(milliseconds(5000));
@@ -647,6 +674,7 @@ void SimFabric::start_ibsim() {
   spec.stderr_path = dir_ + "/ibsim.err";
   std::lock_guard lock(mu_);
   ibsim_ = Process::start(spec);
+  ibsim_stopped_ = false;
 }
 
 void SimFabric::start_opensm() {
@@ -676,6 +704,7 @@ void SimFabric::start_opensm() {
   spec.stderr_path = dir_ + "/opensm.out";
   std::lock_guard lock(mu_);
   opensm_ = Process::start(spec);
+  opensm_stopped_ = false;
 }
 
 std::map<std::uint64_t, int> SimFabric::sm_lid_assignment() const {
@@ -694,6 +723,8 @@ void SimFabric::restart_opensm(const std::map<std::uint64_t, int>& assignment) {
   if (!options_.opensm) throw std::logic_error("SimFabric: restart_opensm() without opensm");
   {
     std::lock_guard lock(mu_);
+    earlier_exits_ += exits_text_locked();
+    opensm_stopped_ = true;
     if (opensm_) opensm_->terminate(milliseconds(1000));
   }
   // Written after the old SM exited, which may store its own cache on the
@@ -779,6 +810,41 @@ int SimFabric::probe_switch_lid(milliseconds timeout, std::string& problem) {
   std::lock_guard lock(mu_);
   lids_ = std::move(found);
   return lid;
+}
+
+std::string SimFabric::unexpected_exits() {
+  std::lock_guard lock(mu_);
+  return unexpected_exits_locked();
+}
+
+std::string SimFabric::unexpected_exits_locked() {
+  const std::string found = earlier_exits_ + exits_text_locked();
+  if (found.empty()) return found;
+  return "SimFabric (" + dir_ + "): " + found + log_tail();
+}
+
+std::string SimFabric::exits_text_locked() {
+  std::string found;
+  auto check = [&found](std::optional<Process>& process, bool stopped, const char* name) {
+    if (!process || stopped || process->running()) return;
+    found += std::string(name) + " (pid " + std::to_string(process->pid()) + ") " +
+             describe_exit(process->exit_code().value_or(-1)) + " while the test ran\n";
+  };
+  check(ibsim_, ibsim_stopped_, "ibsim");
+  check(opensm_, opensm_stopped_, "opensm");
+  return found;
+}
+
+void SimFabric::acknowledge_exits() {
+  std::lock_guard lock(mu_);
+  if (ibsim_ && !ibsim_->running()) ibsim_stopped_ = true;
+  if (opensm_ && !opensm_->running()) opensm_stopped_ = true;
+  earlier_exits_.clear();
+}
+
+SimFabric::ExitReporter SimFabric::set_exit_reporter(ExitReporter reporter) {
+  std::lock_guard lock(reporter_mutex());
+  return std::exchange(exit_reporter(), std::move(reporter));
 }
 
 void SimFabric::fail(const std::string& what) const {
@@ -942,8 +1008,28 @@ int SimFabric::lid_of(std::string_view node) {
 }
 
 void SimFabric::shutdown() {
-  std::lock_guard lock(mu_);
-  if (shut_down_) return;
+  std::string died;
+  {
+    std::lock_guard lock(mu_);
+    if (shut_down_) return;
+    // Before anything is stopped: what died on its own while the test ran.
+    died = unexpected_exits_locked();
+    shutdown_locked();
+  }
+  if (died.empty()) return;
+  ExitReporter reporter;
+  {
+    std::lock_guard lock(reporter_mutex());
+    reporter = exit_reporter();
+  }
+  if (reporter) {
+    reporter(died);
+  } else {
+    std::cerr << died;
+  }
+}
+
+void SimFabric::shutdown_locked() {
   shut_down_ = true;
   // Clients first (they talk to ibsim), then the SM, then the simulator.
   for (Process& child : children_) child.kill(SIGTERM);

@@ -15,12 +15,21 @@
 // unwinds), an atexit hook (std::exit with a live instance) and, for a crash
 // or SIGKILL of the test, PR_SET_PDEATHSIG on every child make sure no ibsim,
 // opensm or spawned client outlives the test process.
+//
+// The simulator and the SM must outlive every test: a client that crashes
+// opensm (as a PMA request to the SM's port once did, docs/safety.md) has
+// broken the fabric for whatever runs next. So teardown checks that ibsim
+// and opensm are still running, unless the test stopped them itself
+// (kill_simulator(), restart_simulator(), restart_opensm()) or said it made
+// them exit (acknowledge_exits()), and hands what it found to the reporter
+// (set_exit_reporter(); the integration tests' main fails the test case).
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -193,6 +202,19 @@ class SimFabric {
   // Last lines of ibsim's and opensm's output, for failure messages.
   std::string log_tail(std::size_t lines = 20) const;
 
+  // Which of ibsim and opensm exited without the test stopping them, how
+  // (exit status or signal), with the tail of their logs; empty when both
+  // run (or were stopped on purpose). Reaps them, so it is cheap to poll.
+  std::string unexpected_exits();
+  // The test made ibsim or opensm exit on purpose: the exits seen so far
+  // are not reported at teardown.
+  void acknowledge_exits();
+  // Called at teardown with unexpected_exits() when it is not empty. The
+  // default prints to stderr; the integration tests' main turns it into a
+  // failure of the running test case. Process-wide; returns the previous one.
+  using ExitReporter = std::function<void(const std::string& what)>;
+  static ExitReporter set_exit_reporter(ExitReporter reporter);
+
   // Terminates every process and removes dir() (kept if IBFX_KEEP_SIM=1).
   // Idempotent; the destructor calls it.
   void shutdown();
@@ -206,6 +228,11 @@ class SimFabric {
   int attached_switch_lid(std::chrono::milliseconds timeout, std::string& problem);
   int probe_switch_lid(std::chrono::milliseconds timeout, std::string& problem);
   [[noreturn]] void fail(const std::string& what) const;
+  // unexpected_exits() and shutdown() with mu_ held.
+  std::string unexpected_exits_locked();
+  // One line per process that exited on its own, no log tail; mu_ held.
+  std::string exits_text_locked();
+  void shutdown_locked();
   EnvMap client_env() const;
   std::map<std::string, int> discover_lids();
 
@@ -228,6 +255,12 @@ class SimFabric {
   bool shut_down_ = false;
   std::optional<Process> ibsim_;
   std::optional<Process> opensm_;
+  // Stopped by the test (kill_simulator(), a restart in progress,
+  // acknowledge_exits()): their exit is not a failure.
+  bool ibsim_stopped_ = false;
+  bool opensm_stopped_ = false;
+  // Exits found when the test then stopped the processes on purpose.
+  std::string earlier_exits_;
   int opensm_restarts_ = 0;
   std::list<Process> children_;  // list: spawn() hands out stable references
   std::uint64_t run_seq_ = 0;

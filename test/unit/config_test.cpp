@@ -153,6 +153,7 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.counters.clear_threshold == 0.5);
   CHECK_FALSE(c.counters.include_hcas);
   CHECK(c.counters.include_switch_port0);
+  CHECK(c.counters.probe_sm_and_local_ports);
   CHECK(c.sharding.count == 4);
   CHECK(c.sharding.index == 3);
   CHECK_FALSE(c.exporting.port_counters);

@@ -31,6 +31,7 @@ struct FakeNode {
   bool kernel_timeouts = false;    // returns the request as a send failure
   std::uint16_t error_status = 0;  // answers every request with this status
   int sample_tick = 7;             // PortSamplesControl.Tick; -1: attribute unsupported
+  int sample_controls = 0;         // PortSamplesControl requests received
   int max_seen_inflight = 0;
   int inflight = 0;
   // NodeInfo as its SMA answers a LID-routed SMP (FakePma::smp): who owns
@@ -84,6 +85,7 @@ class FakePma final : public MadTransport {
     }
     std::uint8_t* data = m + kPmaDataOffset;
     const auto attr = mad_get_field(m, 0, IB_MAD_ATTRID_F);
+    if (attr == kAttrPortSamplesControl) ++node.sample_controls;
     if (mad_get_field(m, 0, IB_MAD_MGMTCLASS_F) == IB_SMI_CLASS) {
       ++node.smps;
       if (attr == IB_ATTR_NODE_INFO) {

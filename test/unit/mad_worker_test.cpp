@@ -29,6 +29,7 @@ void require_same(const Fabric& a, const Fabric& b) {
     CHECK(x.device_id == y.device_id);
     CHECK(x.num_ports == y.num_ports);
     CHECK(x.present == y.present);
+    CHECK(x.runs_sm == y.runs_sm);
     REQUIRE(x.ports.size() == y.ports.size());
     for (std::size_t p = 0; p < x.ports.size(); ++p) {
       const FabricPort& u = x.ports[p];
@@ -44,6 +45,8 @@ void require_same(const Fabric& a, const Fabric& b) {
       CHECK(u.remote_port == v.remote_port);
     }
   }
+  CHECK(a.local_node == b.local_node);
+  CHECK(a.sm_lid == b.sm_lid);
   // The index is rebuilt, not trusted from the wire.
   for (const FabricNode& n : a.nodes) CHECK(b.find(n.guid) != nullptr);
 }
@@ -55,6 +58,9 @@ Fabric sample_fabric() {
   f.nodes[1].description = std::string("gpu0 mlx5_0 \"quoted\"\n\xff", 23);
   f.nodes[2].present = false;
   f.nodes[3].type = NodeType::kRouter;
+  f.nodes[1].runs_sm = true;
+  f.local_node = f.nodes[1].guid;
+  f.sm_lid = 0x1234;
   f.nodes[1].ports[0].speed_ext_active = 4;
   f.nodes[0].ports.back().remote_node = kNoNode;
   f.discovered_at = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)) +
@@ -100,7 +106,7 @@ TEST_CASE("Fabric encoding: garbage is refused, never trusted", "[mad_worker]") 
   SECTION("trailing bytes") { CHECK_FALSE(decode_fabric(good + "x", out, error)); }
   SECTION("another format version") {
     std::string bad = good;
-    bad[7] = 2;
+    bad[7] = '\x7f';
     CHECK_FALSE(decode_fabric(bad, out, error));
     CHECK(error.find("magic") != std::string::npos);
   }

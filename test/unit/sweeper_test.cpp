@@ -369,3 +369,49 @@ TEST_CASE("Sweeper keeps readings when the SMA does not answer the identity chec
   sweeper.sweep(f, {});
   CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 300);
 }
+
+TEST_CASE("Sweeper sends no optional MAD to a node the SmGuard protects", "[sweeper]") {
+  // HCA 0x200 (LID 2) is where the SM is bound: the PortSamplesControl
+  // probe and counter clears stay away from it, its counters are read.
+  Fabric f = ibfx::test::star_fabric(2);
+  f.sm_lid = 2;
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[2].ports[1].narrow[IB_PC_ERR_SYM_F] = 65000;  // would be cleared
+  fake.nodes[3].ports[1].narrow[IB_PC_ERR_SYM_F] = 65000;
+  fake.nodes[2].ports[1].narrow[IB_PC_XMT_WAIT_F] = 42;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  SweepOptions opt;
+  opt.clear = ClearPolicy{true, 0.75};
+  opt.guard = SmGuard(f, LocalPort{});
+  REQUIRE(opt.guard.protects(0x200));
+
+  const SweepResult r = sweeper.sweep(f, opt);
+  CHECK(fake.nodes[2].sample_controls == 0);
+  CHECK(fake.nodes[1].sample_controls == 1);
+  CHECK(fake.nodes[3].sample_controls == 1);
+  CHECK(r.probes_withheld == 1);
+  CHECK(fake.nodes[2].ports[1].clears == 0);
+  CHECK(fake.nodes[3].ports[1].clears == 1);
+  CHECK(r.clears_withheld == 1);
+  CHECK(r.clears_sent == 1);
+  // Read like any node, and up.
+  CHECK(r.nodes[1].answered);
+  CHECK(acc.find(PortKey{0x200, 1})->total[idx(Counter::kTransmitWait)] == 42);
+  // No tick learnt: the configured assumption stays.
+  REQUIRE(sweeper.capabilities(0x200) != nullptr);
+  CHECK(sweeper.capabilities(0x200)->sample_tick == -1);
+
+  // Later sweeps do not try again (ClassPortInfo is cached), and an empty
+  // guard (the operator opted in) sends the probe like anywhere else.
+  sweeper.sweep(f, opt);
+  CHECK(fake.nodes[2].sample_controls == 0);
+  sweeper.clear_capabilities();
+  opt.guard = SmGuard();
+  const SweepResult open = sweeper.sweep(f, opt);
+  CHECK(fake.nodes[2].sample_controls == 1);
+  CHECK(open.probes_withheld == 0);
+  CHECK(sweeper.capabilities(0x200)->sample_tick == 7);
+}
