@@ -382,6 +382,9 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
   }
   result.worst_paths.push_back(worst_path(topo, fabric, matrix, kNoRail));
   for (int rail : hca_rails) result.worst_paths.push_back(worst_path(topo, fabric, matrix, rail));
+
+  result.congestion =
+      build_congestion_forest(topo, fabric, result.ports, samples, config.congestion);
   return result;
 }
 
@@ -427,6 +430,15 @@ ScoreConfig parse_score_config(const YAML::Node& node, const std::string& source
           config.xmit_wait.by_device_id[static_cast<std::uint32_t>(number)] = o;
         }
       }
+    } else if (key == "stall_threshold") {
+      config.congestion.stall_threshold = reader.number(value, value_line, key, 1e-4, 1.0);
+    } else if (key == "saturation_threshold") {
+      config.congestion.saturation_threshold = reader.number(value, value_line, key, 0.01, 1.0);
+    } else if (key == "imbalance_threshold") {
+      config.congestion.imbalance_threshold = reader.number(value, value_line, key, 1.0, 1e6);
+    } else if (key == "root_top_k") {
+      config.congestion.top_k =
+          static_cast<std::size_t>(reader.integer(value, value_line, key, 0, 100000));
     } else if (key == "mad_floor") {
       config.mad_floor = reader.number(value, value_line, key, 1e-6, 1.0);
     } else if (key == "hot_threshold") {

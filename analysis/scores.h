@@ -1,5 +1,6 @@
 // Congestion scores from two consecutive readings of per-port totals: the
-// stall ratio and utilisation of every port, a robust hotspot score against its peers, per
+// stall ratio and utilisation of every port, the roots of congestion and
+// their victims, a robust hotspot score against its peers, per
 // switch scores, tail (p99/p50) scores, the worst up-down path and aggregates
 // by rail, switch and tier. Pure computation; see docs/scores.md for the
 // formulas and what an operator should read from them.
@@ -13,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/congestion.h"
 #include "analysis/port_score.h"
 #include "analysis/topology.h"
 #include "analysis/xmit_wait_model.h"
@@ -26,6 +28,7 @@ namespace ibfx {
 
 struct ScoreConfig {
   XmitWaitConfig xmit_wait;  // what a PortXmitWait count means, per device
+  CongestionConfig congestion;
   // Denominator floor of the hotspot score, in stall-ratio units: below a 1%
   // spread among peers, differences are noise, not hotspots.
   double mad_floor = 0.01;
@@ -99,9 +102,10 @@ struct AnalysisResult {
   std::vector<Aggregate> by_rail;      // all tiers, by peer-group rail (rail >= 0 only)
   std::vector<Aggregate> by_switch;    // every switch with samples (leaf grid: tier == leaf)
   std::vector<Aggregate> by_tier;
-  std::size_t clamped = 0;    // ports whose raw ratio was outside [0, 1]
-  std::size_t skipped = 0;    // ports without a usable ratio
-  std::size_t hot_ports = 0;  // ports with score > hot_threshold
+  CongestionForest congestion;  // roots and victims (docs/scores.md, "Root or victim")
+  std::size_t clamped = 0;      // ports whose raw ratio was outside [0, 1]
+  std::size_t skipped = 0;      // ports without a usable ratio
+  std::size_t hot_ports = 0;    // ports with score > hot_threshold
 };
 
 // `samples` refer to nodes and ports of the Fabric that `topology` was

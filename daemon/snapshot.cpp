@@ -130,6 +130,48 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
     }
   }
 
+  // Roots of congestion: labels of the root port, its cause and the other
+  // end of its cable (where the victims' traffic was going).
+  const CongestionForest& forest = a.result.congestion;
+  std::vector<std::string> root_labels;
+  for (const CongestionRoot& r : forest.roots) {
+    const PortScore& ps = a.result.ports[r.port];
+    auto it = view.find({ps.node, ps.port_index});
+    if (it == view.end()) continue;
+    std::string l = port_labels[it->second];
+    const FabricPort& fp = fabric.nodes[static_cast<std::size_t>(ps.node)].ports[ps.port_index];
+    const bool linked = fp.linked() && static_cast<std::size_t>(fp.remote_node) < fabric.nodes.size();
+    ExpositionWriter::add_label(l, "cause", cause_name(r.cause));
+    ExpositionWriter::add_label(
+        l, "remote_node_name", linked ? s.node_names[static_cast<std::size_t>(fp.remote_node)] : "");
+    ExpositionWriter::add_label(l, "remote_port", linked ? std::to_string(fp.remote_port) : "");
+    root_labels.push_back(std::move(l));
+  }
+  w.family("infiniband_congestion_root_score",
+           "Top-K roots of congestion: max(W, U) of the root port plus the stall ratio W of "
+           "every stalled port whose wait chains back to it (docs/scores.md, \"Root or "
+           "victim\").",
+           "gauge");
+  for (std::size_t i = 0; i < root_labels.size(); ++i) {
+    w.sample("infiniband_congestion_root_score", root_labels[i], forest.roots[i].score);
+  }
+  w.family("infiniband_congestion_victim_ports",
+           "Stalled ports whose wait is attributed to this root of congestion.", "gauge");
+  for (std::size_t i = 0; i < root_labels.size(); ++i) {
+    w.sample("infiniband_congestion_victim_ports", root_labels[i],
+             static_cast<std::uint64_t>(forest.roots[i].victims));
+  }
+  w.family("infiniband_switch_uplink_imbalance",
+           "Per switch with two or more up ports: max over mean of their transmitted bytes in "
+           "the last interval (1: evenly spread).",
+           "gauge");
+  for (const UplinkImbalance& u : forest.imbalance) {
+    std::string l = node_labels[static_cast<std::size_t>(u.node)];
+    ExpositionWriter::add_label(l, "tier", tier_of(static_cast<std::size_t>(u.node)));
+    ExpositionWriter::add_label(l, "rail", rail_of(static_cast<std::size_t>(u.node)));
+    w.sample("infiniband_switch_uplink_imbalance", l, u.ratio);
+  }
+
   w.family("infiniband_hotspot_score",
            "How far a switch (port=\"\") or one of the top-K ports stands out from its peers "
            "(same tier, rail, direction): robust z-score of W (docs/scores.md).",

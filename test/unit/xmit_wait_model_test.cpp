@@ -148,4 +148,6 @@ TEST_CASE("PortXmitWait unit overrides: GUID, device ID, tick seconds", "[xmit_w
             .starts_with("s.yaml:3: scores.xmit_wait_by_guid: unknown key \"byte\""));
   CHECK(parse_error("scores:\n  xmit_wait_by_guid:\n    0x1: {model: iba, bytes: 0}\n")
             .starts_with("s.yaml:3: scores.xmit_wait_by_guid: 0 is out of range"));
+  CHECK(parse_error("scores:\n  stall_threshold: 2\n")
+            .starts_with("s.yaml:2: scores.stall_threshold: 2 is out of range"));
 }
