@@ -241,8 +241,8 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
       if (rate > 0 && s.interval_seconds > 0) {
         // Slightly above 1 is timing jitter between the two readings.
         p.utilization_valid = true;
-        p.utilization = std::min(
-            static_cast<double>(s.xmit_data_words) * 4 / s.interval_seconds / rate, 1.0);
+        p.utilization =
+            std::min(static_cast<double>(s.xmit_data_words) * 4 / s.interval_seconds / rate, 1.0);
       }
       if (s.has_xmit_wait && tick > 0 && s.interval_seconds > 0) {
         const double raw = static_cast<double>(s.xmit_wait_ticks) * tick / s.interval_seconds;

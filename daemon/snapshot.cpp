@@ -140,10 +140,12 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
     if (it == view.end()) continue;
     std::string l = port_labels[it->second];
     const FabricPort& fp = fabric.nodes[static_cast<std::size_t>(ps.node)].ports[ps.port_index];
-    const bool linked = fp.linked() && static_cast<std::size_t>(fp.remote_node) < fabric.nodes.size();
+    const bool linked =
+        fp.linked() && static_cast<std::size_t>(fp.remote_node) < fabric.nodes.size();
     ExpositionWriter::add_label(l, "cause", cause_name(r.cause));
     ExpositionWriter::add_label(
-        l, "remote_node_name", linked ? s.node_names[static_cast<std::size_t>(fp.remote_node)] : "");
+        l, "remote_node_name",
+        linked ? s.node_names[static_cast<std::size_t>(fp.remote_node)] : "");
     ExpositionWriter::add_label(l, "remote_port", linked ? std::to_string(fp.remote_port) : "");
     root_labels.push_back(std::move(l));
   }

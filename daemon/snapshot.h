@@ -66,7 +66,7 @@ struct RatioHistogram {
 inline constexpr std::array<double, 11> kStallBounds{0.001, 0.005, 0.01, 0.02, 0.05, 0.1,
                                                      0.2,   0.3,   0.5,  0.75, 1.0};
 // Finer near 1, where "busy" turns into "full".
-inline constexpr std::array<double, 12> kUtilizationBounds{0.01, 0.05, 0.1, 0.2, 0.3,  0.5,
+inline constexpr std::array<double, 12> kUtilizationBounds{0.01, 0.05, 0.1, 0.2,  0.3,  0.5,
                                                            0.7,  0.8,  0.9, 0.95, 0.98, 1.0};
 using StallHistogram = RatioHistogram<kStallBounds>;
 using UtilizationHistogram = RatioHistogram<kUtilizationBounds>;

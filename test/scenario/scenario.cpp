@@ -364,8 +364,9 @@ class Loader {
       }
     } else if (name == "congestion_tree") {
       out.type = EffectType::kCongestionTree;
-      check_keys(e, {"type", "start", "end", "cause", "node", "port", "load", "root_ratio", "ratio",
-                     "spread"},
+      check_keys(e,
+                 {"type", "start", "end", "cause", "node", "port", "load", "root_ratio", "ratio",
+                  "spread"},
                  ctx);
       if (!e["cause"]) fail(e, ctx + "cause", "missing");
       out.cause = string_value(e["cause"], ctx + "cause");
@@ -378,10 +379,10 @@ class Loader {
       }
       port_ref(e, ctx, fabric, out, true);
       const FabricNode& self = fabric.node(fabric.find(out.node));
-      const FabricNode& peer =
-          fabric.node(self.ports[static_cast<std::size_t>(out.port)].node);
+      const FabricNode& peer = fabric.node(self.ports[static_cast<std::size_t>(out.port)].node);
       if (down && peer.is_switch()) {
-        fail(e["port"], ctx + "port", "the root of a " + out.cause + " tree must be a port into an HCA");
+        fail(e["port"], ctx + "port",
+             "the root of a " + out.cause + " tree must be a port into an HCA");
       }
       if (up && (!peer.is_switch() || tier_level(peer.role) <= tier_level(self.role))) {
         fail(e["port"], ctx + "port", "the root of a " + out.cause + " tree must be an up port");
