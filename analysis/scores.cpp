@@ -11,25 +11,12 @@
 namespace ibfx {
 namespace {
 
-struct SpeedInfo {
-  std::string_view name;
-  double lane_gbaud;  // signalling rate per lane, as collectors/fabric.cpp models it
-  double encoding;    // data bits per line bit
-};
-
-constexpr std::array<SpeedInfo, 8> kSpeeds{{
-    {"SDR", 2.5, 8.0 / 10.0},
-    {"DDR", 5.0, 8.0 / 10.0},
-    {"QDR", 10.0, 8.0 / 10.0},
-    {"FDR", 14.0625, 64.0 / 66.0},
-    {"EDR", 25.78125, 64.0 / 66.0},
-    {"HDR", 53.125, 64.0 / 66.0},
-    {"NDR", 106.25, 64.0 / 66.0},
-    {"XDR", 212.5, 64.0 / 66.0},
-}};
-
-// The assumed PortSamplesControl.Tick + 1 behind default_tick_seconds.
-constexpr double kDefaultMultiplier = 8;
+bool known_speed(std::string_view name) {
+  for (std::string_view s : {"SDR", "DDR", "QDR", "FDR", "EDR", "HDR", "NDR", "XDR"}) {
+    if (s == name) return true;
+  }
+  return false;
+}
 
 // 1.4826 x MAD estimates the standard deviation of a normal distribution.
 constexpr double kMadScale = 1.4826;
@@ -162,27 +149,6 @@ void finish(Aggregate& a) {
 
 }  // namespace
 
-double default_tick_seconds(std::string_view link_speed) {
-  for (const SpeedInfo& s : kSpeeds) {
-    if (s.name == link_speed) {
-      const double symbol_seconds = 8.0 / (s.lane_gbaud * 1e9 * s.encoding);
-      return kDefaultMultiplier * symbol_seconds;
-    }
-  }
-  return 0;
-}
-
-double TickConfig::tick_seconds(std::string_view link_speed, int device_tick) const {
-  if (const auto it = per_speed_seconds.find(std::string(link_speed));
-      it != per_speed_seconds.end()) {
-    return it->second;
-  }
-  if (global_seconds > 0) return global_seconds;
-  // The device's own PortSamplesControl.Tick beats the configured assumption.
-  const double symbols = device_tick >= 0 ? device_tick + 1.0 : multiplier;
-  return default_tick_seconds(link_speed) * symbols / kDefaultMultiplier;
-}
-
 double median_of(std::vector<double>& values) {
   if (values.empty()) return 0;
   const std::size_t mid = values.size() / 2;
@@ -212,7 +178,7 @@ double percentile_of(std::vector<double>& values, double q) {
 PortSample make_port_sample(std::int32_t node, std::uint32_t port_index,
                             const std::array<std::uint64_t, kCounterCount>& before,
                             const std::array<std::uint64_t, kCounterCount>& after,
-                            std::string_view link_speed, double interval_seconds) {
+                            double interval_seconds) {
   auto delta = [&](Counter c) {
     const auto i = static_cast<std::size_t>(c);
     return after[i] >= before[i] ? after[i] - before[i] : 0;
@@ -226,7 +192,6 @@ PortSample make_port_sample(std::int32_t node, std::uint32_t port_index,
        c <= static_cast<std::size_t>(Counter::kExcessiveBufferOverrunErrors); ++c) {
     s.error_count += delta(static_cast<Counter>(c));
   }
-  s.link_speed = link_speed;
   s.interval_seconds = interval_seconds;
   return s;
 }
@@ -255,7 +220,8 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
     }
   }
 
-  // Stall ratio per port.
+  // Stall ratio and utilisation per port.
+  const XmitWaitModel wait_model(config.xmit_wait);
   result.ports.reserve(samples.size());
   for (const PortSample& s : samples) {
     PortScore p;
@@ -268,7 +234,16 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
       p.tier = topo.tier[node];
       p.rail = group_rail(topo, node);
       p.direction = topo.direction[node][s.port_index];
-      const double tick = config.tick.tick_seconds(s.link_speed, s.device_tick);
+      const FabricNode& fnode = fabric.nodes[node];
+      const FabricPort& fport = fnode.ports[s.port_index];
+      const double tick = wait_model.resolve(fnode, fport, s.device_tick).seconds;
+      const double rate = link_data_rate_bytes(fport);
+      if (rate > 0 && s.interval_seconds > 0) {
+        // Slightly above 1 is timing jitter between the two readings.
+        p.utilization_valid = true;
+        p.utilization =
+            std::min(static_cast<double>(s.xmit_data_words) * 4 / s.interval_seconds / rate, 1.0);
+      }
       if (s.has_xmit_wait && tick > 0 && s.interval_seconds > 0) {
         const double raw = static_cast<double>(s.xmit_wait_ticks) * tick / s.interval_seconds;
         p.valid = true;
@@ -407,6 +382,9 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
   }
   result.worst_paths.push_back(worst_path(topo, fabric, matrix, kNoRail));
   for (int rail : hca_rails) result.worst_paths.push_back(worst_path(topo, fabric, matrix, rail));
+
+  result.congestion =
+      build_congestion_forest(topo, fabric, result.ports, samples, config.congestion);
   return result;
 }
 
@@ -417,24 +395,50 @@ ScoreConfig parse_score_config(const YAML::Node& node, const std::string& source
   reader.for_each_entry(node, [&](const std::string& key, int line, const YAML::Node& value) {
     const int value_line = reader.line_of(value, line);
     if (key == "tick_multiplier") {
-      config.tick.multiplier = static_cast<double>(reader.integer(value, value_line, key, 1, 256));
+      config.xmit_wait.multiplier =
+          static_cast<double>(reader.integer(value, value_line, key, 1, 256));
     } else if (key == "tick_seconds") {
-      config.tick.global_seconds = reader.number(value, value_line, key, 1e-12, 1e-3);
+      config.xmit_wait.global_seconds = reader.number(value, value_line, key, 1e-12, 1e-3);
     } else if (key == "tick_seconds_by_speed") {
       reader.require_map(value, line, key);
       if (value.IsNull()) return;
       for (const auto& item : value) {
         const int item_line = reader.line_of(item.first, line);
         const std::string speed = reader.key(item.first);
-        if (default_tick_seconds(speed) <= 0) {
+        if (!known_speed(speed)) {
           reader.fail(item_line, key,
                       "unknown link speed \"" + speed +
                           "\" (expected SDR, DDR, QDR, FDR, EDR, "
                           "HDR, NDR or XDR)");
         }
-        config.tick.per_speed_seconds[speed] =
+        config.xmit_wait.per_speed_seconds[speed] =
             reader.number(item.second, reader.line_of(item.second, item_line), key, 1e-12, 1e-3);
       }
+    } else if (key == "xmit_wait_by_device_id" || key == "xmit_wait_by_guid") {
+      reader.require_map(value, line, key);
+      if (value.IsNull()) return;
+      for (const auto& item : value) {
+        const int item_line = reader.line_of(item.first, line);
+        const std::string id = reader.key(item.first);
+        const std::uint64_t number = reader.guid(id, item_line, key);
+        const XmitWaitOverride o = parse_xmit_wait_override(
+            reader, item.second, reader.line_of(item.second, item_line), key);
+        if (key == "xmit_wait_by_guid") {
+          config.xmit_wait.by_guid[number] = o;
+        } else {
+          if (number > 0xffff) reader.fail(item_line, key, "device ID " + id + " above 0xffff");
+          config.xmit_wait.by_device_id[static_cast<std::uint32_t>(number)] = o;
+        }
+      }
+    } else if (key == "stall_threshold") {
+      config.congestion.stall_threshold = reader.number(value, value_line, key, 1e-4, 1.0);
+    } else if (key == "saturation_threshold") {
+      config.congestion.saturation_threshold = reader.number(value, value_line, key, 0.01, 1.0);
+    } else if (key == "imbalance_threshold") {
+      config.congestion.imbalance_threshold = reader.number(value, value_line, key, 1.0, 1e6);
+    } else if (key == "root_top_k") {
+      config.congestion.top_k =
+          static_cast<std::size_t>(reader.integer(value, value_line, key, 0, 100000));
     } else if (key == "mad_floor") {
       config.mad_floor = reader.number(value, value_line, key, 1e-6, 1.0);
     } else if (key == "hot_threshold") {

@@ -1,5 +1,6 @@
 // Congestion scores from two consecutive readings of per-port totals: the
-// stall ratio of every port, a robust hotspot score against its peers, per
+// stall ratio and utilisation of every port, the roots of congestion and
+// their victims, a robust hotspot score against its peers, per
 // switch scores, tail (p99/p50) scores, the worst up-down path and aggregates
 // by rail, switch and tier. Pure computation; see docs/scores.md for the
 // formulas and what an operator should read from them.
@@ -13,7 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/congestion.h"
+#include "analysis/port_score.h"
 #include "analysis/topology.h"
+#include "analysis/xmit_wait_model.h"
 #include "collectors/pma.h"
 
 namespace YAML {
@@ -22,25 +26,9 @@ class Node;
 
 namespace ibfx {
 
-// Seconds per PortXmitWait tick assumed for a link speed ("SDR".."XDR"):
-// PortSamplesControl.Tick = 7, i.e. 8 symbol times, one symbol time being the
-// time one byte takes on one lane. 0 for an unknown speed name.
-double default_tick_seconds(std::string_view link_speed);
-
-struct TickConfig {
-  double multiplier = 8;      // symbol times per tick: PortSamplesControl.Tick + 1
-  double global_seconds = 0;  // > 0: every speed uses this tick length
-  std::unordered_map<std::string, double> per_speed_seconds;  // "HDR" -> seconds; wins
-
-  // Per-speed override, else global, else default_tick_seconds scaled by
-  // (Tick + 1) / 8 where the device reported PortSamplesControl.Tick
-  // (`device_tick` >= 0), else by multiplier / 8. 0 when nothing is known
-  // (the port is then skipped).
-  double tick_seconds(std::string_view link_speed, int device_tick = -1) const;
-};
-
 struct ScoreConfig {
-  TickConfig tick;
+  XmitWaitConfig xmit_wait;  // what a PortXmitWait count means, per device
+  CongestionConfig congestion;
   // Denominator floor of the hotspot score, in stall-ratio units: below a 1%
   // spread among peers, differences are noise, not hotspots.
   double mad_floor = 0.01;
@@ -52,40 +40,6 @@ struct ScoreConfig {
 // Parses the `scores:` section. Throws ConfigError
 // "<source>:<line>: scores.<key>: <what>". A null node gives the defaults.
 ScoreConfig parse_score_config(const YAML::Node& node, const std::string& source);
-
-// One port's counter deltas over one interval.
-struct PortSample {
-  std::int32_t node = kNoNode;
-  std::uint32_t port_index = 0;  // index into FabricNode::ports (not the port number)
-  bool has_xmit_wait = true;     // false: the PMA does not count PortXmitWait
-  int device_tick = -1;          // PortSamplesControl.Tick the PMA reported; -1: unknown
-  std::uint64_t xmit_wait_ticks = 0;
-  std::uint64_t xmit_data_words = 0;  // PortXmitData: 4-byte words
-  std::uint64_t error_count = 0;      // sum of the error counters' deltas
-  std::string_view link_speed;        // "SDR".."XDR" (link_speed_name); must outlive analyze()
-  double interval_seconds = 0;        // time between the two readings
-};
-
-// Deltas between two readings of monotonic totals (CounterAccumulator
-// totals); a total that went backwards counts as 0. Errors are the link and
-// receive error counters, SymbolErrors through ExcessiveBufferOverrunErrors.
-PortSample make_port_sample(std::int32_t node, std::uint32_t port_index,
-                            const std::array<std::uint64_t, kCounterCount>& before,
-                            const std::array<std::uint64_t, kCounterCount>& after,
-                            std::string_view link_speed, double interval_seconds);
-
-struct PortScore {
-  std::int32_t node = kNoNode;
-  std::uint32_t port_index = 0;
-  Tier tier = Tier::kUnknown;
-  int rail = kNoRail;  // peer-group rail: rail for HCAs/leaves, single_rail above
-  PortDirection direction = PortDirection::kNone;
-  bool valid = false;     // false: no PortXmitWait, no tick length or no interval
-  bool clamped = false;   // the raw ratio was outside [0, 1]
-  double stall = 0;       // W in [0, 1]
-  double score = 0;       // (W - median(peers)) / max(1.4826 MAD(peers), mad_floor)
-  std::size_t peers = 0;  // size of the peer group (the port included)
-};
 
 struct SwitchScore {
   std::int32_t node = kNoNode;
@@ -148,9 +102,10 @@ struct AnalysisResult {
   std::vector<Aggregate> by_rail;      // all tiers, by peer-group rail (rail >= 0 only)
   std::vector<Aggregate> by_switch;    // every switch with samples (leaf grid: tier == leaf)
   std::vector<Aggregate> by_tier;
-  std::size_t clamped = 0;    // ports whose raw ratio was outside [0, 1]
-  std::size_t skipped = 0;    // ports without a usable ratio
-  std::size_t hot_ports = 0;  // ports with score > hot_threshold
+  CongestionForest congestion;  // roots and victims (docs/scores.md, "Root or victim")
+  std::size_t clamped = 0;      // ports whose raw ratio was outside [0, 1]
+  std::size_t skipped = 0;      // ports without a usable ratio
+  std::size_t hot_ports = 0;    // ports with score > hot_threshold
 };
 
 // `samples` refer to nodes and ports of the Fabric that `topology` was

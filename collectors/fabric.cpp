@@ -138,35 +138,64 @@ std::string_view link_speed_name(const FabricPort& p) {
 }
 
 double link_lane_gbps(const FabricPort& p) {
+  // IBTA data rate per lane, after line encoding and FEC, as the IBTA
+  // roadmap and ibstat state it (4x HDR = 200 Gb/s of data, not 4 x 53.125).
   switch (p.speed_ext_active) {
     case 1:
-      return 14.0625;
+      return 13.64;  // FDR: 14.0625 Gbaud x 64/66 = 13.64
     case 2:
-      return 25.78125;
+      return 25;
     case 4:
-      return 53.125;
+      return 50;
     case 8:
-      return 106.25;
+      return 100;
     case 16:
-      return 212.5;
+      return 200;
     default:
       break;
   }
   switch (p.speed_active) {
     case 1:
-      return 2.5;
+      return 2;  // SDR: 2.5 Gbaud x 8/10
     case 2:
-      return 5.0;
+      return 4;
     case 4:
-      return 10.0;
+      return 8;
     default:
       return 0;
   }
 }
 
+double link_rate_gbps(const FabricPort& p) {
+  // ibstat's "Rate" and sysfs' rate file (kernel ib_rate): the nominal lane
+  // rate x lanes, e.g. 4x QDR = 40 and 4x FDR = 56, though their data rates
+  // are 32 and 54.5 Gb/s.
+  double lane = 0;
+  switch (p.speed_ext_active) {
+    case 1:
+      lane = 14;
+      break;
+    case 2:
+      lane = 25;
+      break;
+    case 4:
+      lane = 50;
+      break;
+    case 8:
+      lane = 100;
+      break;
+    case 16:
+      lane = 200;
+      break;
+    default:
+      lane = p.speed_active == 1 ? 2.5 : p.speed_active == 2 ? 5 : p.speed_active == 4 ? 10 : 0;
+      break;
+  }
+  return lane * link_width_lanes(p.width_active);
+}
+
 double link_data_rate_bytes(const FabricPort& p) {
-  const double encoding = p.speed_ext_active != 0 ? 64.0 / 66.0 : 8.0 / 10.0;
-  return link_lane_gbps(p) * link_width_lanes(p.width_active) * encoding * 1e9 / 8.0;
+  return link_lane_gbps(p) * link_width_lanes(p.width_active) * 1e9 / 8.0;
 }
 
 std::string guid_hex(std::uint64_t guid) {

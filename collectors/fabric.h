@@ -77,10 +77,13 @@ std::shared_ptr<const Fabric> merge_missing(std::shared_ptr<const Fabric> now,
 std::string_view link_width_name(std::uint8_t width_active);  // "4x"
 int link_width_lanes(std::uint8_t width_active);
 std::string_view link_speed_name(const FabricPort& p);  // "SDR".."XDR", "" if unknown
-// Signalling rate per lane in Gb/s and the data rate of the link in bytes/s
-// after line encoding (8b/10b up to QDR, 64b/66b from FDR on).
+// IBTA data rate per lane in Gb/s (SDR 2, DDR 4, QDR 8, FDR 13.64, EDR 25,
+// HDR 50, NDR 100, XDR 200; 0 if unknown) and the link's data rate in
+// bytes/s (4x HDR = 25e9): what utilisation and stall time are measured in.
 double link_lane_gbps(const FabricPort& p);
 double link_data_rate_bytes(const FabricPort& p);
+// The link rate as ibstat and sysfs print it, in Gb/s: 4x HDR 200, 4x QDR 40.
+double link_rate_gbps(const FabricPort& p);
 
 // Compact binary form of a Fabric, for the MAD worker's reply to a discovery
 // request (the worker process discovers; the daemon process sweeps).

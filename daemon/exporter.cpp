@@ -267,7 +267,7 @@ void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
     auto prev = previous_.find(key);
     if (have_interval && prev != previous_.end()) {
       PortSample sample = make_port_sample(static_cast<std::int32_t>(v.node), v.port_index,
-                                           prev->second, v.totals, link_speed_name(port), dt);
+                                           prev->second, v.totals, dt);
       sample.has_xmit_wait = v.present[static_cast<std::size_t>(Counter::kTransmitWait)] != 0;
       sample.device_tick = v.device_tick;
       a.samples.push_back(sample);
@@ -281,9 +281,13 @@ void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
     clamped_total_ += a.result.clamped;
     for (const PortScore& ps : a.result.ports) {
       if (ps.valid) histograms_[{ps.tier, ps.rail}].observe(ps.stall);
+      if (ps.utilization_valid) {
+        utilization_histograms_[{ps.tier, ps.rail}].observe(ps.utilization);
+      }
     }
   }
   a.histograms = histograms_;
+  a.utilization_histograms = utilization_histograms_;
   a.clamped_total = clamped_total_;
 }
 

@@ -95,6 +95,7 @@ class Exporter {
   std::unordered_map<PortKey, std::array<std::uint64_t, kCounterCount>, PortKeyHash> previous_;
   std::chrono::system_clock::time_point previous_sweep_{};
   std::map<std::pair<Tier, int>, StallHistogram> histograms_;
+  std::map<std::pair<Tier, int>, UtilizationHistogram> utilization_histograms_;
   std::uint64_t clamped_total_ = 0;
   SnapshotStore store_;
   std::atomic<bool> ready_{false};

@@ -33,40 +33,69 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
   const SnapshotAnalysis& a = s.analysis;
   const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
 
-  // Stall seconds: PortXmitWait ticks x the tick length of the link's speed
-  // (docs/scores.md says where the tick length comes from).
-  w.family("infiniband_port_transmit_wait_seconds_total",
-           "PortXmitWait converted to seconds of stall (ticks x tick length, docs/scores.md).",
-           "counter");
+  // Stall seconds: PortXmitWait counts x the seconds one count stands for on
+  // that port's device, width and speed (docs/scores.md, "PortXmitWait and
+  // its unit"); the assumption itself is exported beside it.
+  const XmitWaitModel wait_model(a.scores.xmit_wait);
+  std::vector<XmitWaitUnit> units(s.ports.size());
   for (std::size_t i = 0; i < s.ports.size(); ++i) {
     const PortView& p = s.ports[i];
     if (p.present[wait] == 0 || !port_exported(p)) continue;
-    const FabricPort& fp = fabric.nodes[p.node].ports[p.port_index];
-    const double tick = a.scores.tick.tick_seconds(link_speed_name(fp), p.device_tick);
-    if (tick <= 0) continue;
+    units[i] = wait_model.resolve(fabric.nodes[p.node], fabric.nodes[p.node].ports[p.port_index],
+                                  p.device_tick);
+  }
+  w.family("infiniband_port_transmit_wait_seconds_total",
+           "PortXmitWait converted to seconds of stall (counts x "
+           "infiniband_port_transmit_wait_unit_seconds, docs/scores.md).",
+           "counter");
+  for (std::size_t i = 0; i < s.ports.size(); ++i) {
+    if (units[i].seconds <= 0) continue;
     w.sample("infiniband_port_transmit_wait_seconds_total", port_labels[i],
-             static_cast<double>(p.totals[wait]) * tick);
+             static_cast<double>(s.ports[i].totals[wait]) * units[i].seconds);
+  }
+  w.family("infiniband_port_transmit_wait_unit_seconds",
+           "Seconds of stall one PortXmitWait count stands for on this port (bytes lost per "
+           "count / the link's data rate); model: quantum (8 B per port), switch-ib (32 B per "
+           "lane), iba (Tick+1 B per lane), seconds (configured); source: where the "
+           "assumption came from.",
+           "gauge");
+  for (std::size_t i = 0; i < s.ports.size(); ++i) {
+    if (units[i].seconds <= 0) continue;
+    std::string l = port_labels[i];
+    ExpositionWriter::add_label(l, "model", units[i].model);
+    ExpositionWriter::add_label(l, "source", units[i].source);
+    w.sample("infiniband_port_transmit_wait_unit_seconds", l, units[i].seconds);
   }
 
+  auto histogram = [&](const char* name, const auto& histograms) {
+    const std::string bucket = std::string(name) + "_bucket";
+    for (const auto& [key, h] : histograms) {
+      std::string l;
+      ExpositionWriter::add_label(l, "tier", tier_name(key.first));
+      ExpositionWriter::add_label(l, "rail",
+                                  key.second == kNoRail ? "" : std::to_string(key.second));
+      std::uint64_t cumulative = 0;
+      char le[32];
+      for (std::size_t b = 0; b < h.kBounds.size(); ++b) {
+        cumulative += h.buckets[b];
+        std::snprintf(le, sizeof le, "%g", h.kBounds[b]);
+        w.sample(bucket, l, "le", le, static_cast<double>(cumulative));
+      }
+      w.sample(bucket, l, "le", "+Inf", static_cast<double>(h.count));
+      w.sample(std::string(name) + "_sum", l, h.sum);
+      w.sample(std::string(name) + "_count", l, h.count);
+    }
+  };
   w.family("infiniband_port_stall_ratio",
            "Per-port stall ratio W (stall seconds per second) per sweep interval; one "
            "observation per port per sweep.",
            "histogram");
-  for (const auto& [key, h] : a.histograms) {
-    std::string l;
-    ExpositionWriter::add_label(l, "tier", tier_name(key.first));
-    ExpositionWriter::add_label(l, "rail", key.second == kNoRail ? "" : std::to_string(key.second));
-    std::uint64_t cumulative = 0;
-    char le[32];
-    for (std::size_t b = 0; b < StallHistogram::kBounds.size(); ++b) {
-      cumulative += h.buckets[b];
-      std::snprintf(le, sizeof le, "%g", StallHistogram::kBounds[b]);
-      w.sample("infiniband_port_stall_ratio_bucket", l, "le", le, static_cast<double>(cumulative));
-    }
-    w.sample("infiniband_port_stall_ratio_bucket", l, "le", "+Inf", static_cast<double>(h.count));
-    w.sample("infiniband_port_stall_ratio_sum", l, h.sum);
-    w.sample("infiniband_port_stall_ratio_count", l, h.count);
-  }
+  histogram("infiniband_port_stall_ratio", a.histograms);
+  w.family("infiniband_port_utilization",
+           "Per-port utilisation U (transmitted bytes per second / the link's data rate) per "
+           "sweep interval; one observation per port per sweep.",
+           "histogram");
+  histogram("infiniband_port_utilization", a.utilization_histograms);
   w.family("infiniband_exporter_stall_ratio_clamped_total",
            "Stall ratios outside [0, 1] (impossible: wrong tick length or counter glitch), "
            "clamped.",
@@ -87,6 +116,62 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
     if (it != view.end() && port_exported(s.ports[it->second])) {
       w.sample("infiniband_port_stall_ratio_last", port_labels[it->second], ps.stall);
     }
+  }
+
+  w.family("infiniband_port_utilization_last",
+           "Utilisation U of the port over the last sweep interval: transmitted bytes per "
+           "second / the link's data rate.",
+           "gauge");
+  for (const PortScore& ps : a.result.ports) {
+    if (!ps.utilization_valid) continue;
+    auto it = view.find({ps.node, ps.port_index});
+    if (it != view.end() && port_exported(s.ports[it->second])) {
+      w.sample("infiniband_port_utilization_last", port_labels[it->second], ps.utilization);
+    }
+  }
+
+  // Roots of congestion: labels of the root port, its cause and the other
+  // end of its cable (where the victims' traffic was going).
+  const CongestionForest& forest = a.result.congestion;
+  std::vector<std::string> root_labels;
+  for (const CongestionRoot& r : forest.roots) {
+    const PortScore& ps = a.result.ports[r.port];
+    auto it = view.find({ps.node, ps.port_index});
+    if (it == view.end()) continue;
+    std::string l = port_labels[it->second];
+    const FabricPort& fp = fabric.nodes[static_cast<std::size_t>(ps.node)].ports[ps.port_index];
+    const bool linked =
+        fp.linked() && static_cast<std::size_t>(fp.remote_node) < fabric.nodes.size();
+    ExpositionWriter::add_label(l, "cause", cause_name(r.cause));
+    ExpositionWriter::add_label(
+        l, "remote_node_name",
+        linked ? s.node_names[static_cast<std::size_t>(fp.remote_node)] : "");
+    ExpositionWriter::add_label(l, "remote_port", linked ? std::to_string(fp.remote_port) : "");
+    root_labels.push_back(std::move(l));
+  }
+  w.family("infiniband_congestion_root_score",
+           "Top-K roots of congestion: max(W, U) of the root port plus the stall ratio W of "
+           "every stalled port whose wait chains back to it (docs/scores.md, \"Root or "
+           "victim\").",
+           "gauge");
+  for (std::size_t i = 0; i < root_labels.size(); ++i) {
+    w.sample("infiniband_congestion_root_score", root_labels[i], forest.roots[i].score);
+  }
+  w.family("infiniband_congestion_victim_ports",
+           "Stalled ports whose wait is attributed to this root of congestion.", "gauge");
+  for (std::size_t i = 0; i < root_labels.size(); ++i) {
+    w.sample("infiniband_congestion_victim_ports", root_labels[i],
+             static_cast<std::uint64_t>(forest.roots[i].victims));
+  }
+  w.family("infiniband_switch_uplink_imbalance",
+           "Per switch with two or more up ports: max over mean of their transmitted bytes in "
+           "the last interval (1: evenly spread).",
+           "gauge");
+  for (const UplinkImbalance& u : forest.imbalance) {
+    std::string l = node_labels[static_cast<std::size_t>(u.node)];
+    ExpositionWriter::add_label(l, "tier", tier_of(static_cast<std::size_t>(u.node)));
+    ExpositionWriter::add_label(l, "rail", rail_of(static_cast<std::size_t>(u.node)));
+    w.sample("infiniband_switch_uplink_imbalance", l, u.ratio);
   }
 
   w.family("infiniband_hotspot_score",
@@ -283,7 +368,7 @@ void render_fabric(const Snapshot& s, ExpositionWriter& w) {
     ExpositionWriter::add_label(l, "link_width", link_width_name(fp.width_active));
     ExpositionWriter::add_label(l, "link_speed", link_speed_name(fp));
     char rate[32];
-    std::snprintf(rate, sizeof rate, "%g", link_lane_gbps(fp) * link_width_lanes(fp.width_active));
+    std::snprintf(rate, sizeof rate, "%g", link_rate_gbps(fp));
     ExpositionWriter::add_label(l, "rate_gbps", fp.width_active != 0 ? rate : "");
     ExpositionWriter::add_label(l, "lid", std::to_string(fp.lid));
     if (fp.linked()) {
@@ -306,7 +391,7 @@ void render_fabric(const Snapshot& s, ExpositionWriter& w) {
   }
 
   w.family("infiniband_port_rate_bytes_per_second",
-           "Data rate of the active link after line encoding (0 when down).", "gauge");
+           "IBTA data rate of the active link in bytes/s (4x HDR: 25e9; 0 when down).", "gauge");
   for (std::size_t i = 0; i < s.ports.size(); ++i) {
     const FabricPort& fp = fabric.nodes[s.ports[i].node].ports[s.ports[i].port_index];
     w.sample("infiniband_port_rate_bytes_per_second", port_labels[i],
@@ -338,17 +423,6 @@ void render_fabric(const Snapshot& s, ExpositionWriter& w) {
 }
 
 }  // namespace
-
-void StallHistogram::observe(double w) {
-  for (std::size_t b = 0; b < kBounds.size(); ++b) {
-    if (w <= kBounds[b]) {
-      ++buckets[b];
-      break;
-    }
-  }
-  ++count;
-  sum += w;
-}
 
 void Snapshot::render(const ExpositionWriter::Sink& sink, std::size_t chunk_bytes) const {
   std::string buffer;

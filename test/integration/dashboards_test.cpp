@@ -494,7 +494,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
       ++rule_count;
     }
   }
-  CHECK(rule_count == 22);
+  CHECK(rule_count == 23);
 
   // Values chosen for the template variables: "All" (allValue) where the
   // variable has it, else the congested switch.
@@ -643,6 +643,8 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
         if (title == "Links below the fabric's norm") CHECK_EXPLAINED(has("gpu0005 mlx5_0", "1"));
         if (title == "Nodes not answering") CHECK_EXPLAINED(has("gpu0007 mlx5_0", ""));
         if (title == "Ports with errors") CHECK_EXPLAINED(has(culprit, "1"));
+        // The congested spine port is the root its stalled uplinks chain to.
+        if (title == "Roots of congestion") CHECK_EXPLAINED(has(culprit, "3"));
       }
     }
   }

@@ -59,6 +59,27 @@ double overlap(double a0, double a1, double b0, double b1) {
   return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
 }
 
+// Height in the fat tree: HCAs 0, leaves 1, spines 2, cores 3; switches of
+// other fabrics -1 (no direction).
+int tier_level(NodeRole role) {
+  switch (role) {
+    case NodeRole::kServerHca:
+    case NodeRole::kStorageHca:
+    case NodeRole::kMgmtHca:
+      return 0;
+    case NodeRole::kLeaf:
+    case NodeRole::kStorageLeaf:
+      return 1;
+    case NodeRole::kSpine:
+      return 2;
+    case NodeRole::kCore:
+      return 3;
+    case NodeRole::kSwitch:
+      break;
+  }
+  return -1;
+}
+
 std::string quoted_port(const std::string& node, int port) {
   return "\"" + node + "\"[" + std::to_string(port) + "]";
 }
@@ -341,10 +362,41 @@ class Loader {
         fail(e["down_time"] ? e["down_time"] : e, ctx + "down_time",
              "must be shorter than period (" + number(out.period) + ")");
       }
+    } else if (name == "congestion_tree") {
+      out.type = EffectType::kCongestionTree;
+      check_keys(e,
+                 {"type", "start", "end", "cause", "node", "port", "load", "root_ratio", "ratio",
+                  "spread"},
+                 ctx);
+      if (!e["cause"]) fail(e, ctx + "cause", "missing");
+      out.cause = string_value(e["cause"], ctx + "cause");
+      const bool down = out.cause == "incast" || out.cause == "slow_receiver";
+      const bool up = out.cause == "oversubscribed" || out.cause == "routing_imbalance";
+      if (!down && !up) {
+        fail(e["cause"], ctx + "cause",
+             "unknown cause \"" + out.cause +
+                 "\" (expected incast, slow_receiver, oversubscribed, routing_imbalance)");
+      }
+      port_ref(e, ctx, fabric, out, true);
+      const FabricNode& self = fabric.node(fabric.find(out.node));
+      const FabricNode& peer = fabric.node(self.ports[static_cast<std::size_t>(out.port)].node);
+      if (down && peer.is_switch()) {
+        fail(e["port"], ctx + "port",
+             "the root of a " + out.cause + " tree must be a port into an HCA");
+      }
+      if (up && (!peer.is_switch() || tier_level(peer.role) <= tier_level(self.role))) {
+        fail(e["port"], ctx + "port", "the root of a " + out.cause + " tree must be an up port");
+      }
+      const bool slow = out.cause == "slow_receiver";
+      out.load = ranged(e, "load", slow ? 0.2 : 0.98, 0, 1, ctx);
+      out.root_ratio = ranged(e, "root_ratio", slow ? 0.8 : 0.01, 0, 1, ctx);
+      out.ratio = ranged(e, "ratio", 0.5, 0.01, 1, ctx);
+      out.spread = ranged(e, "spread", 0.6, 0, 1, ctx);
     } else {
       fail(type, "type",
            "unknown effect \"" + name +
-               "\" (expected allreduce, cross_rail, incast, congested_port, symbol_errors, flap)");
+               "\" (expected allreduce, cross_rail, incast, congested_port, symbol_errors, flap, "
+               "congestion_tree)");
     }
     out.start = ranged(e, "start", 0, 0, s.duration, ctx);
     out.end = ranged(e, "end", s.duration, 0, s.duration, ctx);
@@ -377,6 +429,8 @@ const char* to_string(EffectType type) {
       return "symbol_errors";
     case EffectType::kFlap:
       return "flap";
+    case EffectType::kCongestionTree:
+      return "congestion_tree";
   }
   return "unknown";
 }
@@ -514,9 +568,81 @@ void ScenarioDriver::build_contributions() {
         list.push_back({ports_[p].peer, 0.0, 0.0, false});
         break;
       }
+      case EffectType::kCongestionTree:
+        list = tree_contributions(e);
+        break;
     }
     contributions_.push_back(std::move(list));
   }
+}
+
+// The root first, then the victims (ratio > 0), then ports that only carry
+// load (a leaf's other up ports).
+std::vector<ScenarioDriver::Contribution> ScenarioDriver::tree_contributions(
+    const Effect& e) const {
+  const auto& nodes = fabric_.nodes();
+  auto level = [&](int node) { return tier_level(nodes[static_cast<std::size_t>(node)].role); };
+  const std::size_t root = port_index(e.node, e.port);
+  const int a = ports_[root].node;
+  std::vector<Contribution> list{{root, e.load, e.root_ratio, false}};
+  // Ports feeding `via`'s node whose traffic may leave through `via`: it
+  // came up (from a lower node), or `via` leads down. HCAs feed only when
+  // `hcas`.
+  auto feeders = [&](std::size_t via, bool hcas) {
+    const int n = ports_[via].node;
+    const bool via_down = level(ports_[ports_[via].peer].node) < level(n);
+    std::vector<std::size_t> out;
+    for (std::size_t p : index_[static_cast<std::size_t>(n)]) {
+      if (p == kNone || p == via) continue;
+      const std::size_t in = ports_[p].peer;
+      const int from = ports_[in].node;
+      if (from == a && via != root) continue;  // back towards the root's switch
+      const bool came_up = level(from) < level(n);
+      if (level(from) == 0 && !hcas) continue;
+      if (came_up || via_down) out.push_back(in);
+    }
+    return out;
+  };
+  const bool root_up = level(ports_[ports_[root].peer].node) > level(a);
+  std::set<std::size_t> seen{root};
+  for (std::size_t first : feeders(root, root_up)) {
+    if (!seen.insert(first).second) continue;
+    list.push_back({first, 0.0, e.ratio, false});
+    if (level(ports_[first].node) == 0) continue;  // an HCA: nothing feeds it
+    for (std::size_t second : feeders(first, false)) {
+      if (seen.insert(second).second) list.push_back({second, 0.0, e.ratio * e.spread, false});
+    }
+  }
+  if (root_up) {
+    const double others = e.cause == "oversubscribed" ? 0.88 * e.load : 0.03;
+    for (std::size_t p : index_[static_cast<std::size_t>(a)]) {
+      if (p == kNone || p == root) continue;
+      if (level(ports_[ports_[p].peer].node) > level(a)) list.push_back({p, others, 0.0, false});
+    }
+  }
+  return list;
+}
+
+std::vector<CongestionTree> ScenarioDriver::congestion_trees() const {
+  std::vector<CongestionTree> out;
+  auto name = [&](std::size_t p) {
+    return PortName{fabric_.node(ports_[p].node).name, ports_[p].port};
+  };
+  for (std::size_t i = 0; i < scenario_.effects.size(); ++i) {
+    const Effect& e = scenario_.effects[i];
+    if (e.type != EffectType::kCongestionTree) continue;
+    CongestionTree t;
+    t.effect = i;
+    t.cause = e.cause;
+    t.start = e.start;
+    t.end = e.end;
+    t.root = name(contributions_[i][0].port);
+    for (std::size_t c = 1; c < contributions_[i].size(); ++c) {
+      if (contributions_[i][c].ratio > 0) t.victims.push_back(name(contributions_[i][c].port));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 std::size_t ScenarioDriver::pending_lines(const PortState& state) const {
@@ -709,6 +835,14 @@ std::vector<Culprit> ScenarioDriver::expected_culprits() const {
         c.port = e.port;
         c.counter = "SymbolErrorCounter";
         c.value = e.rate;
+        out.push_back(c);
+        break;
+      case EffectType::kCongestionTree:
+        // The root: full (PortXmitData) or, for a slow receiver, stalled.
+        c.node = e.node;
+        c.port = e.port;
+        c.counter = e.cause == "slow_receiver" ? "PortXmitWait" : "PortXmitData";
+        c.value = e.cause == "slow_receiver" ? e.root_ratio : e.load;
         out.push_back(c);
         break;
       case EffectType::kFlap: {

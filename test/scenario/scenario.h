@@ -44,6 +44,19 @@
 //                   port cabled to `node` (the leaf uplinks feeding a spine)
 //                   gets W ratio x `spread`.
 //   symbol_errors   `node`[`port`] counts SymbolErrorCounter at `rate`/s.
+//   congestion_tree a root and its victims (ground truth: congestion_trees()).
+//                   `cause` incast / slow_receiver: the root `node`[`port`] is
+//                   a leaf port into an HCA; oversubscribed /
+//                   routing_imbalance: a leaf's up port. The root transmits at
+//                   `load` (default 0.98; slow_receiver 0.2) with W
+//                   `root_ratio` (default 0.01; slow_receiver 0.8). Victims,
+//                   level 1: the ports feeding the root's switch whose traffic
+//                   can leave through the root (Up*/Down*: the switches above
+//                   for a root facing down, the HCAs below for one facing
+//                   up), W `ratio`; level 2: the switch ports feeding those,
+//                   W ratio x `spread`. oversubscribed loads the leaf's other
+//                   up ports at 0.88 x load (busy, evenly spread);
+//                   routing_imbalance at 0.03 (idle: the routing chose one).
 //   flap            the link at `node`[`port`] goes down (Unlink) every `period`
 //                   seconds for `down_time` seconds (ReLink); each flap adds 1
 //                   to LinkDownedCounter on both ends. A down link moves no
@@ -98,7 +111,15 @@ inline constexpr std::uint64_t kSymbolErrorMax = 0xFFFF;
 inline constexpr std::uint64_t kLinkDownedMax = 0xFF;
 inline constexpr double kDefaultXmitWaitTickNs = 256;
 
-enum class EffectType { kAllreduce, kCrossRail, kIncast, kCongestedPort, kSymbolErrors, kFlap };
+enum class EffectType {
+  kAllreduce,
+  kCrossRail,
+  kIncast,
+  kCongestedPort,
+  kSymbolErrors,
+  kFlap,
+  kCongestionTree
+};
 
 const char* to_string(EffectType type);
 
@@ -124,6 +145,11 @@ struct Effect {
   // flap: seconds between downs, and how long the link stays down.
   double period = 0;
   double down_time = 0;
+  // congestion_tree: "incast", "slow_receiver", "oversubscribed" or
+  // "routing_imbalance"; the root's W (load is its U, ratio the first
+  // level of victims' W, spread the factor for the second level).
+  std::string cause;
+  double root_ratio = 0;
 };
 
 struct Scenario {
@@ -152,6 +178,16 @@ struct Culprit {
   int port = 0;
   std::string counter;  // "PortXmitWait", "SymbolErrorCounter", "LinkDownedCounter"
   double value = 0;     // W for PortXmitWait, errors/s, flaps/s
+  double start = 0;
+  double end = 0;
+};
+
+// Ground truth of a congestion_tree effect: the root and every victim.
+struct CongestionTree {
+  std::size_t effect = 0;  // index into Scenario::effects
+  std::string cause;
+  PortName root;
+  std::vector<PortName> victims;
   double start = 0;
   double end = 0;
 };
@@ -186,6 +222,8 @@ class ScenarioDriver {
   std::vector<std::string> cleanup();
 
   std::vector<Culprit> expected_culprits() const;
+  // One per congestion_tree effect, in effect order.
+  std::vector<CongestionTree> congestion_trees() const;
   // The stall ratio the model assigns to node[port] at time t, without noise
   // and ignoring flaps. Throws std::out_of_range for an unknown port.
   double expected_wait_ratio(const std::string& node, int port, double t) const;
@@ -216,6 +254,7 @@ class ScenarioDriver {
 
   std::size_t port_index(const std::string& node, int port) const;
   void build_contributions();
+  std::vector<Contribution> tree_contributions(const Effect& e) const;
   // Lines port `index` would emit now, and emitting them.
   std::size_t pending_lines(const PortState& state) const;
   void emit_port(PortState& state, std::vector<std::string>& out);

@@ -17,6 +17,7 @@
 // descriptions it would see on a real cluster.
 #pragma once
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -129,6 +130,8 @@ struct IrregularSpec {
 struct PortName {
   std::string node;
   int port = 0;
+  friend bool operator==(const PortName&, const PortName&) = default;
+  friend auto operator<=>(const PortName&, const PortName&) = default;
 };
 
 class Fabric {

@@ -27,7 +27,9 @@ constexpr double kInterval = 10.0;  // seconds between the two readings
 // turned into HDR ticks, and 1000 words sent.
 std::vector<ibfx::PortSample> samples_for(const ibfx::Fabric& f,
                                           const std::function<double(int, std::size_t)>& w) {
-  const double tick = ibfx::default_tick_seconds("HDR");
+  // Builder nodes are of no known device: the IBA unit, 8 bytes per lane per
+  // count, over 4x HDR's 25e9 bytes/s.
+  constexpr double tick = 8.0 * 4 / 25e9;
   std::vector<ibfx::PortSample> out;
   for (std::size_t i = 0; i < f.nodes.size(); ++i) {
     for (std::size_t j = 0; j < f.nodes[i].ports.size(); ++j) {
@@ -38,7 +40,6 @@ std::vector<ibfx::PortSample> samples_for(const ibfx::Fabric& f,
       s.xmit_wait_ticks =
           static_cast<std::uint64_t>(std::llround(w(static_cast<int>(i), j) * kInterval / tick));
       s.xmit_data_words = 1000;
-      s.link_speed = "HDR";
       s.interval_seconds = kInterval;
       out.push_back(s);
     }
@@ -75,30 +76,6 @@ const ibfx::test::RailFabricShape kShape{
 
 }  // namespace
 
-TEST_CASE("default tick lengths per link speed", "[scores]") {
-  // 8 symbol times; SDR: 2.5 Gbaud, 8b/10b -> 4 ns per byte per lane.
-  CHECK(ibfx::default_tick_seconds("SDR") == Approx(32e-9));
-  CHECK(ibfx::default_tick_seconds("DDR") == Approx(16e-9));
-  CHECK(ibfx::default_tick_seconds("QDR") == Approx(8e-9));
-  CHECK(ibfx::default_tick_seconds("EDR") == Approx(2.56e-9));
-  CHECK(ibfx::default_tick_seconds("HDR") == Approx(8 * 8 / (53.125e9 * 64 / 66)));
-  CHECK(ibfx::default_tick_seconds("NDR") == Approx(ibfx::default_tick_seconds("HDR") / 2));
-  CHECK(ibfx::default_tick_seconds("XDR") > 0);
-  CHECK(ibfx::default_tick_seconds("") == 0);
-  CHECK(ibfx::default_tick_seconds("hdr") == 0);
-
-  ibfx::TickConfig t;
-  CHECK(t.tick_seconds("SDR") == Approx(32e-9));
-  t.multiplier = 32;  // Tick = 31, as older devices report
-  CHECK(t.tick_seconds("SDR") == Approx(128e-9));
-  t.global_seconds = 1e-9;
-  CHECK(t.tick_seconds("SDR") == Approx(1e-9));
-  CHECK(t.tick_seconds("") == Approx(1e-9));
-  t.per_speed_seconds["SDR"] = 5e-9;
-  CHECK(t.tick_seconds("SDR") == Approx(5e-9));
-  CHECK(t.tick_seconds("EDR") == Approx(1e-9));
-}
-
 TEST_CASE("median, MAD and percentiles", "[scores]") {
   std::vector<double> v{5, 1, 3, 2, 4};
   CHECK(ibfx::median_of(v) == 3);
@@ -115,7 +92,7 @@ TEST_CASE("median, MAD and percentiles", "[scores]") {
 }
 
 TEST_CASE("stall ratio, clamping and skipped ports", "[scores]") {
-  const RailFabric rf = rail_fabric(
+  RailFabric rf = rail_fabric(
       {.rails = 1, .leaves_per_rail = 1, .hosts_per_leaf = 2, .spines_per_rail = 1, .cores = 0});
   const ibfx::Topology topo = ibfx::classify_topology(rf.fabric, {}, {});
   std::vector<ibfx::PortSample> s = samples_for(rf.fabric, [](int, std::size_t) { return 0.25; });
@@ -123,7 +100,11 @@ TEST_CASE("stall ratio, clamping and skipped ports", "[scores]") {
   s[0].xmit_wait_ticks = 1ULL << 50;  // more ticks than the interval holds
   s[1].interval_seconds = 0;
   s[2].has_xmit_wait = false;
-  s[3].link_speed = "";
+  // No link speed: neither the stall time nor the utilisation is known.
+  ibfx::FabricPort& unknown = rf.fabric.nodes[static_cast<std::size_t>(s[3].node)]
+                                  .ports[s[3].port_index];
+  unknown.speed_ext_active = 0;
+  unknown.speed_active = 0;
   const ibfx::AnalysisResult r = ibfx::analyze(topo, rf.fabric, s, {});
   CHECK(r.clamped == 1);
   CHECK(r.skipped == 3);
@@ -133,6 +114,11 @@ TEST_CASE("stall ratio, clamping and skipped ports", "[scores]") {
   CHECK_FALSE(r.ports[1].valid);
   CHECK(r.ports[4].stall == Approx(0.25).epsilon(1e-6));
   CHECK(r.top_ports.size() == 3);
+  CHECK_FALSE(r.ports[3].utilization_valid);
+  CHECK_FALSE(r.ports[1].utilization_valid);
+  // U: 1000 words x 4 bytes over 10 s, of 4x HDR's 25e9 bytes/s.
+  CHECK(r.ports[4].utilization_valid);
+  CHECK(r.ports[4].utilization == Approx(4000 / kInterval / 25e9));
 
   SECTION("samples outside the fabric are skipped") {
     std::vector<ibfx::PortSample> bad(2);
@@ -402,13 +388,12 @@ TEST_CASE("make_port_sample takes deltas of totals", "[scores]") {
   at(after, ibfx::Counter::kExcessiveBufferOverrunErrors) = 3;
   at(after, ibfx::Counter::kVl15Dropped) = 50;  // not a link error
   at(before, ibfx::Counter::kLinkDowned) = 9;   // went backwards: 0
-  const ibfx::PortSample s = ibfx::make_port_sample(3, 1, before, after, "NDR", 2.5);
+  const ibfx::PortSample s = ibfx::make_port_sample(3, 1, before, after, 2.5);
   CHECK(s.node == 3);
   CHECK(s.port_index == 1);
   CHECK(s.xmit_wait_ticks == 250);
   CHECK(s.xmit_data_words == 10);
   CHECK(s.error_count == 5);
-  CHECK(s.link_speed == "NDR");
   CHECK(s.interval_seconds == 2.5);
 }
 
@@ -423,8 +408,8 @@ TEST_CASE("parse_score_config", "[scores]") {
   tail_floor: 0.05
 )")["scores"],
                                                        "s.yaml");
-  CHECK(c.tick.multiplier == 32);
-  CHECK(c.tick.tick_seconds("HDR") == Approx(1.5e-9));
+  CHECK(c.xmit_wait.multiplier == 32);
+  CHECK(c.xmit_wait.per_speed_seconds.at("HDR") == Approx(1.5e-9));
   CHECK(c.mad_floor == 0.02);
   CHECK(c.hot_threshold == 4);
   CHECK(c.top_k == 5);
@@ -440,16 +425,4 @@ TEST_CASE("parse_score_config", "[scores]") {
   CHECK(parse_error("scores:\n  mad_floor: [1]\n") ==
         "s.yaml:2: scores.mad_floor: expected a single value, got a list");
   CHECK(parse_error("scores:\n  floor: 1\n") == "s.yaml:2: scores.floor: unknown key");
-}
-
-TEST_CASE("tick length: overrides, then the device's PortSamplesControl.Tick, then the default",
-          "[scores]") {
-  ibfx::TickConfig t;
-  const double hdr8 = ibfx::default_tick_seconds("HDR");
-  CHECK(t.tick_seconds("HDR") == Approx(hdr8));
-  CHECK(t.tick_seconds("HDR", 3) == Approx(hdr8 * 4.0 / 8.0));  // Tick 3 = 4 symbol times
-  t.global_seconds = 1e-6;
-  CHECK(t.tick_seconds("HDR", 3) == Approx(1e-6));  // the operator's word wins
-  t.per_speed_seconds["HDR"] = 2e-6;
-  CHECK(t.tick_seconds("HDR", 3) == Approx(2e-6));
 }

@@ -1,6 +1,8 @@
 #include "daemon/snapshot.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
 
 #include "fake_fabric.h"
 
@@ -9,6 +11,12 @@ using namespace ibfx;
 namespace {
 bool has_line(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos;
+}
+// The value of one series, NaN if absent.
+double value_of(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return std::nan("");
+  return std::stod(text.substr(at + series.size() + 2));
 }
 std::shared_ptr<const Fabric> shared(Fabric f) { return std::make_shared<const Fabric>(std::move(f)); }
 }  // namespace
@@ -124,4 +132,47 @@ TEST_CASE("Snapshot honours the cardinality controls", "[snapshot]") {
   CHECK(t3.find("infiniband_port_transmit_wait_total") == std::string::npos);
   CHECK(t3.find("infiniband_port_symbol_errors_total") == std::string::npos);
   CHECK(t3.find("infiniband_port_up{") != std::string::npos);  // ports stay visible
+}
+
+TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of congestion",
+          "[snapshot]") {
+  auto fabric = shared(ibfx::test::star_fabric(2));
+  CounterAccumulator acc;
+  CounterReading r;
+  r.set(Counter::kTransmitWait, 1000, 32);
+  acc.apply(PortKey{0x100, 2}, r, {});
+  SweepResult sweep;
+  sweep.nodes.resize(3, NodeSweep{true, true, 0});
+  auto snap = build_snapshot(fabric, std::move(sweep), acc, {}, {});
+  // leaf-01 port 2 (index 1) faces "gpu1 mlx5_0": full, with two victims.
+  PortScore root;
+  root.node = 0;
+  root.port_index = 1;
+  root.valid = true;
+  root.utilization_valid = true;
+  root.utilization = 0.75;
+  AnalysisResult& result = snap->analysis.result;
+  result.ports.push_back(root);
+  result.congestion.roots.push_back({0, CongestionCause::kIncast, 2.5, 2});
+  result.congestion.imbalance.push_back({0, 2, 1.5});
+  snap->analysis.utilization_histograms[{Tier::kLeaf, 0}].observe(0.75);
+  const std::string text = snap->text();
+  const std::string labels =
+      R"(node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2",tier="",rail="")";
+  // No known device: IBA's 8 bytes per lane per count over 4x SDR's 4 x 2 Gb/s.
+  CHECK(value_of(text, "infiniband_port_transmit_wait_unit_seconds{" + labels +
+                           R"(,model="iba",source="iba_default"})") == Approx(32e-9));
+  CHECK(value_of(text, "infiniband_port_transmit_wait_seconds_total{" + labels + "}") ==
+        Approx(1000 * 32e-9));
+  CHECK(value_of(text, "infiniband_port_rate_bytes_per_second{" + labels + "}") == Approx(1e9));
+  CHECK(has_line(text, "infiniband_port_utilization_last{" + labels + "} 0.75"));
+  CHECK(has_line(text, R"(infiniband_port_utilization_bucket{tier="leaf",rail="0",le="0.7"} 0)"));
+  CHECK(has_line(text, R"(infiniband_port_utilization_bucket{tier="leaf",rail="0",le="0.8"} 1)"));
+  const std::string root_labels =
+      labels + R"(,cause="incast",remote_node_name="gpu1 mlx5_0",remote_port="1")";
+  CHECK(has_line(text, "infiniband_congestion_root_score{" + root_labels + "} 2.5"));
+  CHECK(has_line(text, "infiniband_congestion_victim_ports{" + root_labels + "} 2"));
+  CHECK(has_line(
+      text,
+      R"(infiniband_switch_uplink_imbalance{node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",tier="",rail=""} 1.5)"));
 }

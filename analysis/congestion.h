@@ -1,0 +1,85 @@
+// Root or victim: the congestion forest of one interval. In a credit-based
+// fabric a congested port stalls the ports upstream of it; this tells the
+// port where the congestion starts (the root) from the ports that only wait
+// for it (its victims). Pure computation; docs/scores.md, "Root or victim",
+// has the rules, the fat-tree approximation and its failure modes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "analysis/port_score.h"
+#include "analysis/topology.h"
+#include "collectors/fabric.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace ibfx {
+
+struct CongestionConfig {
+  double stall_threshold = 0.1;       // W at or above: the port is stalled
+  double saturation_threshold = 0.9;  // U at or above: the port is saturated (full)
+  // A saturated up port of a switch whose up ports' max/mean transmitted
+  // bytes reach this is blamed on routing, not on offered load.
+  double imbalance_threshold = 1.5;
+  std::size_t top_k = 20;  // roots exported
+};
+
+enum class CongestionCause : std::uint8_t {
+  kIncast,            // saturated port into an HCA: many senders, one receiver
+  kOversubscribed,    // saturated switch-to-switch port, its switch's uplinks evenly loaded
+  kRoutingImbalance,  // saturated up port while its switch's other up ports idle
+  kSlowReceiver,      // stalled into an HCA that is not full: it does not return credits
+  kDegradedLink,      // stalled, nothing downstream congested, the link has errors or runs
+                      // below its node's widest/fastest link
+  kUnexplained,       // stalled, nothing downstream congested, no evidence why
+};
+// "incast", "oversubscribed", "routing_imbalance", "slow_receiver",
+// "degraded_link", "unexplained".
+std::string_view cause_name(CongestionCause cause);
+
+inline constexpr std::size_t kNoPort = std::numeric_limits<std::size_t>::max();
+
+struct CongestionRoot {
+  std::size_t port = kNoPort;  // index into the analysed ports
+  CongestionCause cause = CongestionCause::kUnexplained;
+  // max(W, U) of the root plus the W of every victim attributed to it: how
+  // many ports' worth of stall this one explains.
+  double score = 0;
+  std::size_t victims = 0;  // stalled ports whose chain of waits ends here
+};
+
+// Per switch with two or more up ports that moved data (mean U at least
+// 1 %): max over mean of their transmitted bytes.
+struct UplinkImbalance {
+  std::int32_t node = kNoNode;
+  std::size_t up_ports = 0;
+  double ratio = 0;
+};
+
+struct CongestionForest {
+  // Parallel to the analysed ports. parent: the congested port downstream
+  // this one's wait is attributed to (kNoPort: none); root: the end of that
+  // chain for a victim, the port itself for a root, else kNoPort.
+  std::vector<std::size_t> parent;
+  std::vector<std::size_t> root;
+  std::vector<CongestionRoot> roots;       // by score, descending; at most top_k
+  std::vector<UplinkImbalance> imbalance;  // by node
+  std::size_t stalled = 0;
+  std::size_t saturated = 0;
+  std::size_t victims = 0;  // stalled ports attributed to a root
+};
+
+// `ports` and `samples` are parallel (AnalysisResult::ports and its input),
+// with W and U filled in; `topology` classifies `fabric`.
+CongestionForest build_congestion_forest(const Topology& topology, const Fabric& fabric,
+                                         const std::vector<PortScore>& ports,
+                                         const std::vector<PortSample>& samples,
+                                         const CongestionConfig& config);
+
+}  // namespace ibfx

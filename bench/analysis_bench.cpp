@@ -1,0 +1,151 @@
+// The per-sweep analysis alone (stall ratio, utilisation, hotspot scores,
+// worst paths, aggregates and the root-or-victim forest) on a generated fat
+// tree, without a simulator or a sweep: what the analysis adds to every
+// sweep at 98k ports. Prints the best and worst of --runs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <vector>
+
+#include "analysis/congestion.h"
+#include "analysis/scores.h"
+#include "analysis/topology.h"
+#include "test/sim/cli_args.h"
+#include "test/sim/discovered_fabric.h"
+#include "test/sim/fat_tree_flags.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+constexpr double kInterval = 10;
+constexpr double kRate = 25e9;                    // 4x HDR
+constexpr double kTickSeconds = 8.0 * 4 / kRate;  // the IBA unit on 4x HDR
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ibfx::test::FatTreeSpec spec;
+  spec.servers = 2048;
+  spec.rails = 8;
+  spec.radix = 64;
+  spec.tiers = 3;
+  int runs = 5;
+  int trees = 16;
+  try {
+    ibfx::test::ArgReader args(argc, argv);
+    while (args.next()) {
+      if (ibfx::test::read_fat_tree_flag(args, spec)) continue;
+      if (args.is("--runs")) {
+        runs = static_cast<int>(args.integer(1, 1000));
+      } else if (args.is("--trees")) {
+        trees = static_cast<int>(args.integer(0, 100000));
+      } else {
+        args.unknown();
+      }
+    }
+  } catch (const ibfx::test::UsageError& e) {
+    std::cerr << "ibfx_analysis_bench: " << e.what() << "\n";
+    return 2;
+  }
+  const ibfx::Fabric fabric = ibfx::test::discovered_fabric(ibfx::test::make_fat_tree(spec));
+  auto t = Clock::now();
+  const ibfx::Topology topo = ibfx::classify_topology(fabric, {}, {});
+  const double classify = since(t);
+
+  // Background W ~ 0.02 and U ~ 0.4 with noise; `trees` incasts: a leaf
+  // port into an HCA full, every port into that leaf stalled at 0.5 and
+  // every port into those at 0.3.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> noise(0.5, 1.5);
+  std::vector<std::vector<double>> w(fabric.nodes.size()), u(fabric.nodes.size());
+  for (std::size_t i = 0; i < fabric.nodes.size(); ++i) {
+    w[i].resize(fabric.nodes[i].ports.size());
+    u[i].resize(fabric.nodes[i].ports.size());
+    for (std::size_t j = 0; j < w[i].size(); ++j) {
+      w[i][j] = 0.02 * noise(rng);
+      u[i][j] = 0.4 * noise(rng);
+    }
+  }
+  std::vector<std::size_t> leaves;
+  for (std::size_t i = 0; i < fabric.nodes.size(); ++i) {
+    if (topo.tier[i] == ibfx::Tier::kLeaf) leaves.push_back(i);
+  }
+  for (int k = 0; k < trees && !leaves.empty(); ++k) {
+    const std::size_t leaf = leaves[rng() % leaves.size()];
+    for (std::size_t j = 0; j < fabric.nodes[leaf].ports.size(); ++j) {
+      const auto& p = fabric.nodes[leaf].ports[j];
+      if (!p.linked()) continue;
+      const auto r = static_cast<std::size_t>(p.remote_node);
+      if (topo.tier[r] == ibfx::Tier::kHca) {
+        if (j == 0) u[leaf][j] = 0.99;
+        continue;
+      }
+      for (std::size_t q = 0; q < fabric.nodes[r].ports.size(); ++q) {
+        const auto& back = fabric.nodes[r].ports[q];
+        if (!back.linked()) continue;
+        if (static_cast<std::size_t>(back.remote_node) == leaf) {
+          w[r][q] = 0.5;
+        } else {
+          const auto s = static_cast<std::size_t>(back.remote_node);
+          for (std::size_t x = 0; x < fabric.nodes[s].ports.size(); ++x) {
+            if (fabric.nodes[s].ports[x].remote_node == static_cast<std::int32_t>(r)) {
+              w[s][x] = 0.3;
+            }
+          }
+        }
+      }
+    }
+  }
+  std::vector<ibfx::PortSample> samples;
+  for (std::size_t i = 0; i < fabric.nodes.size(); ++i) {
+    for (std::size_t j = 0; j < w[i].size(); ++j) {
+      if (!fabric.nodes[i].ports[j].linked()) continue;
+      ibfx::PortSample s;
+      s.node = static_cast<std::int32_t>(i);
+      s.port_index = static_cast<std::uint32_t>(j);
+      s.xmit_wait_ticks = static_cast<std::uint64_t>(w[i][j] * kInterval / kTickSeconds);
+      s.xmit_data_words =
+          static_cast<std::uint64_t>(std::min(1.0, u[i][j]) * kRate * kInterval / 4);
+      s.interval_seconds = kInterval;
+      samples.push_back(s);
+    }
+  }
+
+  std::vector<double> analyse, forest;
+  ibfx::AnalysisResult result;
+  const ibfx::ScoreConfig config;
+  for (int r = 0; r < runs; ++r) {
+    t = Clock::now();
+    result = ibfx::analyze(topo, fabric, samples, config);
+    analyse.push_back(since(t));
+    t = Clock::now();
+    const auto f =
+        ibfx::build_congestion_forest(topo, fabric, result.ports, samples, config.congestion);
+    forest.push_back(since(t));
+  }
+  std::sort(analyse.begin(), analyse.end());
+  std::sort(forest.begin(), forest.end());
+  std::printf(
+      "fabric: %d servers x %d rails, %d tiers: %zu nodes, %zu ports, %zu samples\n"
+      "classify_topology (once per discovery): %.3f s\n"
+      "analyze (whole per-sweep analysis), best / worst of %d: %.3f / %.3f s\n"
+      "  of which the root-or-victim forest: %.3f / %.3f s\n"
+      "forest: %zu stalled, %zu saturated, %zu victims, %zu roots exported; first root "
+      "%.2f with %zu victims (cause %s)\n",
+      spec.servers, spec.rails, spec.tiers, fabric.nodes.size(), fabric.port_count(),
+      samples.size(), classify, runs, analyse.front(), analyse.back(), forest.front(),
+      forest.back(), result.congestion.stalled, result.congestion.saturated,
+      result.congestion.victims, result.congestion.roots.size(),
+      result.congestion.roots.empty() ? 0.0 : result.congestion.roots[0].score,
+      result.congestion.roots.empty() ? std::size_t{0} : result.congestion.roots[0].victims,
+      result.congestion.roots.empty()
+          ? "-"
+          : std::string(ibfx::cause_name(result.congestion.roots[0].cause)).c_str());
+  return 0;
+}

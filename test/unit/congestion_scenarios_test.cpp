@@ -1,0 +1,193 @@
+// The root-or-victim analysis against the scenario driver's congestion trees,
+// without a simulator: the driver's counter totals at two instants, through
+// the analysis the daemon runs, against the driver's ground truth.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/scores.h"
+#include "analysis/topology.h"
+#include "test/scenario/scenario.h"
+#include "test/sim/discovered_fabric.h"
+#include "test/sim/fabric_gen.h"
+
+using ibfx::test::CongestionTree;
+using ibfx::test::PortName;
+using ibfx::test::ScenarioDriver;
+
+namespace {
+
+struct Totals {
+  std::uint64_t words = 0, wait = 0, errors = 0;
+};
+
+// The analysis of the interval between two instants of a scenario run.
+class OfflineRun {
+ public:
+  explicit OfflineRun(const std::string& file)
+      : driver_(
+            ibfx::test::load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/" + file)),
+        fabric_(ibfx::test::discovered_fabric(driver_.fabric())),
+        topology_(ibfx::classify_topology(fabric_, {}, {})) {
+    config_.xmit_wait.global_seconds = driver_.scenario().xmit_wait_tick_ns * 1e-9;
+  }
+
+  // Plays the scenario up to `from`, then analyses [from, to).
+  ibfx::AnalysisResult analyse(double from, double to) {
+    while (driver_.time() < from) driver_.step();
+    const auto before = read();
+    while (driver_.time() < to) driver_.step();
+    const auto after = read();
+    std::vector<ibfx::PortSample> samples;
+    for (const auto& [key, t1] : after) {
+      const Totals& t0 = before.at(key);
+      ibfx::PortSample s;
+      s.node = key.first;
+      s.port_index = key.second;
+      s.xmit_wait_ticks = t1.wait - t0.wait;
+      s.xmit_data_words = t1.words - t0.words;
+      s.error_count = t1.errors - t0.errors;
+      s.interval_seconds = to - from;
+      samples.push_back(s);
+    }
+    samples_ = samples;
+    return ibfx::analyze(topology_, fabric_, samples_, config_);
+  }
+
+  PortName name(const ibfx::PortScore& p) const {
+    const auto& node = fabric_.nodes[static_cast<std::size_t>(p.node)];
+    return {node.description, node.ports[p.port_index].number};
+  }
+  ScenarioDriver& driver() { return driver_; }
+  const ibfx::ScoreConfig& config() const { return config_; }
+
+ private:
+  std::map<std::pair<std::int32_t, std::uint32_t>, Totals> read() const {
+    std::map<std::pair<std::int32_t, std::uint32_t>, Totals> out;
+    for (std::size_t i = 0; i < fabric_.nodes.size(); ++i) {
+      const auto& node = fabric_.nodes[i];
+      for (std::size_t j = 0; j < node.ports.size(); ++j) {
+        if (!node.ports[j].linked()) continue;
+        const auto& t = driver_.totals(node.description, node.ports[j].number);
+        out[{static_cast<std::int32_t>(i), static_cast<std::uint32_t>(j)}] = {
+            t.xmit_words, t.xmit_wait, t.symbol_errors};
+      }
+    }
+    return out;
+  }
+
+  ScenarioDriver driver_;
+  ibfx::Fabric fabric_;
+  ibfx::Topology topology_;
+  ibfx::ScoreConfig config_;
+  std::vector<ibfx::PortSample> samples_;
+};
+
+// The acceptance: the root ranks first with the right cause, no
+// victim is ranked above it, and at least half of the victims are attributed
+// to it.
+void check_tree(OfflineRun& run, const ibfx::AnalysisResult& r, const CongestionTree& truth) {
+  const auto& f = r.congestion;
+  INFO("tree " << truth.cause << " rooted at " << truth.root.node << "[" << truth.root.port << "], "
+               << truth.victims.size() << " victims");
+  REQUIRE(!truth.victims.empty());
+  REQUIRE(!f.roots.empty());
+  const ibfx::PortScore& top = r.ports[f.roots[0].port];
+  INFO("first root " << run.name(top).node << "[" << run.name(top).port << "]");
+  CHECK(run.name(top) == truth.root);
+  CHECK(ibfx::cause_name(f.roots[0].cause) == truth.cause);
+  const std::set<PortName> victims(truth.victims.begin(), truth.victims.end());
+  for (const auto& root : f.roots) CHECK_FALSE(victims.contains(run.name(r.ports[root.port])));
+  std::size_t attributed = 0;
+  for (std::size_t k = 0; k < r.ports.size(); ++k) {
+    if (victims.contains(run.name(r.ports[k])) && f.root[k] == f.roots[0].port) ++attributed;
+  }
+  CHECK(attributed * 2 >= victims.size());
+  CHECK(f.roots[0].victims * 2 >= victims.size());
+}
+
+}  // namespace
+
+TEST_CASE("Congestion trees of the scenario files: the root ranks first, victims are attributed",
+          "[congestion][scenario]") {
+  const std::string file = GENERATE("tree_incast.yaml", "tree_slow_receiver.yaml",
+                                    "tree_oversubscribed.yaml", "tree_routing_imbalance.yaml");
+  INFO(file);
+  OfflineRun run(file);
+  const auto trees = run.driver().congestion_trees();
+  REQUIRE(trees.size() == 1);
+  const ibfx::AnalysisResult r = run.analyse(20, 30);
+  check_tree(run, r, trees[0]);
+  // Before the tree grows, nothing is a root.
+  OfflineRun quiet(file);
+  CHECK(quiet.analyse(2, 8).congestion.roots.empty());
+}
+
+TEST_CASE("A root that moves mid-run is followed", "[congestion][scenario]") {
+  OfflineRun run("tree_moving_root.yaml");
+  const auto trees = run.driver().congestion_trees();
+  REQUIRE(trees.size() == 2);
+  check_tree(run, run.analyse(20, 30), trees[0]);
+  check_tree(run, run.analyse(50, 60), trees[1]);
+  // The old root is gone: the incast leaf port is no root any more.
+  const auto r = run.analyse(60, 70);
+  for (const auto& root : r.congestion.roots)
+    CHECK_FALSE(run.name(r.ports[root.port]) == trees[0].root);
+}
+
+TEST_CASE("A healthy baseline and the older scenario files raise no wrong root",
+          "[congestion][scenario]") {
+  OfflineRun run("baseline.yaml");
+  const auto r = run.analyse(10, 20);
+  CHECK(r.congestion.roots.empty());
+  CHECK(r.congestion.stalled == 0);
+}
+
+TEST_CASE("The driver's congestion trees: ground truth and what it pushes",
+          "[congestion][scenario]") {
+  ScenarioDriver d(
+      ibfx::test::load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/tree_incast.yaml"));
+  const auto trees = d.congestion_trees();
+  REQUIRE(trees.size() == 1);
+  CHECK(trees[0].root == PortName{"leaf-r0-01", 1});
+  CHECK(trees[0].start == 10);
+  // Every spine port into leaf-r0-01 is a level-1 victim, the other rail-0
+  // leaf's uplinks into those spines level 2; no HCA, no port of the root leaf.
+  std::size_t spine_ports = 0, leaf_ports = 0;
+  for (const PortName& v : trees[0].victims) {
+    CHECK(v.node != "leaf-r0-01");
+    CHECK(v.node.find("mlx5") == std::string::npos);
+    spine_ports += v.node.starts_with("spine") ? 1 : 0;
+    leaf_ports += v.node.starts_with("leaf") ? 1 : 0;
+    CHECK(d.expected_wait_ratio(v.node, v.port, 20) ==
+          Approx(v.node.starts_with("spine") ? 0.5 : 0.3));
+  }
+  CHECK(spine_ports > 0);
+  CHECK(leaf_ports > 0);
+  // The root hardly waits: its own 0.01, or the background's 0.02.
+  CHECK(d.expected_wait_ratio("leaf-r0-01", 1, 20) <= 0.02);
+  for (int i = 0; i < 30; ++i) d.step();
+  // The root moved 98 % of line rate (capped at 100 % with the background).
+  const double words = static_cast<double>(d.totals("leaf-r0-01", 1).xmit_words);
+  CHECK(words * 4 / 30 > 0.7 * ibfx::test::kLineRateBytesPerSecond);
+
+  CHECK_THROWS_WITH(
+      ibfx::test::parse_scenario(
+          "fabric: {servers: 8, rails: 2, tiers: 2, radix: 8}\neffects:\n"
+          "  - {type: congestion_tree, cause: incast, node: leaf-r0-01, port: 5}\n"),
+      Catch::Contains(
+          "congestion_tree.port: the root of a incast tree must be a port into an HCA"));
+  CHECK_THROWS_WITH(ibfx::test::parse_scenario(
+                        "fabric: {servers: 8, rails: 2, tiers: 2, radix: 8}\neffects:\n"
+                        "  - {type: congestion_tree, cause: oversubscribed, node: leaf-r0-01, "
+                        "port: 1}\n"),
+                    Catch::Contains("an up port"));
+  CHECK_THROWS_WITH(ibfx::test::parse_scenario(
+                        "fabric: {servers: 8, rails: 2, tiers: 2, radix: 8}\neffects:\n"
+                        "  - {type: congestion_tree, cause: jam, node: leaf-r0-01, port: 1}\n"),
+                    Catch::Contains("unknown cause \"jam\""));
+}
