@@ -136,6 +136,15 @@ std::string to_listen_address(const Scalar& v) {
 
 Duration to_duration(const Scalar& v) { return parse_duration(v.text); }
 
+Duration to_duration_within(const Scalar& v, Duration lo, Duration hi) {
+  const Duration d = to_duration(v);
+  if (d < lo || d > hi) {
+    fail("must be between " + format_duration(lo) + " and " + format_duration(hi) + ", got " +
+         std::string(v.text));
+  }
+  return d;
+}
+
 struct Key {
   std::string_view name;
   void (*set)(Config&, const Scalar&);
@@ -146,9 +155,25 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 25> kKeys{{
+const std::array<Key, 29> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
+    {"web.header_timeout",
+     [](Config& c, const Scalar& v) {
+       c.web.header_timeout = to_duration_within(v, Duration(100), std::chrono::minutes(5));
+     },
+     [](const Config& c) { return format_duration(c.web.header_timeout); }},
+    {"web.idle_timeout",
+     [](Config& c, const Scalar& v) {
+       c.web.idle_timeout = to_duration_within(v, Duration(100), std::chrono::hours(1));
+     },
+     [](const Config& c) { return format_duration(c.web.idle_timeout); }},
+    {"web.max_connections",
+     [](Config& c, const Scalar& v) { c.web.max_connections = to_int(v, 0, 1 << 20); },
+     [](const Config& c) { return std::to_string(c.web.max_connections); }},
+    {"web.max_connections_per_client",
+     [](Config& c, const Scalar& v) { c.web.max_connections_per_client = to_int(v, 0, 1 << 20); },
+     [](const Config& c) { return std::to_string(c.web.max_connections_per_client); }},
     {"sweep_interval", [](Config& c, const Scalar& v) { c.sweep_interval = to_duration(v); },
      [](const Config& c) { return format_duration(c.sweep_interval); }},
     {"ca", [](Config& c, const Scalar& v) { c.ca = std::string(v.text); },

@@ -52,7 +52,9 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
     for (const auto& part :
          {flag("--web.listen-address", "127.0.0.1:9100"), flag("--sweep.interval", "1m"),
           flag("--ca", "mlx5_2"), flag("--ca-port", "2"), flag("--node-name-map", "/tmp/map"),
-          flag("--log.level", "warn")}) {
+          flag("--log.level", "warn"), flag("--web.header-timeout", "2s"),
+          flag("--web.idle-timeout", "1m"), flag("--web.max-connections", "100"),
+          flag("--web.max-connections-per-client", "4")}) {
       args.insert(args.end(), part.begin(), part.end());
     }
     args.insert(args.end(), {"--once", "--check-config"});
@@ -63,6 +65,10 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
     CHECK(cl.config.ca_port == 2);
     CHECK(cl.config.node_name_map_file == "/tmp/map");
     CHECK(cl.config.log_level == "warn");
+    CHECK(cl.config.web.header_timeout == 2s);
+    CHECK(cl.config.web.idle_timeout == 1min);
+    CHECK(cl.config.web.max_connections == 100);
+    CHECK(cl.config.web.max_connections_per_client == 4);
     CHECK(cl.once);
     CHECK(cl.check_config);
   }
