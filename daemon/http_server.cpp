@@ -28,6 +28,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #pragma GCC diagnostic pop
+#include <malloc.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/resource.h>
@@ -164,6 +165,10 @@ std::shared_ptr<const Security> make_security(const WebConfig& web) {
 constexpr std::size_t kMaxDrainBytes = 64 * 1024;
 constexpr std::chrono::milliseconds kMinDrain{1000};
 constexpr std::chrono::milliseconds kMaxDrain{2000};
+
+// After this many connections at once, memory is handed back to the system
+// once they are mostly gone (see connection_closed()).
+constexpr std::size_t kTrimAfterConnections = 256;
 
 // How much a kept-alive connection reads when its next request starts.
 constexpr std::size_t kFirstRead = 1024;
@@ -361,6 +366,25 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   HttpServerLimits limits_;
   std::uint16_t port_ = 0;
   std::atomic<std::size_t> open_connections_{0};
+  std::atomic<std::size_t> peak_connections_{0};  // since the last trim
+
+  void connection_opened() {
+    const std::size_t open = open_connections_.fetch_add(1) + 1;
+    std::size_t peak = peak_connections_.load();
+    while (open > peak && !peak_connections_.compare_exchange_weak(peak, open)) {
+    }
+  }
+  // A flood leaves the heap full of freed session and TLS buffers (about
+  // 100 KiB per TLS connection) that glibc keeps; once it has subsided, give
+  // them back to the system so the daemon's RSS returns to normal.
+  void connection_closed() {
+    const std::size_t open = open_connections_.fetch_sub(1) - 1;
+    std::size_t peak = peak_connections_.load();
+    if (peak >= kTrimAfterConnections && open <= peak / 8 &&
+        peak_connections_.compare_exchange_strong(peak, open)) {
+      ::malloc_trim(0);
+    }
+  }
   std::atomic<bool> stopped_{false};
   const std::size_t max_connections_;
   std::atomic<std::uint64_t> evicted_{0};
@@ -410,12 +434,12 @@ class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
         trusted_(!security_->authenticator),
         header_deadline_(Clock::now() + limits().header_timeout),
         trust_deadline_(header_deadline_) {
-    server_->open_connections_.fetch_add(1);  // the destructor gives it back
+    server_->connection_opened();  // the destructor gives it back
   }
 
   ~SessionImpl() override {
     server_->unregister_session(id_);
-    server_->open_connections_.fetch_sub(1);
+    server_->connection_closed();
   }
 
   SessionImpl(const SessionImpl&) = delete;

@@ -5,7 +5,7 @@
 // promptly, while the daemon's descriptors and memory stay bounded and come
 // back once the flood is gone. Each test prints its figures (the source of
 // docs/benchmarks.md); IBFX_FLOOD_IDLE / IBFX_FLOOD_SLOW override the flood's
-// size.
+// size. The uncapped server under the same flood: test/unit/http_server_test.cpp.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -152,7 +152,9 @@ Scrapes scrape_concurrently(const std::string& url, const std::string& curl_opti
                         " -w '%{http_code} %{time_total}\\n'";
   for (std::size_t i = 0; i < count; ++i) command += " -o /dev/null '" + url + "'";
   Scrapes result;
-  const Shell run = shell(command + " 2>&1");
+  // stderr dropped: in --parallel mode curl 7.88 draws its progress meter
+  // there even with -s.
+  const Shell run = shell(command + " 2>/dev/null");
   result.output = run.out;
   std::istringstream lines(run.out);
   std::vector<double> times;
@@ -210,7 +212,7 @@ void print(const Figures& f) {
 // Runs the whole scenario against a ready daemon; `tls` picks the flood's
 // half-finished bytes (a TLS record header instead of half a request line).
 Figures flood_and_scrape(const std::string& name, Daemon& daemon, const std::string& url,
-                         const std::string& curl_options, bool tls,
+                         const std::string& curl_options, bool tls, std::size_t cap,
                          std::chrono::milliseconds settle = 500ms) {
   const pid_t pid = daemon.process().pid();
   Figures f;
@@ -235,17 +237,21 @@ Figures flood_and_scrape(const std::string& name, Daemon& daemon, const std::str
     INFO(f.scrapes.output);
     CHECK(f.scrapes.total == 50);
     CHECK(f.scrapes.ok == 50);
-    CHECK(f.scrapes.max_seconds < 3.0);  // promptly, on a shared 2-core machine
+    // Promptly, on a shared 2-core machine; 50 TLS handshakes at once take
+    // about a second of CPU there.
+    CHECK(f.scrapes.max_seconds < (tls ? 5.0 : 3.0));
     CHECK(daemon.process().running());
   }
   // The flood has closed its end: the daemon gives every descriptor back.
   CHECK(eventually([&] { return descriptors_of(pid) <= f.fds_before + 2; }, 10s));
   f.fds_after = descriptors_of(pid);
   f.rss_after = rss_kib_of(pid);
-  // Memory stays bounded: well under 64 KiB per flood connection, and it
-  // does not grow once the flood is gone.
-  CHECK(f.rss_flood < f.rss_before + f.flood * 64);
-  CHECK(f.rss_after <= f.rss_flood + 1024);
+  // Memory stays bounded by the connections held (a plain one costs a few
+  // KiB, a handshaking TLS one about 100 KiB of OpenSSL and Asio buffers) and
+  // is given back once the flood is gone.
+  const std::size_t held_at_most = std::min(f.flood, cap);
+  CHECK(f.rss_flood < f.rss_before + held_at_most * (tls ? 160 : 32));
+  CHECK(f.rss_after <= f.rss_before + (f.rss_flood - f.rss_before) / 2 + 4096);
   REQUIRE(scrape_concurrently(url, curl_options, 1).ok == 1);
   print(f);
   return f;
@@ -253,11 +259,22 @@ Figures flood_and_scrape(const std::string& name, Daemon& daemon, const std::str
 
 }  // namespace
 
+// Under the simulator every process that umad2sim is preloaded into (the
+// daemon too: its MAD worker and discovery children inherit the preload) must
+// stay below descriptor 1024: umad2sim takes descriptors 1024 and up for its
+// simulated umad devices, so its close() never closes them and its ioctl()
+// fails on them (ibsim umad2sim/umad2sim.c). These tests therefore cap the
+// daemon at kSimCap connections, which a 1,200-connection flood exceeds: the
+// cap and the eviction that keep scrapes going are what is tested here. The
+// server without a cap, holding the whole flood, is tested in
+// test/unit/http_server_test.cpp.
+constexpr std::size_t kSimCap = 800;
+
 TEST_CASE("Daemon keeps serving scrapes under a flood of idle and slow-header connections",
           "[daemon][integration][http_flood]") {
   SimFabric sim(small_fabric());
-  // The daemon starts with the usual soft limit of 1024 descriptors and must
-  // raise it to the hard limit itself to hold the flood.
+  // The daemon starts with the usual soft limit of 1024 descriptors and
+  // raises it to the hard limit itself.
   rlimit nofile{};
   REQUIRE(::getrlimit(RLIMIT_NOFILE, &nofile) == 0);
   const rlimit original = nofile;
@@ -266,7 +283,7 @@ TEST_CASE("Daemon keeps serving scrapes under a flood of idle and slow-header co
     nofile.rlim_cur = 1024;
     REQUIRE(::setrlimit(RLIMIT_NOFILE, &nofile) == 0);
   }
-  Daemon daemon(sim);
+  Daemon daemon(sim, {"--web.max-connections=" + std::to_string(kSimCap)});
   REQUIRE(::setrlimit(RLIMIT_NOFILE, &original) == 0);
   raise_own_descriptor_limit();
   REQUIRE(daemon.wait_ready());
@@ -276,24 +293,13 @@ TEST_CASE("Daemon keeps serving scrapes under a flood of idle and slow-header co
               std::to_string(original.rlim_max)) != std::string::npos);
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(daemon.port()) + "/metrics";
-  const Figures f = flood_and_scrape("plain", daemon, url, "", false);
-  // Under the automatic limit the daemon holds the whole flood.
-  CHECK(f.held == f.flood);
-  CHECK(f.fds_flood >= f.fds_before + f.flood);
-}
-
-TEST_CASE("Daemon at its connection cap makes room for scrapes by closing the oldest idle ones",
-          "[daemon][integration][http_flood]") {
-  SimFabric sim(small_fabric());
-  raise_own_descriptor_limit();
-  Daemon daemon(sim, {"--web.max-connections=300"});
-  REQUIRE(daemon.wait_ready());
-  const std::string url = "http://127.0.0.1:" + std::to_string(daemon.port()) + "/metrics";
-  const Figures f = flood_and_scrape("plain, --web.max-connections=300", daemon, url, "", false);
-  // Descriptors are bounded by the cap, not by the flood.
-  CHECK(f.held <= 300);
-  CHECK(f.fds_flood <= f.fds_before + 300 + 8);
-  CHECK(daemon.process().read_stderr().find("connection limit reached (300 in all") !=
+  const Figures f = flood_and_scrape("plain", daemon, url, "", false, kSimCap);
+  // Descriptors are bounded by the cap, not by the flood, and the daemon
+  // said why it closed connections.
+  CHECK(f.held <= kSimCap);
+  CHECK(f.held >= kSimCap - 60);  // the scrapes took the rest
+  CHECK(f.fds_flood <= f.fds_before + kSimCap + 8);
+  CHECK(daemon.process().read_stderr().find("connection limit reached (800 in all") !=
         std::string::npos);
 }
 
@@ -316,12 +322,15 @@ TEST_CASE(
                                      "basic_auth_users:\n"
                                      "  prometheus: "
                                   << bcrypt_hash("s3cret") << "\n";
-  Daemon daemon(sim, {"--web.config.file=" + dir + "/web.yml", "--web.header-timeout=3s"});
+  Daemon daemon(sim, {"--web.config.file=" + dir + "/web.yml", "--web.header-timeout=3s",
+                      "--web.max-connections=" + std::to_string(kSimCap)});
   const std::string url = "https://localhost:" + std::to_string(daemon.port()) + "/metrics";
   const std::string auth = "--cacert '" + dir + "/tls.crt' -u prometheus:s3cret";
   REQUIRE(eventually([&] { return scrape_concurrently(url, auth, 1).ok == 1; }, 60s));
 
-  flood_and_scrape("TLS + basic auth", daemon, url, auth, true);
+  const Figures f = flood_and_scrape("TLS + basic auth", daemon, url, auth, true, kSimCap);
+  CHECK(f.held <= kSimCap);
+  CHECK(f.fds_flood <= f.fds_before + kSimCap + 8);
 
   // Handshaking clients cannot hold a slot past the header timeout: with the
   // flood's sockets still open on our side, the daemon has closed them all.

@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -813,6 +815,65 @@ TEST_CASE(
     thread.join();
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "HttpServer holds 1,000 idle and 200 slow-header connections and still serves 50 "
+    "concurrent scrapes",
+    "[http][http_flood]") {
+  rlimit nofile{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &nofile) == 0);
+  nofile.rlim_cur = nofile.rlim_max;  // both ends of 1,250 connections live here
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &nofile) == 0);
+  REQUIRE(nofile.rlim_cur >= 8192);  // a test Client holds 4 descriptors
+  ServerFixture fx;  // default limits: the cap follows RLIMIT_NOFILE
+  REQUIRE(fx.server().max_connections() > 1300);
+
+  std::vector<std::unique_ptr<Client>> idle;
+  std::vector<std::unique_ptr<Client>> slow;
+  for (int i = 0; i < 1000; ++i) idle.push_back(std::make_unique<Client>(fx.port()));
+  for (int i = 0; i < 200; ++i) {
+    slow.push_back(std::make_unique<Client>(fx.port()));
+    slow.back()->send("GET /big HTTP/1.1\r\nHost: te");
+  }
+  REQUIRE(fx.wait_for_connections(1200));
+
+  std::atomic<int> good{0};
+  std::atomic<long> slowest_ms{0};
+  std::vector<std::thread> scrapers;
+  const std::string big = big_body();
+  for (int t = 0; t < 50; ++t) {
+    scrapers.emplace_back([&] {
+      try {
+        const auto start = std::chrono::steady_clock::now();
+        Client client(fx.port());
+        auto res = client.get("/big");
+        const long ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+        long seen = slowest_ms.load();
+        while (ms > seen && !slowest_ms.compare_exchange_weak(seen, ms)) {
+        }
+        if (res && res->result_int() == 200 && res->body() == big) ++good;
+      } catch (const std::exception&) {
+        // counted as a failure below
+      }
+    });
+  }
+  for (auto& t : scrapers) t.join();
+  CHECK(good == 50);
+  CHECK(slowest_ms < 2000);
+  CHECK(fx.server().evicted_connections() == 0);
+  CHECK(fx.server().refused_connections() == 0);
+  // The flood is still there, untouched: nothing was closed to serve the scrapes.
+  CHECK(fx.wait_for_connections(1200));
+  std::cout << "flood figures [HttpServer, no cap]: 1200 flood connections held, 50 concurrent "
+               "scrapes ok="
+            << good << ", slowest " << slowest_ms << " ms\n";
+
+  idle.clear();
+  slow.clear();
+  CHECK(fx.wait_for_connections(0));
 }
 
 TEST_CASE("HttpServer effective_max_connections follows RLIMIT_NOFILE", "[http]") {
