@@ -102,9 +102,12 @@ struct HttpServerLimits {
 // Descriptors left to the rest of the daemon (MAD worker pipes, config and
 // TLS files, the systemd socket) when max_connections is automatic.
 inline constexpr std::size_t kReservedDescriptors = 128;
-// Caps the automatic connection limit so memory stays bounded (a few KiB
-// per idle connection) where the descriptor limit is in the millions.
-inline constexpr std::size_t kMaxAutoConnections = 65536;
+// Caps the automatic connection limit so memory stays bounded where the
+// descriptor limit is in the millions: a connection costs about 5 KiB, a
+// handshaking TLS one about 100 KiB (OpenSSL's and Asio's record buffers), so
+// 16384 of them at most about 1.6 GiB. Eviction keeps scrapes going at the
+// cap, so a larger one would only let a flood take more memory.
+inline constexpr std::size_t kMaxAutoConnections = 16384;
 // The connection cap HttpServer uses for `limits` under the process's
 // current soft RLIMIT_NOFILE.
 std::size_t effective_max_connections(const HttpServerLimits& limits);
