@@ -20,12 +20,20 @@ struct Flag {
   std::string_view old_name = "";
 };
 
-constexpr std::array<Flag, 14> kFlags{{
+constexpr std::array<Flag, 18> kFlags{{
     {"config.file", "PATH", "", "YAML configuration file; the other flags override it."},
     {"web.listen-address", "ADDR", "listen_address", "Address to serve HTTP on, [host]:port."},
     {"web.telemetry-path", "PATH", "telemetry_path", "Path to serve the metrics on."},
     {"web.config.file", "PATH", "",
      "exporter-toolkit web config file enabling TLS and/or basic auth (empty: plain HTTP)."},
+    {"web.header-timeout", "DURATION", "web.header_timeout",
+     "Time a client has for the TLS handshake, request line and headers."},
+    {"web.idle-timeout", "DURATION", "web.idle_timeout",
+     "Time a kept-alive connection may wait for its next request."},
+    {"web.max-connections", "N", "web.max_connections",
+     "Connections held at once (0: as many as RLIMIT_NOFILE allows)."},
+    {"web.max-connections-per-client", "N", "web.max_connections_per_client",
+     "Connections one client address may hold (0: no limit)."},
     {"sweep.interval", "DURATION", "sweep_interval",
      "How often to read every port's counters (at least 100ms)."},
     {"ib.ca", "NAME", "ca", "Local HCA, e.g. mlx5_0 (empty: the first active one).", "ca"},

@@ -156,6 +156,15 @@ Duration to_sweep_interval(const Scalar& v) {
   return d;
 }
 
+Duration to_duration_within(const Scalar& v, Duration lo, Duration hi) {
+  const Duration d = to_duration(v);
+  if (d < lo || d > hi) {
+    fail("must be between " + format_duration(lo) + " and " + format_duration(hi) + ", got " +
+         std::string(v.text));
+  }
+  return d;
+}
+
 // An absolute path of its own: "/" is the landing page and "/-/" the health
 // endpoints.
 std::string to_telemetry_path(const Scalar& v) {
@@ -178,11 +187,27 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 28> kKeys{{
+const std::array<Key, 32> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
      [](const Config& c) { return c.telemetry_path; }},
+    {"web.header_timeout",
+     [](Config& c, const Scalar& v) {
+       c.web.header_timeout = to_duration_within(v, Duration(100), std::chrono::minutes(5));
+     },
+     [](const Config& c) { return format_duration(c.web.header_timeout); }},
+    {"web.idle_timeout",
+     [](Config& c, const Scalar& v) {
+       c.web.idle_timeout = to_duration_within(v, Duration(100), std::chrono::hours(1));
+     },
+     [](const Config& c) { return format_duration(c.web.idle_timeout); }},
+    {"web.max_connections",
+     [](Config& c, const Scalar& v) { c.web.max_connections = to_int(v, 0, 1 << 20); },
+     [](const Config& c) { return std::to_string(c.web.max_connections); }},
+    {"web.max_connections_per_client",
+     [](Config& c, const Scalar& v) { c.web.max_connections_per_client = to_int(v, 0, 1 << 20); },
+     [](const Config& c) { return std::to_string(c.web.max_connections_per_client); }},
     {"sweep_interval", [](Config& c, const Scalar& v) { c.sweep_interval = to_sweep_interval(v); },
      [](const Config& c) { return format_duration(c.sweep_interval); }},
     {"ca", [](Config& c, const Scalar& v) { c.ca = std::string(v.text); },

@@ -76,6 +76,16 @@ struct ExportConfig {
   bool operator==(const ExportConfig&) const = default;
 };
 
+// The HTTP server's connection limits (YAML section "web"; the
+// HttpServerLimits of daemon/http_server.h). Changing them needs a restart.
+struct WebServerConfig {
+  Duration header_timeout{std::chrono::seconds(10)};  // TLS handshake + request line + headers
+  Duration idle_timeout{std::chrono::seconds(30)};    // keep-alive wait; stalled writes
+  int max_connections = 0;                            // 0: from RLIMIT_NOFILE
+  int max_connections_per_client = 0;                 // 0: no limit
+  bool operator==(const WebServerConfig&) const = default;
+};
+
 struct Config {
   std::string listen_address = ":9690";
   std::string telemetry_path = "/metrics";  // where the exposition is served
@@ -90,6 +100,7 @@ struct Config {
   CountersConfig counters;
   ShardingConfig sharding;
   ExportConfig exporting;  // YAML section "export"
+  WebServerConfig web;
 
   // Lets a reload tell whether anything changed.
   friend bool operator==(const Config&, const Config&) = default;

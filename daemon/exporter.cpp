@@ -195,17 +195,20 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   std::vector<std::string> needs_restart;
   if (config.listen_address != config_.listen_address) needs_restart.push_back("listen_address");
   if (config.telemetry_path != config_.telemetry_path) needs_restart.push_back("telemetry_path");
+  if (config.web != config_.web) needs_restart.push_back("web");
   if (config.ca != config_.ca || config.ca_port != config_.ca_port) {
     needs_restart.push_back("ca/ca_port");
   }
   auto apply = [this, config = std::move(config), names = std::move(names),
                 analysis = std::move(analysis)]() mutable {
     const std::string listen = config_.listen_address;
+    const WebServerConfig web = config_.web;
     const std::string ca = config_.ca;
     const int ca_port = config_.ca_port;
     const bool rearm = config.sweep_interval != config_.sweep_interval;
     config_ = std::move(config);
     config_.listen_address = listen;  // the running listener and CA stay
+    config_.web = web;
     config_.ca = ca;
     config_.ca_port = ca_port;
     names_ = std::move(names);

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #pragma GCC diagnostic pop
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -67,13 +68,49 @@ struct HttpResponse {
 // and the HEAD body. It runs on the io_context thread, so it must not block.
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+// How much a client may hold, and for how long. The defaults follow what
+// robust servers do against slowloris-style floods (Go's ReadHeaderTimeout
+// and IdleTimeout, nginx's client_header_timeout and keepalive_timeout):
+// a connection costs a descriptor and a few KiB, so the connection cap is
+// set by descriptors, and a full server makes room by closing the oldest
+// connection that is idle or still sending its headers, never by turning
+// a newcomer (a scrape) away.
 struct HttpServerLimits {
-  std::size_t max_connections = 64;
+  // 0: as many as the process may open, RLIMIT_NOFILE minus
+  // kReservedDescriptors for the rest of the daemon (at most
+  // kMaxAutoConnections). Only busy connections (reading a body, running the
+  // handler, writing a response) are never closed to make room; when every
+  // slot is busy the newcomer gets 503.
+  std::size_t max_connections = 0;
+  // Connections one client address may hold (0: no limit); at the limit its
+  // own oldest idle or unfinished-header connection is closed.
+  std::size_t max_connections_per_client = 0;
   std::size_t max_header_bytes = 8 * 1024;
   std::size_t max_body_bytes = 0;  // GET/HEAD carry no body
-  int idle_timeout_seconds = 30;   // slow or idle clients are dropped
+  // Request line and headers (and, on a new connection, the TLS handshake)
+  // must arrive within this, counted from the accept or, on a kept-alive
+  // connection, from the first byte of the next request. A connection that has
+  // not yet passed basic auth never holds a slot longer than this.
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
+  // A kept-alive connection waits this long for the next request; also the
+  // longest a response write may stall (a body may take as long as it needs
+  // while the client keeps reading).
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(30)};
   std::size_t gzip_min_bytes = 1024;
 };
+
+// Descriptors left to the rest of the daemon (MAD worker pipes, config and
+// TLS files, the systemd socket) when max_connections is automatic.
+inline constexpr std::size_t kReservedDescriptors = 128;
+// Caps the automatic connection limit so memory stays bounded where the
+// descriptor limit is in the millions: a connection costs about 5 KiB, a
+// handshaking TLS one about 100 KiB (OpenSSL's and Asio's record buffers), so
+// 16384 of them at most about 1.6 GiB. Eviction keeps scrapes going at the
+// cap, so a larger one would only let a flood take more memory.
+inline constexpr std::size_t kMaxAutoConnections = 16384;
+// The connection cap HttpServer uses for `limits` under the process's
+// current soft RLIMIT_NOFILE.
+std::size_t effective_max_connections(const HttpServerLimits& limits);
 
 // Threading: every socket operation runs on the caller's io_context (one
 // strand per connection, so running it on several threads is also safe). The
@@ -104,6 +141,11 @@ class HttpServer {
   void set_web_config(const WebConfig& web);
   std::uint16_t port() const;  // the bound port (useful with ":0")
   std::size_t open_connections() const;
+  std::size_t max_connections() const;  // effective_max_connections() at start-up
+  // Connections closed to make room for a newcomer, and newcomers refused
+  // because every slot was busy, since start-up.
+  std::uint64_t evicted_connections() const;
+  std::uint64_t refused_connections() const;
 
  private:
   struct Impl;

@@ -2,7 +2,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <sys/resource.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <thread>
@@ -62,6 +66,38 @@ std::string effective_configuration(const ibfx::CommandLine& cli) {
     text += "=" + ibfx::config_value_text(cli.config, key);
   }
   return text;
+}
+
+// Each HTTP connection costs a descriptor, and the connection cap is derived
+// from RLIMIT_NOFILE; systemd and most shells start services at a soft limit
+// of 1024 with a much higher hard limit, so take the hard one (as Go's
+// runtime does since 1.19). Done after the MAD worker started, so the
+// children keep the limit they were given.
+void raise_descriptor_limit() {
+  rlimit nofile{};
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) != 0) return;
+  if (nofile.rlim_cur == nofile.rlim_max) return;
+  const rlim_t before = nofile.rlim_cur;
+  nofile.rlim_cur = nofile.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0) {
+    ibfx::log_warn("cannot raise the descriptor limit (RLIMIT_NOFILE) from " +
+                   std::to_string(before) + ": " + std::strerror(errno));
+    return;
+  }
+  ibfx::log_info("raised the descriptor limit (RLIMIT_NOFILE) from " + std::to_string(before) +
+                 " to its hard limit " +
+                 (nofile.rlim_max == RLIM_INFINITY ? std::string("(unlimited)")
+                                                   : std::to_string(nofile.rlim_max)) +
+                 " for HTTP connections");
+}
+
+ibfx::HttpServerLimits http_limits(const ibfx::WebServerConfig& web) {
+  ibfx::HttpServerLimits limits;
+  limits.header_timeout = web.header_timeout;
+  limits.idle_timeout = web.idle_timeout;
+  limits.max_connections = static_cast<std::size_t>(web.max_connections);
+  limits.max_connections_per_client = static_cast<std::size_t>(web.max_connections_per_client);
+  return limits;
 }
 
 int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
@@ -175,13 +211,14 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context io;
   std::unique_ptr<ibfx::HttpServer> server;
+  raise_descriptor_limit();
   try {
     server = std::make_unique<ibfx::HttpServer>(
         io, config.listen_address,
         [&exporter, path = config.telemetry_path](const ibfx::HttpRequest& req) {
           return ibfx::handle_web(exporter, req, path);
         },
-        ibfx::HttpServerLimits{}, web);
+        http_limits(config.web), web);
   } catch (const std::exception& e) {
     ibfx::log_error(e.what());
     return 1;
@@ -228,7 +265,12 @@ int main(int argc, char** argv) {
                  std::to_string(server->port()) + "), CA " + ca + " port " +
                  std::to_string(ca_port) + ", sweep interval " +
                  std::to_string(config.sweep_interval.count()) + " ms" + (web.tls ? ", TLS" : "") +
-                 (web.basic_auth_users.empty() ? "" : ", basic auth"));
+                 (web.basic_auth_users.empty() ? "" : ", basic auth") + ", up to " +
+                 std::to_string(server->max_connections()) + " connections" +
+                 (config.web.max_connections_per_client > 0
+                      ? " (" + std::to_string(config.web.max_connections_per_client) +
+                            " per client)"
+                      : std::string()));
   io.run();
   // The children first: a sweep or discovery waiting on one then ends at once.
   worker.stop();

@@ -88,7 +88,8 @@ struct Harness {
     ibfx::HttpServerLimits l;
     l.max_connections = 8;
     l.max_header_bytes = 1024;
-    l.idle_timeout_seconds = 1;
+    l.idle_timeout = std::chrono::seconds(1);
+    l.header_timeout = std::chrono::seconds(1);
     l.gzip_min_bytes = 64;
     return l;
   }

@@ -1,8 +1,5 @@
 // --web.config.file end to end: the daemon on a simulated fabric behind TLS
 // and basic auth, driven with curl the way a Prometheus scrape would be.
-#include <crypt.h>
-#include <sys/wait.h>
-
 #include <array>
 #include <catch2/catch.hpp>
 #include <cctype>
@@ -11,41 +8,11 @@
 #include <fstream>
 
 #include "daemon_fixture.h"
+#include "shell.h"
 
 using namespace ibfx::test;
 
 namespace {
-
-struct Shell {
-  int exit_code = -1;
-  std::string out;
-};
-
-// Runs a /bin/sh command line, capturing stdout.
-Shell shell(const std::string& command) {
-  Shell result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) result.out.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return result;
-}
-
-// bcrypt at the minimum cost (4), so the test spends no time hashing.
-std::string bcrypt_hash(const std::string& password) {
-  std::array<char, CRYPT_GENSALT_OUTPUT_SIZE> salt{};
-  crypt_data data{};
-  if (crypt_gensalt_rn("$2y$", 4, nullptr, 0, salt.data(), static_cast<int>(salt.size())) ==
-      nullptr) {
-    throw std::runtime_error("crypt_gensalt_rn failed");
-  }
-  const char* hash = crypt_rn(password.c_str(), salt.data(), &data, sizeof(data));
-  if (hash == nullptr || hash[0] == '*') throw std::runtime_error("crypt_rn failed");
-  return hash;
-}
 
 // curl's HTTP status for a request (or "000" when there was no HTTP answer)
 // and its exit code. --max-time: a server that hangs fails the test (28).

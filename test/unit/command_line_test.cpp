@@ -53,7 +53,9 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
          {flag("--web.listen-address", "127.0.0.1:9100"), flag("--sweep.interval", "1m"),
           flag("--ib.ca", "mlx5_2"), flag("--ib.ca-port", "2"),
           flag("--ib.node-name-map", "/tmp/map"), flag("--log.level", "warn"),
-          flag("--log.format", "json"), flag("--web.telemetry-path", "/x/metrics")}) {
+          flag("--log.format", "json"), flag("--web.telemetry-path", "/x/metrics"),
+          flag("--web.header-timeout", "2s"), flag("--web.idle-timeout", "1m"),
+          flag("--web.max-connections", "100"), flag("--web.max-connections-per-client", "4")}) {
       args.insert(args.end(), part.begin(), part.end());
     }
     args.insert(args.end(), {"--once", "--check-config"});
@@ -66,6 +68,10 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
     CHECK(cl.config.log_level == "warn");
     CHECK(cl.config.log_format == "json");
     CHECK(cl.config.telemetry_path == "/x/metrics");
+    CHECK(cl.config.web.header_timeout == 2s);
+    CHECK(cl.config.web.idle_timeout == 1min);
+    CHECK(cl.config.web.max_connections == 100);
+    CHECK(cl.config.web.max_connections_per_client == 4);
     CHECK(cl.once);
     CHECK(cl.check_config);
   }

@@ -133,6 +133,10 @@ TEST_CASE("config: the shipped file holds every key, set to its default", "[conf
 TEST_CASE("config: every key is read", "[config]") {
   const ibfx::Config c = ibfx::load_config_file(kDataDir + "every_key.yaml");
   CHECK(c.listen_address == "127.0.0.1:19690");
+  CHECK(c.web.header_timeout == 3s);
+  CHECK(c.web.idle_timeout == 2min);
+  CHECK(c.web.max_connections == 5000);
+  CHECK(c.web.max_connections_per_client == 16);
   CHECK(c.sweep_interval == 90s);
   CHECK(c.ca == "mlx5_1");
   CHECK(c.ca_port == 2);
@@ -256,6 +260,16 @@ TEST_CASE("config: out-of-range values", "[config]") {
         "t.yaml:2: counters.clear_threshold: must be in (0, 1], got 0");
   CHECK(error_of("counters:\n  clear_threshold: 1.01\n") ==
         "t.yaml:2: counters.clear_threshold: must be in (0, 1], got 1.01");
+  CHECK(error_of("web:\n  header_timeout: 50ms\n") ==
+        "t.yaml:2: web.header_timeout: must be between 100ms and 5m, got 50ms");
+  CHECK(error_of("web:\n  header_timeout: 6m\n") ==
+        "t.yaml:2: web.header_timeout: must be between 100ms and 5m, got 6m");
+  CHECK(error_of("web:\n  idle_timeout: 2h\n") ==
+        "t.yaml:2: web.idle_timeout: must be between 100ms and 1h, got 2h");
+  CHECK(error_of("web:\n  max_connections: -1\n") ==
+        "t.yaml:2: web.max_connections: must be between 0 and 1048576, got -1");
+  CHECK(error_of("web:\n  max_connections_per_client: 1048577\n") ==
+        "t.yaml:2: web.max_connections_per_client: must be between 0 and 1048576, got 1048577");
   CHECK(error_of("log_level: verbose\n") ==
         "t.yaml:1: log_level: expected one of debug, info, warn, error, got \"verbose\"");
   const std::string address_error =
