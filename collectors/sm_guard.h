@@ -17,20 +17,22 @@
 //    (libibumad/man/umad_register.3); only a method_mask bit makes it a
 //    receiver of unsolicited requests (kernel-headers/rdma/ib_user_mad.h,
 //    struct ib_user_mad_reg_req).
-//  - opensm binds its PerfMgr (opensm/osm_perfmgr.c, osm_perfmgr_bind()) and
-//    congestion control with is_responder = FALSE, so osm_vendor_bind()
+//  - opensm binds its PerfMgr (opensm/osm_perfmgr.c, osm_perfmgr_bind(),
+//    called from osm_opensm_bind() whether or not the PerfMgr is enabled)
+//    and congestion control with is_responder = FALSE, so osm_vendor_bind()
 //    (libvendor/osm_vendor_ibumad.c) registers class 0x04 with an empty
 //    method mask: it relies on the kernel never delivering a PerfMgt Get to
-//    it. Its receive path trusts that: umad_receiver() passes a request
-//    with p_req_madw = NULL to perfmgr_mad_recv_callback(), which
-//    dereferences it (osm_madw_copy_context()).
+//    it. Its receive path trusts that: umad_receiver() passes a request on
+//    with p_req_madw = NULL, and perfmgr_mad_recv_callback() dereferences
+//    it (osm_madw_copy_context()).
 //  - The simulator breaks that promise: ibsim's process_packet()
-//    (ibsim/sim_mad.c) answers PortSamplesControl with no handler, so
+//    (ibsim/sim_mad.c) has no handler for PortSamplesControl, so
 //    find_client() (ibsim/ibsim.c) forwards the request to the client
 //    registered as SM on the destination port; umad2sim's receiver
-//    (umad2sim/umad2sim.c, __receiver()) ignores method masks, looks the
-//    class up in agent_fds[], finds none (opensm's PerfMgr is off by
-//    default) and locks the mutex of a null fd_data: opensm segfaults.
+//    (umad2sim/umad2sim.c, __receiver()) ignores method masks and hands it
+//    to the class 0x04 agent, the PerfMgr's: opensm segfaults. (An opensm
+//    built without the PerfMgr has no such agent; umad2sim then locks the
+//    mutex of a null fd_data, with the same result.)
 // A real HCA's PMA answers a PortSamplesControl Get in firmware, but the
 // next HCA, driver or SM build need not, and the cost of being wrong is the
 // subnet manager. So these nodes get nothing they might not answer

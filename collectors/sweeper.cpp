@@ -60,31 +60,10 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
                        return;
                      }
                      const PmaCapabilities caps = decode_class_port_info(c.data);
-                     const std::uint64_t guid = fabric.nodes[n].guid;
-                     capabilities_[guid] = caps;
-                     query_ports(fabric, n, caps);
-                     // PortSamplesControl.Tick, once per node, for the length
-                     // of a PortXmitWait tick. Optional: a PMA that does not
-                     // answer keeps the configured assumption, and the node
-                     // is not counted as failing for it. Never to the SM's
-                     // node or our own (SmGuard): a PMA that does not answer
-                     // it hands it to the software registered at the port,
-                     // which there is the SM.
-                     if (ctx_.options->guard.protects(guid)) {
-                       ++result.probes_withheld;
-                       return;
-                     }
-                     const FabricNode& self = fabric.nodes[n];
-                     const std::uint8_t port = self.ports.empty() ? 1 : self.ports.front().number;
-                     engine_.submit_optional(
-                         self.lid, kMethodGet, kAttrPortSamplesControl, 0,
-                         port_samples_control_request(port), [this, guid](const MadCompletion& sc) {
-                           if (sc.result != MadResult::kOk) return;
-                           auto it = capabilities_.find(guid);
-                           if (it != capabilities_.end()) {
-                             it->second.sample_tick = decode_sample_tick(sc.data);
-                           }
-                         });
+                     capabilities_[fabric.nodes[n].guid] = caps;
+                     // The tick probe waits for the LID check where there is
+                     // one (probe_tick()).
+                     if (!query_ports(fabric, n, caps, true)) probe_tick(fabric, n, result);
                    });
   }
   const bool finished = engine_.run(start + options.budget);
@@ -109,7 +88,33 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
   return result;
 }
 
-void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabilities& caps) {
+void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n, SweepResult& result) {
+  // PortSamplesControl.Tick (IBA 16.1.3.2), once per node, for the length
+  // of a PortXmitWait tick. Optional: a PMA that does not answer keeps the
+  // configured assumption, and the node is not counted as failing for it.
+  // Never to the SM's node or our own (SmGuard, docs/safety.md): a PMA that
+  // does not answer it itself hands it to the software registered at the
+  // port, which there is the SM.
+  const FabricNode& node = fabric.nodes[n];
+  const std::uint64_t guid = node.guid;
+  if (ctx_.options->guard.protects(guid)) {
+    ++result.probes_withheld;
+    return;
+  }
+  const std::uint8_t port = node.ports.empty() ? 1 : node.ports.front().number;
+  engine_.submit_optional(node.lid, kMethodGet, kAttrPortSamplesControl, 0,
+                          port_samples_control_request(port),
+                          [this, guid](const MadCompletion& sc) {
+                            if (sc.result != MadResult::kOk) return;
+                            auto it = capabilities_.find(guid);
+                            if (it != capabilities_.end()) {
+                              it->second.sample_tick = decode_sample_tick(sc.data);
+                            }
+                          });
+}
+
+bool Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabilities& caps,
+                          bool probe) {
   const FabricNode& node = fabric.nodes[n];
   const bool verify = engine_.smp_supported();
   std::uint32_t switch_check = kNoCheck;  // a switch answers at one LID for all its ports
@@ -146,13 +151,20 @@ void Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
     std::uint32_t check = node.type == NodeType::kSwitch ? switch_check : kNoCheck;
     if (check == kNoCheck) {
       const std::uint8_t owner = node.type == NodeType::kSwitch ? 0 : port.number;
-      checks_.push_back(LidCheck{n, lid, owner, 0, {}});
+      checks_.push_back(LidCheck{n, lid, owner, 0, {}, false});
       check = static_cast<std::uint32_t>(checks_.size() - 1);
       if (node.type == NodeType::kSwitch) switch_check = check;
     }
     ++checks_[check].outstanding;
     work_[w].check = check;
+    // The probe goes to the node's LID only once the check has confirmed
+    // that LID still belongs to this node: after an SM restart an old LID
+    // may belong to the SM's own port now, which the guard cannot know.
+    if (probe && lid == node.lid) checks_[check].probe = true;
   }
+  // With LID checks on, a node whose own LID got no check (its first port
+  // is down) is not probed at all: nothing would confirm who answers there.
+  return probe && verify;
 }
 
 void Sweeper::on_port_reply(std::uint32_t w, const MadCompletion& c, bool extended) {
@@ -214,6 +226,7 @@ void Sweeper::verify_lid(const Fabric& fabric, std::uint32_t c, const SweepOptio
             ++result.lid_mismatches;
             return;
           }
+          if (check.probe) probe_tick(fabric, check.node, result);
         }
         // Confirmed, or not confirmable: an SMA that does not answer is no
         // evidence that the LID moved (the PMA at it just did answer).

@@ -100,8 +100,15 @@ class Sweeper {
     std::uint8_t port;                // HCA: the port the LID must belong to; switch: 0 (any)
     std::uint32_t outstanding = 0;    // port reads still in flight
     std::vector<std::uint32_t> held;  // indices into work_ of complete readings
+    bool probe = false;               // send the tick probe once the LID is confirmed
   };
-  void query_ports(const Fabric& fabric, std::uint32_t node_index, const PmaCapabilities& caps);
+  // Reads the node's ports. With `probe` and LID checks on, the tick probe
+  // is attached to the check of the node's LID (sent once that confirms the
+  // node) and true returned; false: no checks, the caller probes now.
+  bool query_ports(const Fabric& fabric, std::uint32_t node_index, const PmaCapabilities& caps,
+                   bool probe = false);
+  // The PortSamplesControl probe, unless the guard protects the node.
+  void probe_tick(const Fabric& fabric, std::uint32_t node_index, SweepResult& result);
   void port_done(const Fabric& fabric, std::size_t w, const SweepOptions& options,
                  SweepResult& result);
   void verify_lid(const Fabric& fabric, std::uint32_t c, const SweepOptions& options,

@@ -107,9 +107,10 @@ TEST_CASE("SM safety: the opt-in really sends the probe to the SM's port",
   // counters.probe_sm_and_local_ports the daemon probes the management HCA
   // like any node, and under ibsim that request reaches opensm (ibsim's
   // find_client() gives a request for QP1 to the port's SM client; umad2sim
-  // then hands it to an agent slot opensm never registered) and kills it.
-  // Should the simulator ever answer PortSamplesControl itself, this test
-  // says so and docs/safety.md needs a look.
+  // hands it to opensm's PerfMgr agent, whose callback takes every MAD for
+  // the answer to a request of its own) and kills it. Should the simulator
+  // ever answer PortSamplesControl itself, this test says so and
+  // docs/safety.md needs a look.
   SimFabric sim(small_tree());
   const std::string cfg = write_config(sim, "exporter.yaml",
                                        "sweep_interval: 1s\n"

@@ -415,3 +415,24 @@ TEST_CASE("Sweeper sends no optional MAD to a node the SmGuard protects", "[swee
   CHECK(open.probes_withheld == 0);
   CHECK(sweeper.capabilities(0x200)->sample_tick == 7);
 }
+
+TEST_CASE("Sweeper probes PortSamplesControl only at a LID confirmed to be the node's",
+          "[sweeper]") {
+  // After an SM restart an old LID may belong to the SM's own port, which no
+  // guard built from the stale fabric can know: the probe waits for the LID
+  // check, and a LID that answers as another node gets none.
+  const ibfx::Fabric f = ibfx::test::star_fabric(2);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  add_identities(fake, f);
+  std::swap(fake.nodes[2], fake.nodes[3]);  // LIDs 2 and 3 swapped owners
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult r = sweeper.sweep(f, {});
+  CHECK(r.lid_mismatches == 2);
+  CHECK(fake.nodes[1].sample_controls == 1);  // the switch: confirmed
+  CHECK(fake.nodes[2].sample_controls == 0);
+  CHECK(fake.nodes[3].sample_controls == 0);
+  CHECK(sweeper.capabilities(0x100)->sample_tick == 7);
+}
