@@ -43,8 +43,8 @@ struct FabricNode {
   std::uint32_t device_id = 0;
   std::uint8_t num_ports = 0;
   // False for a node that earlier discoveries found and the latest did not
-  // (unplugged, powered off): kept, with its ports down, so that its series
-  // do not silently vanish from Prometheus.
+  // (a lost SMP, or really unplugged): kept as last seen and still swept,
+  // so that its series do not silently vanish (see FabricMerger).
   bool present = true;
   std::vector<FabricPort> ports;  // discovered ports, ascending by number (no switch port 0)
 };
@@ -54,16 +54,16 @@ struct Fabric {
   std::unordered_map<std::uint64_t, std::int32_t> by_guid;
   std::chrono::system_clock::time_point discovered_at{};
   double discovery_seconds = 0;
+  // SMPs of the discovery that got no answer after their retries, and that
+  // were answered with an error status: a discovery that lost any is
+  // partial (whatever it could not reach behind them is missing).
+  std::uint32_t smp_timeouts = 0;
+  std::uint32_t smp_errors = 0;
 
   void index();  // rebuilds by_guid
   const FabricNode* find(std::uint64_t guid) const;
   std::size_t port_count() const;
 };
-
-// `now` plus every node of `before` that `now` lacks, marked not present with
-// its ports down and unaddressable (LID 0); links are re-pointed by GUID.
-std::shared_ptr<const Fabric> merge_missing(std::shared_ptr<const Fabric> now,
-                                            const Fabric* before);
 
 // Link properties as words and numbers.
 std::string_view link_width_name(std::uint8_t width_active);  // "4x"
