@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectors/child_process.h"
+#include "collectors/stderr_tap.h"
 #include "daemon/log.h"
 
 namespace ibfx {
@@ -64,17 +65,27 @@ int run_discover_once(int argc, char** argv) {
   // Run by hand (no result descriptor), the fabric goes to stdout.
   const int out = ::fcntl(kResultFd, F_GETFD) >= 0 ? kResultFd : STDOUT_FILENO;
   DiscoveryResult result;
-  try {
-    result = Discovery(flags.ca, flags.ca_port, config).discover();
-  } catch (const std::exception& e) {
-    result.fabric = nullptr;
-    result.error = e.what();
+  StderrCounts lost;
+  {
+    // The SMPs libibnetdisc lost are only lines on its stderr: count them,
+    // so that the daemon knows whether this discovery is complete.
+    StderrTap tap;
+    try {
+      result = Discovery(flags.ca, flags.ca_port, config).discover();
+    } catch (const std::exception& e) {
+      result.fabric = nullptr;
+      result.error = e.what();
+    }
+    lost = tap.stop();
   }
   if (!result.fabric) {
     write_all(out, result.error.empty() ? "discovery failed" : result.error);
     return 1;
   }
-  return write_all(out, encode_fabric(*result.fabric)) ? 0 : 1;
+  Fabric fabric = *result.fabric;
+  fabric.smp_timeouts = lost.smp_timeouts;
+  fabric.smp_errors = lost.smp_errors;
+  return write_all(out, encode_fabric(fabric)) ? 0 : 1;
 }
 
 // ---- parent -----------------------------------------------------------------

@@ -39,42 +39,6 @@ std::size_t Fabric::port_count() const {
   return n;
 }
 
-std::shared_ptr<const Fabric> merge_missing(std::shared_ptr<const Fabric> now,
-                                            const Fabric* before) {
-  if (before == nullptr || !now) return now;
-  std::vector<std::int32_t> missing;
-  for (std::size_t i = 0; i < before->nodes.size(); ++i) {
-    if (now->find(before->nodes[i].guid) == nullptr)
-      missing.push_back(static_cast<std::int32_t>(i));
-  }
-  if (missing.empty()) return now;
-  auto merged = std::make_shared<Fabric>(*now);
-  for (std::int32_t old_index : missing) {
-    FabricNode node = before->nodes[static_cast<std::size_t>(old_index)];
-    node.present = false;
-    node.lid = 0;
-    for (FabricPort& p : node.ports) {
-      p.lid = 0;
-      p.state = 1;       // Down
-      p.phys_state = 0;  // unknown: nobody can ask it
-    }
-    merged->nodes.push_back(std::move(node));
-  }
-  merged->index();
-  // Re-point the retained nodes' links into the merged node list.
-  for (std::int32_t old_index : missing) {
-    FabricNode& node = merged->nodes[static_cast<std::size_t>(
-        merged->by_guid.at(before->nodes[static_cast<std::size_t>(old_index)].guid))];
-    for (FabricPort& p : node.ports) {
-      if (!p.linked()) continue;
-      const std::uint64_t remote_guid = before->nodes[static_cast<std::size_t>(p.remote_node)].guid;
-      auto it = merged->by_guid.find(remote_guid);
-      p.remote_node = it == merged->by_guid.end() ? kNoNode : it->second;
-    }
-  }
-  return merged;
-}
-
 std::string_view link_width_name(std::uint8_t w) {
   switch (w) {
     case 1:
@@ -208,7 +172,7 @@ namespace {
 
 // "IBFXFAB" and a format version: a worker from another build is refused,
 // not misread.
-constexpr std::string_view kFabricMagic{"IBFXFAB\x02", 8};
+constexpr std::string_view kFabricMagic{"IBFXFAB\x03", 8};
 
 class Writer {
  public:
@@ -283,6 +247,8 @@ std::string encode_fabric(const Fabric& fabric) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(fabric.discovered_at.time_since_epoch())
           .count()));
   w.u64(std::bit_cast<std::uint64_t>(fabric.discovery_seconds));
+  w.u32(fabric.smp_timeouts);
+  w.u32(fabric.smp_errors);
   w.u32(static_cast<std::uint32_t>(fabric.nodes.size()));
   for (const FabricNode& n : fabric.nodes) {
     w.u64(n.guid);
@@ -322,7 +288,10 @@ bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error) {
   if (!r.raw(kFabricMagic)) return fail("bad magic or format version");
   std::uint64_t ns = 0, seconds_bits = 0;
   std::uint32_t node_count = 0;
-  if (!r.u64(ns) || !r.u64(seconds_bits) || !r.u32(node_count)) return fail("truncated header");
+  if (!r.u64(ns) || !r.u64(seconds_bits) || !r.u32(f.smp_timeouts) || !r.u32(f.smp_errors) ||
+      !r.u32(node_count)) {
+    return fail("truncated header");
+  }
   f.discovered_at = std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::nanoseconds(static_cast<std::int64_t>(ns))));

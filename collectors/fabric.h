@@ -43,8 +43,8 @@ struct FabricNode {
   std::uint32_t device_id = 0;
   std::uint8_t num_ports = 0;
   // False for a node that earlier discoveries found and the latest did not
-  // (unplugged, powered off): kept, with its ports down, so that its series
-  // do not silently vanish from Prometheus.
+  // (a lost SMP, or really unplugged): kept as last seen and still swept,
+  // so that its series do not silently vanish (see FabricMerger).
   bool present = true;
   // PortInfo:CapabilityMask.IsSM (IBA 14.2.5.6, bit 1) on one of its ports
   // (a switch: port 0): a subnet manager, master or standby, is bound there.
@@ -62,16 +62,16 @@ struct Fabric {
   // of the port the master SM is bound to (0 when unknown).
   std::uint64_t local_node = 0;
   std::uint16_t sm_lid = 0;
+  // SMPs of the discovery that got no answer after their retries, and that
+  // were answered with an error status: a discovery that lost any is
+  // partial (whatever it could not reach behind them is missing).
+  std::uint32_t smp_timeouts = 0;
+  std::uint32_t smp_errors = 0;
 
   void index();  // rebuilds by_guid
   const FabricNode* find(std::uint64_t guid) const;
   std::size_t port_count() const;
 };
-
-// `now` plus every node of `before` that `now` lacks, marked not present with
-// its ports down and unaddressable (LID 0); links are re-pointed by GUID.
-std::shared_ptr<const Fabric> merge_missing(std::shared_ptr<const Fabric> now,
-                                            const Fabric* before);
 
 // Link properties as words and numbers.
 std::string_view link_width_name(std::uint8_t width_active);  // "4x"

@@ -27,13 +27,19 @@ void MadEngine::submit_smp(std::uint16_t lid, std::uint16_t attr_id, std::uint32
 void MadEngine::enqueue(Request request) {
   const std::uint16_t lid = request.lid;
   Node& node = nodes_[lid];
+  if (node.rank_run != run_) {
+    node.rank_run = run_;
+    node.rank = next_rank_++;
+  }
   node.queue.push_back(std::move(request));
   ++queued_;
   make_ready(lid, node);
 }
 
 void MadEngine::fail(Request& request, MadResult result) {
-  if (request.optional) {
+  if (result == MadResult::kCancelled) {
+    ++stats_.cancelled;
+  } else if (request.optional) {
     ++stats_.optional_unanswered;
   } else if (result == MadResult::kTimeout) {
     ++stats_.timeouts;
@@ -48,7 +54,7 @@ void MadEngine::fail(Request& request, MadResult result) {
 void MadEngine::make_ready(std::uint16_t lid, Node& node) {
   if (!node.in_ready && !node.queue.empty() && node.inflight < limits_.per_node_inflight) {
     node.in_ready = true;
-    ready_.push_back(lid);
+    ready_.emplace(node.rank, lid);
   }
 }
 
@@ -65,11 +71,13 @@ bool MadEngine::rate_allows(Clock::time_point now) {
 }
 
 void MadEngine::fill_window(Clock::time_point now) {
-  // Round-robin over nodes so one big switch cannot starve the others.
+  // The earliest-queued node first, up to its per-node limit; the global
+  // window is shared by many nodes at once, so one big switch (held to
+  // per_node_inflight) cannot starve the others.
   while (!ready_.empty() && static_cast<int>(inflight_count_) < limits_.global_inflight) {
     if (!rate_allows(now)) return;
-    const std::uint16_t lid = ready_.front();
-    ready_.pop_front();
+    const std::uint16_t lid = ready_.top().second;
+    ready_.pop();
     Node& node = nodes_[lid];
     node.in_ready = false;
     if (node.queue.empty() || node.inflight >= limits_.per_node_inflight) continue;
@@ -220,8 +228,9 @@ bool MadEngine::run(Clock::time_point deadline) {
   while (pending() > 0) {
     auto now = Clock::now();
     if (now >= deadline) {
-      // Out of time: everything left completes as a timeout, so callers
-      // still account for every request.
+      // Out of time: everything left completes as cancelled, so callers
+      // still account for every request, and can tell "not asked" from
+      // "asked and silent".
       std::vector<Request> left;
       for (Slot& slot : slots_) {
         if (slot.active) left.push_back(release_slot(slot));
@@ -233,9 +242,10 @@ bool MadEngine::run(Clock::time_point deadline) {
         node.inflight = 0;
         node.in_ready = false;
       }
-      ready_.clear();
+      ready_ = {};
       queued_ = 0;
-      for (auto& r : left) fail(r, MadResult::kTimeout);
+      for (auto& r : left) fail(r, MadResult::kCancelled);
+      ++run_;
       return false;
     }
     fill_window(now);
@@ -271,6 +281,7 @@ bool MadEngine::run(Clock::time_point deadline) {
     }
     expire(Clock::now());
   }
+  ++run_;  // the next run ranks its nodes afresh
   return true;
 }
 
@@ -280,7 +291,7 @@ void MadEngine::abandon() {
   }
   deadlines_.clear();
   nodes_.clear();
-  ready_.clear();
+  ready_ = {};
   queued_ = 0;
 }
 

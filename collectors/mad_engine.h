@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -24,7 +25,10 @@ struct MadEngineLimits {
   int max_mads_per_second = 0;  // 0: unlimited
 };
 
-enum class MadResult : std::uint8_t { kOk, kTimeout, kError };
+// kCancelled: the deadline of run() came first (never sent, or sent and not
+// yet timed out): the node was not really asked, which is no evidence of
+// anything wrong with it.
+enum class MadResult : std::uint8_t { kOk, kTimeout, kError, kCancelled };
 
 struct MadCompletion {
   MadResult result = MadResult::kOk;
@@ -42,6 +46,7 @@ struct MadEngineStats {
   // Optional probes (attributes a PMA may lack) that got no usable answer;
   // kept apart so they do not read as a sick fabric.
   std::uint64_t optional_unanswered = 0;
+  std::uint64_t cancelled = 0;  // cut by run()'s deadline (not timeouts)
 };
 
 class MadEngine {
@@ -69,8 +74,8 @@ class MadEngine {
   bool smp_supported() const { return transport_.supports_smp(); }
 
   // Drives the pipeline until every request has completed, or until
-  // `deadline` (then the rest complete as timeouts). Returns false when the
-  // deadline cut the run short.
+  // `deadline` (then the rest complete as kCancelled). Returns false when
+  // the deadline cut the run short.
   bool run(std::chrono::steady_clock::time_point deadline);
 
   // Cancels everything queued or in flight without calling callbacks.
@@ -100,6 +105,12 @@ class MadEngine {
     std::deque<Request> queue;
     int inflight = 0;
     bool in_ready = false;
+    // Service order: the node first given work in this run() is served
+    // first, up to its per-node limit, before nodes queued after it. A run
+    // cut short by its deadline then leaves a prefix of the nodes finished
+    // and the rest not started, instead of every node half done.
+    std::uint64_t rank = 0;
+    std::uint64_t rank_run = ~std::uint64_t{0};
   };
 
   void enqueue(Request request);
@@ -120,7 +131,11 @@ class MadEngine {
   MadEngineLimits limits_;
   MadEngineStats stats_;
   std::unordered_map<std::uint16_t, Node> nodes_;
-  std::deque<std::uint16_t> ready_;  // nodes with queued work and spare per-node slots
+  // Nodes with queued work and spare per-node slots, lowest rank first.
+  using Ready = std::pair<std::uint64_t, std::uint16_t>;  // rank, LID
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready_;
+  std::uint64_t run_ = 0;        // run() calls completed
+  std::uint64_t next_rank_ = 0;
   // In-flight requests in a slot table instead of a hash map (no allocation
   // per MAD): the low 32 bits of a TID are (sequence << 16 | slot), and a
   // response counts only if its TID is the one its slot holds now, so a late

@@ -2,6 +2,8 @@
 
 #include <infiniband/mad.h>
 
+#include <algorithm>
+
 namespace ibfx {
 namespace {
 constexpr std::uint8_t kMethodGet = 0x01;
@@ -32,51 +34,57 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
   checks_.clear();
   // Reserve so PortWork addresses stay stable while callbacks hold indices.
   work_.reserve(fabric.port_count());
+  for (std::uint32_t n = 0; n < fabric.nodes.size(); ++n) {
+    result.port_read[n].assign(fabric.nodes[n].ports.size(), false);
+  }
 
+  std::vector<std::uint32_t> order;
+  order.reserve(fabric.nodes.size());
   for (std::uint32_t n = 0; n < fabric.nodes.size(); ++n) {
     const FabricNode& node = fabric.nodes[n];
-    result.port_read[n].assign(node.ports.size(), false);
     if (node.type == NodeType::kHca && !options.include_hcas) continue;
     if (options.shard_count > 1 &&
         shard_hash(node.guid) % options.shard_count != options.shard_index) {
       continue;
     }
-    // Not addressable: no LID yet, or a node the latest discovery no longer
-    // found (kept with LID 0 so its series stay, exported as not answering).
-    // A MAD to LID 0 would only time out, every sweep.
+    // Not addressable: no LID yet. A MAD to LID 0 would only time out,
+    // every sweep.
     if (node.lid == 0) continue;
     result.nodes[n].swept = true;
+    order.push_back(n);
+  }
+  if (last_cut_) {
+    // Round robin after a sweep the budget cut short: the nodes with the
+    // oldest readings first. The engine serves nodes about in the order
+    // they were queued, so what a budget cuts off is what was queued last.
+    const auto touched_at = [this, &fabric](std::uint32_t n) {
+      auto it = last_state_.find(fabric.nodes[n].guid);
+      return it == last_state_.end() ? std::chrono::steady_clock::time_point{}
+                                     : it->second.touched_at;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return touched_at(a) < touched_at(b);
+    });
+  }
+  for (const std::uint32_t n : order) {
+    const FabricNode& node = fabric.nodes[n];
     auto cached = capabilities_.find(node.guid);
-    if (cached != capabilities_.end()) {
-      query_ports(fabric, n, cached->second);
+    if (cached != capabilities_.end() && (cached->second.vendor_id != node.vendor_id ||
+                                          cached->second.device_id != node.device_id)) {
+      capabilities_.erase(cached);  // another device behind the same GUID: probe again
+      cached = capabilities_.end();
+    }
+    if (cached == capabilities_.end()) {
+      probe_node(fabric, n);
       continue;
     }
-    // ClassPortInfo (IBA 16.1.3.1) once per node: it says which counter
-    // attributes and widths the PMA supports.
-    engine_.submit(node.lid, kMethodGet, kAttrClassPortInfo, 0, PmaData{},
-                   [this, &fabric, n, &result](const MadCompletion& c) {
-                     if (c.result != MadResult::kOk) {
-                       ++result.nodes[n].failed_mads;
-                       return;
-                     }
-                     const PmaCapabilities caps = decode_class_port_info(c.data);
-                     capabilities_[fabric.nodes[n].guid] = caps;
-                     // The tick probe waits for the LID check where there is
-                     // one (probe_tick()).
-                     if (!query_ports(fabric, n, caps, true)) probe_tick(fabric, n, result);
-                   });
+    // The tick probe waits for the LID check where there is one.
+    const bool probe = !cached->second.tick_probed;
+    if (!query_ports(fabric, n, cached->second.caps, probe) && probe) probe_tick(fabric, n);
   }
   const bool finished = engine_.run(start + options.budget);
+  finish_nodes(fabric, order, std::chrono::steady_clock::now(), result);
 
-  // A node is up when every MAD to it was answered (the budget running out
-  // completes what is left as timeouts, so they count here too).
-  for (std::uint32_t n = 0; n < result.nodes.size(); ++n) {
-    NodeSweep& ns = result.nodes[n];
-    ns.answered = ns.swept && ns.failed_mads == 0 && !ns.lid_moved;
-    // Its ClassPortInfo may have come from the wrong node as well: ask again
-    // once discovery has the new LID.
-    if (ns.lid_moved) capabilities_.erase(fabric.nodes[n].guid);
-  }
   const MadEngineStats& after = engine_.stats();
   result.completed = finished;
   result.mads_sent = after.sent - before.sent;
@@ -88,29 +96,109 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
   return result;
 }
 
-void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n, SweepResult& result) {
+void Sweeper::probe_node(const Fabric& fabric, std::uint32_t n) {
+  // ClassPortInfo (IBA 16.1.3.1) once per node: it says which counter
+  // attributes and widths the PMA supports.
+  engine_.submit(fabric.nodes[n].lid, kMethodGet, kAttrClassPortInfo, 0, PmaData{},
+                 [this, &fabric, n](const MadCompletion& c) {
+                   NodeSweep& ns = ctx_.result->nodes[n];
+                   if (c.result == MadResult::kCancelled) {
+                     ++ns.cut_mads;
+                     return;
+                   }
+                   if (c.result != MadResult::kOk) {
+                     ++ns.failed_mads;
+                     return;
+                   }
+                   ++ns.answered_mads;
+                   const FabricNode& node = fabric.nodes[n];
+                   const PmaCapabilities caps = decode_class_port_info(c.data);
+                   capabilities_[node.guid] = Probed{caps, node.vendor_id, node.device_id, false};
+                   // The tick probe waits for the LID check where there is
+                   // one (verify_lid()).
+                   if (!query_ports(fabric, n, caps, true)) probe_tick(fabric, n);
+                 });
+}
+
+void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n) {
   // PortSamplesControl.Tick (IBA 16.1.3.2), once per node, for the length
   // of a PortXmitWait tick. Optional: a PMA that does not answer keeps the
-  // configured assumption, and the node is not counted as failing for it.
+  // configured assumption, is not counted as failing, and is not asked
+  // again; only a probe the budget cancelled is repeated.
   // Never to the SM's node or our own (SmGuard, docs/safety.md): a PMA that
   // does not answer it itself hands it to the software registered at the
-  // port, which there is the SM.
-  const FabricNode& node = fabric.nodes[n];
-  const std::uint64_t guid = node.guid;
+  // port, which there is the SM. Withheld once, then remembered as asked.
+  const FabricNode& self = fabric.nodes[n];
+  const std::uint64_t guid = self.guid;
   if (ctx_.options->guard.protects(guid)) {
-    ++result.probes_withheld;
+    ++ctx_.result->probes_withheld;
+    auto it = capabilities_.find(guid);
+    if (it != capabilities_.end()) it->second.tick_probed = true;
     return;
   }
-  const std::uint8_t port = node.ports.empty() ? 1 : node.ports.front().number;
-  engine_.submit_optional(node.lid, kMethodGet, kAttrPortSamplesControl, 0,
+  const std::uint8_t port = self.ports.empty() ? 1 : self.ports.front().number;
+  engine_.submit_optional(self.lid, kMethodGet, kAttrPortSamplesControl, 0,
                           port_samples_control_request(port),
                           [this, guid](const MadCompletion& sc) {
-                            if (sc.result != MadResult::kOk) return;
+                            if (sc.result == MadResult::kCancelled) return;
                             auto it = capabilities_.find(guid);
-                            if (it != capabilities_.end()) {
-                              it->second.sample_tick = decode_sample_tick(sc.data);
+                            if (it == capabilities_.end()) return;
+                            it->second.tick_probed = true;
+                            if (sc.result == MadResult::kOk) {
+                              it->second.caps.sample_tick = decode_sample_tick(sc.data);
                             }
                           });
+}
+
+void Sweeper::finish_nodes(const Fabric& fabric, const std::vector<std::uint32_t>& order,
+                           std::chrono::steady_clock::time_point now, SweepResult& result) {
+  const bool smp = engine_.smp_supported();
+  last_cut_ = false;
+  for (const std::uint32_t n : order) {
+    NodeSweep& ns = result.nodes[n];
+    const std::uint64_t guid = fabric.nodes[n].guid;
+    // Its ClassPortInfo may have come from the wrong node as well: ask again
+    // once discovery has the new LID.
+    if (ns.lid_moved) capabilities_.erase(guid);
+    auto [last, inserted] = last_state_.try_emplace(guid, LastState{false, false, now, {}});
+    const auto& read = result.port_read[n];
+    if (ns.reached || std::find(read.begin(), read.end(), true) != read.end()) {
+      last->second.touched_at = now;
+    }
+    ns.reached = ns.cut_mads == 0;
+    const bool answered_now = ns.answered_mads > 0 && !ns.lid_moved;
+    if (!smp) ns.lid_confirmed = answered_now;
+    if (ns.reached) {
+      port_resume_.erase(guid);
+      ns.answered = answered_now;
+      last->second = LastState{ns.answered, true, now, now};
+    } else {
+      // Cut short by the budget: not (fully) asked. First in line next
+      // time, from the first port it did not read.
+      last_cut_ = true;
+      const std::uint32_t from = port_resume_.count(guid) != 0 ? port_resume_[guid] : 0;
+      for (std::uint32_t k = 0; k < read.size(); ++k) {
+        const auto i = static_cast<std::uint32_t>((from + k) % read.size());
+        if (!read[i]) {
+          port_resume_[guid] = i;
+          break;
+        }
+      }
+      ns.stale = true;
+      ++result.stale_nodes;
+      if (answered_now || ns.lid_moved) {
+        ns.answered = answered_now;  // what it did say this sweep is news
+        last->second.answered = answered_now;
+      } else if (last->second.ever_reached) {
+        ns.answered = last->second.answered;
+      } else {
+        ns.swept = false;  // never reached yet: no state to show
+      }
+    }
+    result.oldest_reading_age_seconds =
+        std::max(result.oldest_reading_age_seconds,
+                 std::chrono::duration<double>(now - last->second.reached_at).count());
+  }
 }
 
 bool Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabilities& caps,
@@ -118,7 +206,12 @@ bool Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
   const FabricNode& node = fabric.nodes[n];
   const bool verify = engine_.smp_supported();
   std::uint32_t switch_check = kNoCheck;  // a switch answers at one LID for all its ports
-  for (std::uint32_t i = 0; i < node.ports.size(); ++i) {
+  // A node a cut-short sweep left half read starts where it stopped.
+  const auto resume = port_resume_.find(node.guid);
+  const std::uint32_t from = resume == port_resume_.end() ? 0 : resume->second;
+  const auto port_count = static_cast<std::uint32_t>(node.ports.size());
+  for (std::uint32_t k = 0; k < port_count; ++k) {
+    const std::uint32_t i = (from + k) % port_count;
     const FabricPort& port = node.ports[i];
     // An HCA port is addressed by its own LID: a down HCA port has none that
     // routes, so it keeps its last totals. Switch ports all answer through
@@ -170,7 +263,7 @@ bool Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
 void Sweeper::on_port_reply(std::uint32_t w, const MadCompletion& c, bool extended) {
   const Fabric& fabric = *ctx_.fabric;
   PortWork& work = work_[w];
-  const PmaCapabilities& caps_now = capabilities_[fabric.nodes[work.node].guid];
+  const PmaCapabilities& caps_now = capabilities_[fabric.nodes[work.node].guid].caps;
   if (c.result == MadResult::kOk) {
     if (extended) {
       decode_port_counters_ext(c.data, caps_now, work.reading);
@@ -185,6 +278,10 @@ void Sweeper::on_port_reply(std::uint32_t w, const MadCompletion& c, bool extend
         }
       }
     }
+    ++ctx_.result->nodes[work.node].answered_mads;
+  } else if (c.result == MadResult::kCancelled) {
+    work.failed = true;  // a half reading would mix two instants
+    ++ctx_.result->nodes[work.node].cut_mads;
   } else {
     work.failed = true;
     ++ctx_.result->nodes[work.node].failed_mads;
@@ -226,10 +323,12 @@ void Sweeper::verify_lid(const Fabric& fabric, std::uint32_t c, const SweepOptio
             ++result.lid_mismatches;
             return;
           }
-          if (check.probe) probe_tick(fabric, check.node, result);
+          result.nodes[check.node].lid_confirmed = true;
+          if (check.probe) probe_tick(fabric, check.node);
         }
-        // Confirmed, or not confirmable: an SMA that does not answer is no
-        // evidence that the LID moved (the PMA at it just did answer).
+        // Confirmed, or not confirmable: an SMA that does not answer (a lost
+        // SMP) is no evidence that the LID
+        // moved: the PMA at it just did answer. Never a mismatch.
         for (std::uint32_t w : check.held) apply_reading(fabric, work_[w], options, result);
       });
 }

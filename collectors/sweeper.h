@@ -9,7 +9,13 @@
 // LID are held until one NodeInfo SMP to that LID, sent after they arrived,
 // names the node (and, for an HCA, the port) they were meant for; otherwise
 // they are dropped and the node reported as not answering (which makes the
-// exporter rediscover). One SMP per switch and per HCA port, per sweep.
+// exporter rediscover). One SMP per switch and per HCA port, per sweep. An
+// SMP that gets no answer is no evidence of a move: the readings are kept.
+//
+// A sweep the budget cuts short marks nothing down: the nodes it did not
+// finish keep their last readings and state, and the next sweep starts with
+// them (round robin), so every node is read within a bounded number of
+// sweeps however slow the fabric.
 #pragma once
 
 #include <chrono>
@@ -38,9 +44,23 @@ struct SweepOptions {
 };
 
 struct NodeSweep {
-  bool swept = false;     // in this daemon's share and addressable
-  bool answered = false;  // every port read succeeded
-  std::uint32_t failed_mads = 0;
+  bool swept = false;  // in this daemon's share, addressable, and with a known state
+  // Every query to it completed (answered, or out of retries) before the
+  // budget ran out. A node the budget did not let us finish is not asked,
+  // which says nothing about it: it keeps the state of the last sweep that
+  // reached it (stale), and is asked first next time.
+  bool reached = false;
+  bool stale = false;
+  // Up: it answered PMA queries at its LID (the last time it was reached).
+  // Ports whose reads were lost keep their last totals; a node is down only
+  // when it was asked and answered nothing, after the retries.
+  bool answered = false;
+  // The sweep's NodeInfo SMP to its LID named it: the LID is still its own.
+  // Without an SMP-capable transport, answering counts as confirmation.
+  bool lid_confirmed = false;
+  std::uint32_t failed_mads = 0;    // out of retries or error status
+  std::uint32_t answered_mads = 0;  // PMA answers with status 0
+  std::uint32_t cut_mads = 0;       // cancelled by the budget
   // The node's LID now answers as another node or port: readings dropped.
   bool lid_moved = false;
 };
@@ -58,6 +78,11 @@ struct SweepResult {
   std::uint64_t clears_sent = 0;
   std::size_t ports_read = 0;
   std::size_t lid_mismatches = 0;  // LIDs found answering as another node or port
+  // Round robin: nodes the budget did not let this sweep finish (their
+  // readings and node_up are those of an earlier sweep), and the age of
+  // the oldest reading among the nodes to sweep.
+  std::size_t stale_nodes = 0;
+  double oldest_reading_age_seconds = 0;
   // Optional MADs not sent because SweepOptions::guard protects the node.
   std::size_t probes_withheld = 0;
   std::size_t clears_withheld = 0;
@@ -75,14 +100,44 @@ class Sweeper {
 
   // Forget cached PMA capabilities (e.g. after a node was replaced).
   void clear_capabilities() { capabilities_.clear(); }
+  // Forget all that is kept about a node (it left the known fabric).
+  void forget(std::uint64_t guid) {
+    capabilities_.erase(guid);
+    last_state_.erase(guid);
+    port_resume_.erase(guid);
+  }
   // Cached PMA capabilities of a node (null until its ClassPortInfo answered).
+  // Kept per node GUID across rediscoveries: a node is probed again only
+  // when it is new, reports another VendorID/DeviceID (replaced), or its
+  // LID was found answering as another node.
   const PmaCapabilities* capabilities(std::uint64_t guid) const {
     auto it = capabilities_.find(guid);
-    return it == capabilities_.end() ? nullptr : &it->second;
+    return it == capabilities_.end() ? nullptr : &it->second.caps;
   }
   std::size_t cached_capabilities() const { return capabilities_.size(); }
 
  private:
+  struct Probed {
+    PmaCapabilities caps;
+    std::uint32_t vendor_id = 0;  // NodeInfo identity the probe was made for
+    std::uint32_t device_id = 0;
+    bool tick_probed = false;  // PortSamplesControl asked (answered or not)
+  };
+  // What the last sweep that reached a node said about it.
+  struct LastState {
+    bool answered = false;
+    bool ever_reached = false;
+    std::chrono::steady_clock::time_point reached_at{};  // or first due, if never reached
+    // Last sweep that read any of its ports: the round robin's order, so
+    // that a big node left half read does not hog the next sweep too.
+    std::chrono::steady_clock::time_point touched_at{};
+  };
+  void probe_node(const Fabric& fabric, std::uint32_t n);
+  // The PortSamplesControl probe, unless the guard protects the node.
+  void probe_tick(const Fabric& fabric, std::uint32_t n);
+  void finish_nodes(const Fabric& fabric, const std::vector<std::uint32_t>& order,
+                    std::chrono::steady_clock::time_point now, SweepResult& result);
+
   static constexpr std::uint32_t kNoCheck = ~std::uint32_t{0};
   struct PortWork {
     std::uint32_t node;
@@ -107,8 +162,6 @@ class Sweeper {
   // node) and true returned; false: no checks, the caller probes now.
   bool query_ports(const Fabric& fabric, std::uint32_t node_index, const PmaCapabilities& caps,
                    bool probe = false);
-  // The PortSamplesControl probe, unless the guard protects the node.
-  void probe_tick(const Fabric& fabric, std::uint32_t node_index, SweepResult& result);
   void port_done(const Fabric& fabric, std::size_t w, const SweepOptions& options,
                  SweepResult& result);
   void verify_lid(const Fabric& fabric, std::uint32_t c, const SweepOptions& options,
@@ -118,7 +171,13 @@ class Sweeper {
 
   MadEngine& engine_;
   CounterAccumulator& accumulator_;
-  std::unordered_map<std::uint64_t, PmaCapabilities> capabilities_;
+  std::unordered_map<std::uint64_t, Probed> capabilities_;
+  std::unordered_map<std::uint64_t, LastState> last_state_;
+  // Round robin after a sweep the budget cut short: the next one asks the
+  // nodes with the oldest readings first, and a node left half read from
+  // the first port it did not read.
+  bool last_cut_ = false;
+  std::unordered_map<std::uint64_t, std::uint32_t> port_resume_;
   // The sweep in progress, for the per-MAD callbacks: capturing only
   // {this, index} keeps each std::function within its small-object buffer,
   // so queueing a MAD does not allocate.

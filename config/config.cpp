@@ -187,7 +187,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 32> kKeys{{
+const std::array<Key, 34> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -247,6 +247,12 @@ const std::array<Key, 32> kKeys{{
     {"discovery.retries",
      [](Config& c, const Scalar& v) { c.discovery.retries = to_int(v, 0, 10); },
      [](const Config& c) { return std::to_string(c.discovery.retries); }},
+    {"discovery.forget_after",
+     [](Config& c, const Scalar& v) { c.discovery.forget_after = to_duration(v); },
+     [](const Config& c) { return format_duration(c.discovery.forget_after); }},
+    {"discovery.forget_after_discoveries",
+     [](Config& c, const Scalar& v) { c.discovery.forget_after_discoveries = to_int(v, 1, 1000); },
+     [](const Config& c) { return std::to_string(c.discovery.forget_after_discoveries); }},
     {"counters.clear_on_threshold",
      [](Config& c, const Scalar& v) { c.counters.clear_on_threshold = to_bool(v); },
      [](const Config& c) { return bool_text(c.counters.clear_on_threshold); }},

@@ -38,6 +38,12 @@ struct DiscoveryConfig {
   int max_smps = 16;                           // libibnetdisc in-flight SMPs
   Duration timeout{200};
   int retries = 2;
+  // A node no discovery has found any more is forgotten (its series end)
+  // only once it was missing from forget_after_discoveries consecutive
+  // discoveries and for at least forget_after, and has not answered a PMA
+  // query at its last LID meanwhile: a lost SMP must not cost its series.
+  Duration forget_after{std::chrono::hours(1)};
+  int forget_after_discoveries = 3;
 
   friend bool operator==(const DiscoveryConfig&, const DiscoveryConfig&) = default;
 };

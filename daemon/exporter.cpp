@@ -12,6 +12,12 @@
 
 namespace ibfx {
 
+namespace {
+ForgetPolicy forget_policy(const DiscoveryConfig& c) {
+  return ForgetPolicy{c.forget_after_discoveries, c.forget_after};
+}
+}  // namespace
+
 Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTransport> transport,
                    DiscoverFn discover, AnalysisConfig analysis)
     : config_(std::move(config)),
@@ -22,9 +28,9 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
                                            config_.mad.per_node_inflight, config_.mad.timeout,
                                            config_.mad.retries, config_.mad.max_mads_per_second}),
       sweeper_(engine_, accumulator_),
-      analysis_config_(std::move(analysis)) {
-  discovery_interval_ms_ = config_.discovery.interval.count();
-}
+      analysis_config_(std::move(analysis)),
+      merger_(forget_policy(config_.discovery)),
+      pacer_(DiscoveryPacing{.interval = config_.discovery.interval}) {}
 
 Exporter::~Exporter() { stop(); }
 
@@ -36,36 +42,61 @@ std::shared_ptr<const Fabric> Exporter::fabric() const {
 bool Exporter::discover_now() {
   const std::uint64_t generation = health_ ? health_->generation() : 0;
   DiscoveryResult r = discover_();
-  {
-    std::lock_guard lock(metrics_mu_);
-    metrics_.on_discovery(r.fabric.get(), r.fabric ? r.fabric->discovery_seconds : 0,
-                          r.fabric != nullptr);
-  }
   if (!r.fabric) {
+    {
+      std::lock_guard lock(metrics_mu_);
+      metrics_.on_discovery(nullptr, 0, false);
+    }
+    pacer_.finished(false, false);
     log_warn("discovery failed: " + r.error);
     return false;
   }
-  const std::string found = "discovered " + std::to_string(r.fabric->nodes.size()) + " nodes, " +
-                            std::to_string(r.fabric->port_count()) + " ports in " +
-                            std::to_string(r.fabric->discovery_seconds) + " s";
-  log_info(found);
-  if (!ready_.load()) notify_status(found + "; first sweep running");
+  const Fabric& found = *r.fabric;
+  // Merged, never replaced: a node this discovery missed is kept (and still
+  // swept) until it has been missing long enough to be forgotten.
+  MergeOutcome merged = merger_.merge(found);
+  const bool partial = found.smp_timeouts > 0 || found.smp_errors > 0 || merged.missing > 0;
+  {
+    std::lock_guard lock(metrics_mu_);
+    metrics_.on_discovery(&found, found.discovery_seconds, true);
+    metrics_.on_merge(found, merged, partial);
+  }
+  pacer_.finished(true, partial);
+  const std::string summary = "discovered " + std::to_string(found.nodes.size()) + " nodes, " +
+                              std::to_string(found.port_count()) + " ports in " +
+                              std::to_string(found.discovery_seconds) + " s";
+  log_info(summary);
+  if (!ready_.load()) notify_status(summary + "; first sweep running");
+  if (partial) {
+    log_warn("partial discovery: " + std::to_string(found.smp_timeouts) + " SMP timeouts, " +
+             std::to_string(found.smp_errors) + " SMP errors; " + std::to_string(merged.missing) +
+             " known nodes and " + std::to_string(merged.ports_kept) +
+             " ports not found, kept as last seen and still swept; retrying in " +
+             std::to_string(std::chrono::duration<double>(pacer_.partial_backoff()).count()) +
+             " s at most");
+  }
+  for (const ForgottenNode& n : merged.forgotten) {
+    log_warn("forgetting " + std::string(node_type_name(n.type)) + " \"" + n.description + "\" (" +
+             guid_hex(n.guid) + "): missing from " +
+             std::to_string(config_.discovery.forget_after_discoveries) +
+             " discoveries in a row and for " + format_duration(config_.discovery.forget_after) +
+             "; its series end");
+  }
   {
     std::lock_guard lock(fabric_mu_);
-    fabric_ = merge_missing(std::move(r.fabric), fabric_.get());
+    fabric_ = std::move(merged.fabric);
   }
-  last_discovery_ = std::chrono::steady_clock::now();
   if (health_ && generation != fabric_generation_) {
     // Through a new worker, right after the fabric came back, the SM may not
     // have assigned LIDs yet: sweeping then would skip every switch. Look
-    // again soon, for a while, before sweeping what we have.
-    auto f = fabric();
-    const bool unaddressed = std::any_of(f->nodes.begin(), f->nodes.end(), [](const FabricNode& n) {
-      return n.present && n.type == NodeType::kSwitch && n.lid == 0;
+    // again soon, for a while, before sweeping what we have. (Judged on what
+    // this discovery saw, not on the LIDs the merge kept.)
+    const bool unaddressed = std::any_of(found.nodes.begin(), found.nodes.end(), [](const FabricNode& n) {
+      return n.type == NodeType::kSwitch && n.lid == 0;
     });
     if (unaddressed && ++unaddressed_discoveries_ < 10) {
       log_info("switches without a LID yet; discovering again before sweeping");
-      request_discovery();
+      request_discovery(DiscoveryReason::kWorkerRestart);
     } else {
       unaddressed_discoveries_ = 0;
       fabric_generation_ = generation;
@@ -132,7 +163,20 @@ SmGuard Exporter::sm_guard(const Fabric& fabric) {
   return guard;
 }
 
+void Exporter::drop_forgotten() {
+  // A forgotten node's totals go with it: should it come back, its series
+  // start again rather than resume from totals hours old.
+  for (const ForgottenNode& node : merger_.take_forgotten()) {
+    for (const std::uint8_t port : node.ports) {
+      accumulator_.forget(PortKey{node.guid, port});
+      previous_.erase(PortKey{node.guid, port});
+    }
+    sweeper_.forget(node.guid);
+  }
+}
+
 bool Exporter::sweep_now() {
+  drop_forgotten();
   auto f = fabric();
   if (!f) return false;
   SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
@@ -142,13 +186,25 @@ bool Exporter::sweep_now() {
 }
 
 void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool overrun) {
+  // Down means asked and silent: a node the budget did not let the sweep
+  // finish is not counted (it keeps its last state).
   std::size_t not_answering = 0;
-  for (const auto& n : sweep.nodes) not_answering += (n.swept && !n.answered) ? 1 : 0;
-  // A node that stops answering or a link that went down means the
-  // topology changed: look again soon instead of at the next interval.
-  const std::uint64_t downed =
-      accumulator_.stats().link_downed_deltas;
-  if (not_answering > 0 || downed != link_downed_seen_) request_discovery();
+  for (std::size_t n = 0; n < sweep.nodes.size(); ++n) {
+    const NodeSweep& ns = sweep.nodes[n];
+    not_answering += (ns.swept && ns.reached && !ns.answered) ? 1 : 0;
+    // A kept node that answers at its last LID, confirmed by NodeInfo, is
+    // evidently still there, whatever the discoveries say.
+    if (f && !f->nodes[n].present && ns.answered && ns.lid_confirmed) {
+      merger_.note_answered(f->nodes[n].guid);
+    }
+  }
+  // A LID answering as another node, or a link that went down, means the
+  // topology changed: look again soon (the pacer spaces such requests). A
+  // node that does not answer, or a sweep cut short, is no such sign: under
+  // MAD loss it would make discovery a storm of SMPs.
+  const std::uint64_t downed = accumulator_.stats().link_downed_deltas;
+  if (sweep.lid_mismatches > 0) request_discovery(DiscoveryReason::kLidMismatch);
+  if (downed != link_downed_seen_) request_discovery(DiscoveryReason::kLinkDown);
   link_downed_seen_ = downed;
   ++sweeps_;
   std::string own;
@@ -158,14 +214,7 @@ void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool 
     metrics_.update_totals(engine_.stats(), accumulator_.stats());
     own = metrics_.serialize();
   }
-  if (!sweep.completed || not_answering > 0) {
-    log_warn("sweep " + std::to_string(sweeps_) + ": " + std::to_string(not_answering) +
-             " nodes not answering, " + std::to_string(sweep.mads_timeout) + " MAD timeouts" +
-             (sweep.completed ? "" : ", cut short by its budget"));
-  } else {
-    log_debug("sweep " + std::to_string(sweeps_) + ": " + std::to_string(sweep.ports_read) +
-              " ports in " + std::to_string(sweep.duration_seconds) + " s");
-  }
+  log_sweep(sweep, not_answering, overrun);
   ExporterTotals totals;
   totals.mad = engine_.stats();
   totals.accumulator = accumulator_.stats();
@@ -217,7 +266,8 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     engine_.set_limits(MadEngineLimits{config_.mad.global_inflight, config_.mad.per_node_inflight,
                                        config_.mad.timeout, config_.mad.retries,
                                        config_.mad.max_mads_per_second});
-    discovery_interval_ms_ = config_.discovery.interval.count();
+    pacer_.set_interval(config_.discovery.interval);
+    merger_.set_policy(forget_policy(config_.discovery));
     if (rearm && collector_thread_.joinable()) {
       next_sweep_ = std::chrono::steady_clock::now() + config_.sweep_interval;
       arm_timer(next_sweep_);
@@ -239,9 +289,43 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   return needs_restart;
 }
 
-void Exporter::request_discovery() {
-  discovery_requested_ = true;
+void Exporter::request_discovery(DiscoveryReason reason) {
+  pacer_.request(reason);
   stop_cv_.notify_all();
+}
+
+void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bool overrun) {
+  // Under MAD loss or with an interval shorter than the fabric needs, every
+  // sweep has something to say: say it once a minute, summed up.
+  using namespace std::chrono_literals;
+  const auto now = std::chrono::steady_clock::now();
+  ++trouble_.sweeps;
+  trouble_.overruns += overrun ? 1 : 0;
+  trouble_.cut_short += sweep.completed ? 0 : 1;
+  const std::string line = "sweep " + std::to_string(sweeps_) + ": " +
+                           std::to_string(sweep.ports_read) + " ports in " +
+                           std::to_string(sweep.duration_seconds) + " s, " +
+                           std::to_string(not_answering) + " nodes not answering, " +
+                           std::to_string(sweep.mads_timeout) + " MAD timeouts" +
+                           (sweep.completed ? "" : ", cut short by its budget with " +
+                                                       std::to_string(sweep.stale_nodes) +
+                                                       " nodes not reached (kept as they were)");
+  const bool trouble = !sweep.completed || overrun || not_answering > 0;
+  if (!trouble || now - trouble_.last_logged < 60s) {
+    log_debug(line);
+    return;
+  }
+  std::string summary = line;
+  if (trouble_.overruns > 0 || trouble_.cut_short > 0) {
+    summary += "; " + std::to_string(trouble_.overruns) + " of the last " +
+               std::to_string(trouble_.sweeps) + " sweeps outlasted the " +
+               format_duration(config_.sweep_interval) + " interval (" +
+               std::to_string(trouble_.cut_short) +
+               " cut short, each resumed by the next): this fabric needs a longer "
+               "sweep.interval, or more MADs in flight (mad.global_inflight)";
+  }
+  log_warn(summary);
+  trouble_ = SweepTrouble{now, 0, 0, 0};
 }
 
 void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
@@ -296,31 +380,22 @@ void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
 
 void Exporter::discovery_loop() {
   while (!stopping_) {
+    DiscoveryPacer::Due due = pacer_.next();
     {
       std::unique_lock lock(stop_mu_);
-      // Until the first success, retry every few seconds (the SM may still
-      // be bringing the subnet up); then refresh at the configured interval,
-      // or sooner when a sweep saw the fabric change.
-      // While nodes are missing (unplugged, link down), look again every
-      // kDegradedRediscovery: nothing else tells a PMA poller that a link
-      // came back.
-      auto f = fabric();
-      auto wait = f ? std::chrono::milliseconds(discovery_interval_ms_.load())
-                    : std::chrono::milliseconds(2000);
-      if (f && std::any_of(f->nodes.begin(), f->nodes.end(),
-                           [](const FabricNode& n) { return !n.present; })) {
-        wait = std::min<std::chrono::milliseconds>(wait, kDegradedRediscovery);
-      }
-      stop_cv_.wait_for(lock, wait,
-                        [this] { return stopping_.load() || discovery_requested_.load(); });
+      const std::uint64_t seen = pacer_.requests();
+      // Wake up for a new request too: it may be due sooner.
+      stop_cv_.wait_until(lock, due.at,
+                          [&] { return stopping_.load() || pacer_.requests() != seen; });
       if (stopping_) return;
     }
-    if (discovery_requested_.exchange(false)) {
-      // Rate-limit change-triggered discoveries: a flapping link must not
-      // turn discovery into a busy loop of SMPs.
-      const auto earliest = last_discovery_.load() + kMinRediscoverySpacing;
-      std::unique_lock lock(stop_mu_);
-      if (stop_cv_.wait_until(lock, earliest, [this] { return stopping_.load(); })) return;
+    due = pacer_.next();
+    const auto now = std::chrono::steady_clock::now();
+    if (due.at > now) continue;
+    pacer_.started(due.reason, now);
+    {
+      std::lock_guard lock(metrics_mu_);
+      metrics_.on_discovery_started(due.reason);
     }
     discover_now();
   }
@@ -347,6 +422,7 @@ void Exporter::on_timer() {
     arm_timer(next_sweep_);
     return;
   }
+  drop_forgotten();
   auto f = fabric();
   SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
   if (health_) {
@@ -368,7 +444,7 @@ void Exporter::on_timer() {
 bool Exporter::transport_ready() {
   if (!health_->up()) return false;
   if (health_->generation() == fabric_generation_) return true;
-  request_discovery();
+  request_discovery(DiscoveryReason::kWorkerRestart);
   return false;
 }
 
@@ -402,6 +478,11 @@ void Exporter::start() {
   stopping_ = false;
   // First discovery happens right away on the discovery thread.
   discovery_thread_ = std::thread([this] {
+    pacer_.started(DiscoveryReason::kStartup, std::chrono::steady_clock::now());
+    {
+      std::lock_guard lock(metrics_mu_);
+      metrics_.on_discovery_started(DiscoveryReason::kStartup);
+    }
     if (!discover_now()) log_warn("initial discovery failed; retrying in the background");
     discovery_loop();
   });

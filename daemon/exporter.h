@@ -18,6 +18,8 @@
 
 #include "collectors/counter_accumulator.h"
 #include "collectors/discovery.h"
+#include "collectors/discovery_pacer.h"
+#include "collectors/fabric_merger.h"
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
@@ -64,7 +66,7 @@ class Exporter {
 
  private:
   void discovery_loop();
-  void request_discovery();
+  void request_discovery(DiscoveryReason reason);
   void arm_timer(std::chrono::steady_clock::time_point when);
   void on_timer();
   // `f` is the fabric the sweep ran on: its per-node results are
@@ -80,6 +82,8 @@ class Exporter {
   SmGuard sm_guard(const Fabric& fabric);
   bool transport_ready();
   void republish_stale();
+  void log_sweep(const SweepResult& sweep, std::size_t not_answering, bool overrun);
+  void drop_forgotten();
 
   Config config_;
   NodeNameMap names_;
@@ -100,6 +104,11 @@ class Exporter {
   SnapshotStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;
+  // Sweep trouble is logged at most once a minute, summed up since.
+  struct SweepTrouble {
+    std::chrono::steady_clock::time_point last_logged{};
+    std::uint64_t sweeps = 0, overruns = 0, cut_short = 0;
+  } trouble_;
 
   TransportHealth* health_ = nullptr;
   // Worker generation the current fabric was discovered through.
@@ -117,12 +126,11 @@ class Exporter {
   std::condition_variable fabric_cv_;
   std::mutex metrics_mu_;  // discovery and sweep threads both update metrics
 
-  static constexpr std::chrono::seconds kMinRediscoverySpacing{3};
-  static constexpr std::chrono::seconds kDegradedRediscovery{10};
-  std::atomic<bool> discovery_requested_{false};
-  std::atomic<std::chrono::steady_clock::time_point> last_discovery_{};
+  // Discovery merges into the known fabric (fabric_ is its latest state)
+  // and is paced: schedule, partial retries, spaced requests.
+  FabricMerger merger_;
+  DiscoveryPacer pacer_;
   std::uint64_t link_downed_seen_ = 0;
-  std::atomic<std::int64_t> discovery_interval_ms_{0};
   std::atomic<bool> stopping_{false};
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

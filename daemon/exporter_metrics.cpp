@@ -77,14 +77,57 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
                                     "Unix time of the last successful fabric discovery.");
   swept_ports_ = gauge(r, "infiniband_exporter_swept_ports",
                        "Ports whose counters were read in the last sweep.");
-  nodes_not_answering_ = gauge(r, "infiniband_exporter_nodes_not_answering",
-                               "Nodes with at least one unanswered PMA query in the last sweep.");
+  nodes_not_answering_ =
+      gauge(r, "infiniband_exporter_nodes_not_answering",
+            "Nodes asked in the last sweep that answered no PMA query (after the retries).");
   discovered_ports_ = gauge(r, "infiniband_exporter_discovered_ports",
                             "Ports found by the last successful discovery.");
   discovered_nodes_ = &prometheus::BuildGauge()
                            .Name("infiniband_exporter_discovered_nodes")
                            .Help("Nodes found by the last successful discovery, by type.")
                            .Register(r);
+  auto& reasons = prometheus::BuildCounter()
+                      .Name("infiniband_exporter_discovery_runs_total")
+                      .Help(
+                          "Discoveries started, by reason: startup, scheduled "
+                          "(discovery.interval), partial_retry (the last one lost SMPs or "
+                          "missed known nodes), worker_restart, lid_mismatch, link_down.")
+                      .Register(r);
+  for (int i = 0; i < kDiscoveryReasonCount; ++i) {
+    discovery_reasons_[static_cast<std::size_t>(i)] = &reasons.Add(
+        {{"reason", std::string(discovery_reason_name(static_cast<DiscoveryReason>(i)))}});
+  }
+  discovery_smp_timeouts_ =
+      counter(r, "infiniband_exporter_discovery_smp_timeouts_total",
+              "Discovery SMPs that got no answer after their retries (what lies behind one is "
+              "missing from that discovery).");
+  discovery_smp_errors_ = counter(r, "infiniband_exporter_discovery_smp_errors_total",
+                                  "Discovery SMPs answered with an error status.");
+  nodes_forgotten_ =
+      counter(r, "infiniband_exporter_nodes_forgotten_total",
+              "Known nodes dropped (their series end) after missing from "
+              "discovery.forget_after_discoveries discoveries and for discovery.forget_after.");
+  last_discovery_partial_ =
+      gauge(r, "infiniband_exporter_last_discovery_partial",
+            "1 when the last successful discovery lost SMPs or missed known nodes (retried "
+            "sooner, with back-off), else 0.");
+  discovery_missing_nodes_ =
+      gauge(r, "infiniband_exporter_discovery_missing_nodes",
+            "Known nodes the last discovery did not find: kept as last seen, still swept.");
+  known_nodes_ = gauge(r, "infiniband_exporter_known_nodes",
+                       "Nodes in the known fabric (found by the last discovery or kept).");
+  stale_nodes_ =
+      gauge(r, "infiniband_exporter_stale_nodes",
+            "Nodes the last sweep's budget did not let it finish: their series and node_up are "
+            "from an earlier sweep; the next sweep starts with them.");
+  oldest_reading_age_ =
+      gauge(r, "infiniband_exporter_oldest_node_reading_age_seconds",
+            "Age of the oldest reading among the nodes swept (a sweep cut short leaves some "
+            "older than one interval).");
+  mad_cancelled_ =
+      counter(r, "infiniband_exporter_mad_requests_cancelled_total",
+              "MAD requests a sweep's budget ended before they were answered (not sent, or "
+              "in flight): not asked, not counted as timeouts.");
   sweep_duration_ = &prometheus::BuildHistogram()
                          .Name("infiniband_exporter_sweep_duration_seconds")
                          .Help("Distribution of PMA sweep durations.")
@@ -131,6 +174,20 @@ void ExporterMetrics::on_discovery(const Fabric* fabric, double seconds, bool ok
   }
 }
 
+void ExporterMetrics::on_discovery_started(DiscoveryReason reason) {
+  const auto i = static_cast<std::size_t>(reason);
+  if (i < discovery_reasons_.size()) discovery_reasons_[i]->Increment();
+}
+
+void ExporterMetrics::on_merge(const Fabric& found, const MergeOutcome& merged, bool partial) {
+  discovery_smp_timeouts_->Increment(found.smp_timeouts);
+  discovery_smp_errors_->Increment(found.smp_errors);
+  nodes_forgotten_->Increment(static_cast<double>(merged.forgotten.size()));
+  last_discovery_partial_->Set(partial ? 1 : 0);
+  discovery_missing_nodes_->Set(static_cast<double>(merged.missing));
+  known_nodes_->Set(merged.fabric ? static_cast<double>(merged.fabric->nodes.size()) : 0);
+}
+
 void ExporterMetrics::on_worker(bool up, std::uint64_t restarts) {
   if (worker_up_ == nullptr) {
     worker_up_ = gauge(*registry_, "infiniband_exporter_mad_worker_up",
@@ -159,6 +216,8 @@ void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_a
   sweep_duration_->Observe(sweep.duration_seconds);
   swept_ports_->Set(static_cast<double>(sweep.ports_read));
   nodes_not_answering_->Set(static_cast<double>(nodes_not_answering));
+  stale_nodes_->Set(static_cast<double>(sweep.stale_nodes));
+  oldest_reading_age_->Set(sweep.oldest_reading_age_seconds);
 }
 
 void ExporterMetrics::update_totals(const MadEngineStats& mad, const AccumulatorStats& acc) {
@@ -171,6 +230,7 @@ void ExporterMetrics::update_totals(const MadEngineStats& mad, const Accumulator
   add(mad_retries_, mad.retries, last_mad_.retries);
   add(mad_late_, mad.late_or_unknown, last_mad_.late_or_unknown);
   add(mad_optional_, mad.optional_unanswered, last_mad_.optional_unanswered);
+  add(mad_cancelled_, mad.cancelled, last_mad_.cancelled);
   for (std::size_t i = 0; i < kCounterCount; ++i) {
     add(saturations_[i], acc.saturations[i], last_acc_.saturations[i]);
     add(external_clears_[i], acc.external_clears[i], last_acc_.external_clears[i]);

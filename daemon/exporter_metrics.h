@@ -13,7 +13,9 @@
 #include <string>
 
 #include "collectors/counter_accumulator.h"
+#include "collectors/discovery_pacer.h"
 #include "collectors/fabric.h"
+#include "collectors/fabric_merger.h"
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 
@@ -24,6 +26,10 @@ class ExporterMetrics {
   ExporterMetrics();
 
   void on_discovery(const Fabric* fabric, double seconds, bool ok);
+  // A discovery starts, and why (schedule, partial retry, sweep request).
+  void on_discovery_started(DiscoveryReason reason);
+  // What merging a successful discovery into the known fabric did.
+  void on_merge(const Fabric& found, const MergeOutcome& merged, bool partial);
   void on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering, bool overrun);
   // Cumulative engine/accumulator totals: the difference since the previous
   // call is added to the prometheus counters.
@@ -59,6 +65,16 @@ class ExporterMetrics {
   prometheus::Gauge* nodes_not_answering_;
   prometheus::Gauge* discovered_ports_;
   prometheus::Family<prometheus::Gauge>* discovered_nodes_;
+  std::array<prometheus::Counter*, kDiscoveryReasonCount> discovery_reasons_{};
+  prometheus::Counter* discovery_smp_timeouts_;
+  prometheus::Counter* discovery_smp_errors_;
+  prometheus::Counter* nodes_forgotten_;
+  prometheus::Gauge* last_discovery_partial_;
+  prometheus::Gauge* discovery_missing_nodes_;
+  prometheus::Gauge* known_nodes_;
+  prometheus::Gauge* stale_nodes_;
+  prometheus::Gauge* oldest_reading_age_;
+  prometheus::Counter* mad_cancelled_;
   prometheus::Histogram* sweep_duration_;
   std::array<prometheus::Counter*, kCounterCount> saturations_{};
   std::array<prometheus::Counter*, kCounterCount> external_clears_{};

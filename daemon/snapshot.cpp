@@ -343,13 +343,17 @@ void render_fabric(const Snapshot& s, ExpositionWriter& w) {
   render_topology(s, node_labels, w);
 
   w.family("infiniband_exporter_node_up",
-           "Whether the node answered every PMA query of the last sweep (1) or not (0).", "gauge");
+           "Whether the node answered PMA queries when last asked (1) or was asked and "
+           "answered none (0).",
+           "gauge");
   for (std::size_t n = 0; n < fabric.nodes.size(); ++n) {
-    // A node no longer discovered stays visible as not answering.
+    // A node the last discovery missed is still swept and says itself
+    // whether it is there; one that cannot be asked (no LID) shows as down.
     const bool present = fabric.nodes[n].present;
-    if (present && !s.node_status[n].swept) continue;
+    const NodeSweep& status = s.node_status[n];
+    if (present && !status.swept) continue;
     w.sample("infiniband_exporter_node_up", node_labels[n],
-             std::uint64_t{present && s.node_status[n].answered ? 1u : 0u});
+             std::uint64_t{status.swept && status.answered ? 1u : 0u});
   }
 
   w.family("infiniband_port_up", "Whether the port's link is up (PortState >= Init and LinkUp).",

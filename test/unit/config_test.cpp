@@ -153,6 +153,8 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.discovery.max_smps == 32);
   CHECK(c.discovery.timeout == 1s);
   CHECK(c.discovery.retries == 0);
+  CHECK(c.discovery.forget_after == 10min);
+  CHECK(c.discovery.forget_after_discoveries == 5);
   CHECK(c.counters.clear_on_threshold);
   CHECK(c.counters.clear_threshold == 0.5);
   CHECK_FALSE(c.counters.include_hcas);
@@ -256,6 +258,10 @@ TEST_CASE("config: out-of-range values", "[config]") {
         "t.yaml:2: discovery.max_smps: must be between 1 and 256, got 257");
   CHECK(error_of("discovery:\n  retries: -1\n") ==
         "t.yaml:2: discovery.retries: must be between 0 and 10, got -1");
+  CHECK(error_of("discovery:\n  forget_after: 0s\n") ==
+        "t.yaml:2: discovery.forget_after: invalid duration \"0s\": must be greater than zero");
+  CHECK(error_of("discovery:\n  forget_after_discoveries: 0\n") ==
+        "t.yaml:2: discovery.forget_after_discoveries: must be between 1 and 1000, got 0");
   CHECK(error_of("counters:\n  clear_threshold: 0\n") ==
         "t.yaml:2: counters.clear_threshold: must be in (0, 1], got 0");
   CHECK(error_of("counters:\n  clear_threshold: 1.01\n") ==

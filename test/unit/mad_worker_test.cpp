@@ -17,6 +17,8 @@ void require_same(const Fabric& a, const Fabric& b) {
   REQUIRE(a.nodes.size() == b.nodes.size());
   CHECK(a.discovered_at == b.discovered_at);
   CHECK(a.discovery_seconds == b.discovery_seconds);
+  CHECK(a.smp_timeouts == b.smp_timeouts);
+  CHECK(a.smp_errors == b.smp_errors);
   for (std::size_t i = 0; i < a.nodes.size(); ++i) {
     const FabricNode& x = a.nodes[i];
     const FabricNode& y = b.nodes[i];
@@ -66,6 +68,8 @@ Fabric sample_fabric() {
   f.discovered_at = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)) +
                     std::chrono::microseconds(123456);
   f.discovery_seconds = 0.8125;
+  f.smp_timeouts = 17;  // a partial discovery says so
+  f.smp_errors = 2;
   f.index();
   return f;
 }
@@ -112,7 +116,7 @@ TEST_CASE("Fabric encoding: garbage is refused, never trusted", "[mad_worker]") 
   }
   SECTION("a node count far beyond the data does not allocate it") {
     std::string bad = good;
-    for (int i = 24; i < 28; ++i) bad[static_cast<std::size_t>(i)] = '\xff';
+    for (int i = 32; i < 36; ++i) bad[static_cast<std::size_t>(i)] = '\xff';
     CHECK_FALSE(decode_fabric(bad, out, error));
     CHECK(error.find("node count") != std::string::npos);
   }
@@ -123,9 +127,9 @@ TEST_CASE("Fabric encoding: garbage is refused, never trusted", "[mad_worker]") 
     CHECK(error.find("does not exist") != std::string::npos);
   }
   SECTION("a bad node type") {
-    // guid (8 bytes) after the 28-byte header, then the type.
+    // guid (8 bytes) after the 36-byte header, then the type.
     std::string bad = good;
-    bad[28 + 8] = 9;
+    bad[36 + 8] = 9;
     CHECK_FALSE(decode_fabric(bad, out, error));
     CHECK(error.find("node type") != std::string::npos);
   }

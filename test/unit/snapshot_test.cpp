@@ -30,7 +30,7 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
   r.set(Counter::kSymbolErrors, 3, 16);
   acc.apply(PortKey{0x100, 2}, r, {});
   SweepResult sweep;
-  sweep.nodes.resize(3, NodeSweep{true, true, 0});
+  sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
   auto snap = build_snapshot(fabric, std::move(sweep), acc, {}, {});
   const std::string& text = snap->text();
   const std::string labels =
@@ -111,7 +111,7 @@ TEST_CASE("Snapshot honours the cardinality controls", "[snapshot]") {
   acc.apply(PortKey{0x100, 1}, r, {});
   acc.apply(PortKey{0x200, 1}, r, {});
   SweepResult sweep;
-  sweep.nodes.resize(3, NodeSweep{true, true, 0});
+  sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
 
   auto no_hca = build_snapshot(fabric, sweep, acc, {}, {});
   no_hca->exporting.hca_port_counters = false;

@@ -198,9 +198,8 @@ TEST_CASE("Sweeper skips empty switch cages and down HCA ports", "[sweeper]") {
   CHECK(acc.find(PortKey{0x100, 3}) == nullptr);
 }
 
-TEST_CASE("Sweeper sends nothing to a node discovery lost, nor to LID 0", "[sweeper]") {
-  // As merge_missing keeps a node the latest discovery did not find:
-  // present false, LIDs 0, ClassPortInfo never read.
+TEST_CASE("Sweeper sends nothing to a node without a LID", "[sweeper]") {
+  // A node that has no LID (yet): a MAD to LID 0 could only time out.
   Fabric f = ibfx::test::star_fabric(2);
   FakePma fake;
   add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);  // nobody at LID 0
@@ -435,4 +434,102 @@ TEST_CASE("Sweeper probes PortSamplesControl only at a LID confirmed to be the n
   CHECK(fake.nodes[2].sample_controls == 0);
   CHECK(fake.nodes[3].sample_controls == 0);
   CHECK(sweeper.capabilities(0x100)->sample_tick == 7);
+}
+
+TEST_CASE("A sweep cut short by its budget marks nothing down; the next resumes where it stopped",
+          "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(8);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  REQUIRE(sweeper.sweep(f, {}).completed);  // all known to answer, capabilities cached
+
+  // Now slow: 2 in flight, 200 MADs/s, 50 ms per sweep: about 10 of the 32
+  // PortCounters(Extended) reads fit, fewer than the switch alone needs.
+  engine.set_limits(MadEngineLimits{2, 1, milliseconds(50), 1, 200});
+  SweepOptions slow;
+  slow.budget = milliseconds(50);
+  std::vector<std::vector<bool>> read(f.nodes.size());
+  for (std::size_t n = 0; n < f.nodes.size(); ++n) read[n].assign(f.nodes[n].ports.size(), false);
+  auto all_read = [&] {
+    for (const auto& node : read) {
+      for (bool r : node) {
+        if (!r) return false;
+      }
+    }
+    return true;
+  };
+  int sweeps = 0;
+  while (!all_read() && sweeps < 16) {
+    const SweepResult r = sweeper.sweep(f, slow);
+    ++sweeps;
+    CHECK_FALSE(r.completed);
+    CHECK(r.stale_nodes > 0);
+    CHECK(r.mads_timeout == 0);  // not asked is not a timeout
+    for (std::size_t n = 0; n < f.nodes.size(); ++n) {
+      INFO("sweep " << sweeps << ", node " << f.nodes[n].description);
+      CHECK(r.nodes[n].swept);
+      CHECK(r.nodes[n].answered);  // nobody reported down
+      CHECK(r.nodes[n].stale == !r.nodes[n].reached);
+      for (std::size_t i = 0; i < read[n].size(); ++i) {
+        if (r.port_read[n][i]) read[n][i] = true;
+      }
+    }
+  }
+  // Every port refreshed within a few sweeps (32 reads, ~8 per sweep).
+  CHECK(all_read());
+  CHECK(sweeps <= 10);  // ~4 when the machine is idle; timing-bound under load
+}
+
+TEST_CASE("A node never reached yet is not reported at all by a cut-short sweep", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(8);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  MadEngine engine(fake, MadEngineLimits{1, 1, milliseconds(50), 1, 100});
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  SweepOptions slow;
+  slow.budget = milliseconds(30);
+  const SweepResult r = sweeper.sweep(f, slow);
+  CHECK_FALSE(r.completed);
+  std::size_t unknown = 0;
+  for (const NodeSweep& ns : r.nodes) {
+    CHECK_FALSE((ns.swept && ns.reached && !ns.answered));  // nobody down
+    unknown += ns.swept ? 0 : 1;
+  }
+  CHECK(unknown > 0);
+}
+
+TEST_CASE("Sweeper probes a node once, across rediscoveries, unless it changed", "[sweeper]") {
+  const Fabric f = ibfx::test::star_fabric(3);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[3].sample_tick = -1;  // PortSamplesControl unsupported: asked once, not again
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult first = sweeper.sweep(f, {});
+  CHECK(first.mads_sent == 4 + 4 + 12);  // ClassPortInfo, PortSamplesControl, 2 x 6 ports
+
+  // A rediscovery: the same nodes, in another order.
+  Fabric again;
+  for (auto it = f.nodes.rbegin(); it != f.nodes.rend(); ++it) again.nodes.push_back(*it);
+  for (FabricNode& n : again.nodes) {
+    for (FabricPort& p : n.ports) {
+      if (p.linked()) p.remote_node = static_cast<std::int32_t>(f.nodes.size()) - 1 - p.remote_node;
+    }
+  }
+  again.index();
+  const SweepResult second = sweeper.sweep(again, {});
+  CHECK(second.mads_sent == 12);  // counters only: no probe repeated
+  for (const NodeSweep& ns : second.nodes) CHECK(ns.answered);
+
+  // gpu1 was replaced by another device model under the same GUID: only it
+  // is probed again.
+  again.nodes[1].device_id = 0x1021;
+  REQUIRE(again.nodes[1].guid == 0x201);
+  const SweepResult third = sweeper.sweep(again, {});
+  CHECK(third.mads_sent == 12 + 2);
 }

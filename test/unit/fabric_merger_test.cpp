@@ -1,0 +1,169 @@
+#include "collectors/fabric_merger.h"
+
+#include <catch2/catch.hpp>
+
+#include "fake_fabric.h"
+
+using namespace ibfx;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = FabricMerger::Clock;
+const Clock::time_point kT0 = Clock::time_point{} + 1000h;
+
+// `f` as a discovery that lost the SMPs to `guid` sees it: the node absent,
+// later nodes one index down, and its neighbours' ports still physically
+// up (the cable is there) but without a far end.
+Fabric missing(const Fabric& f, std::uint64_t guid) {
+  Fabric out;
+  std::vector<std::int32_t> moved(f.nodes.size(), kNoNode);
+  for (std::size_t i = 0; i < f.nodes.size(); ++i) {
+    if (f.nodes[i].guid == guid) continue;
+    moved[i] = static_cast<std::int32_t>(out.nodes.size());
+    out.nodes.push_back(f.nodes[i]);
+  }
+  for (FabricNode& n : out.nodes) {
+    for (FabricPort& p : n.ports) {
+      if (!p.linked()) continue;
+      p.remote_node = moved[static_cast<std::size_t>(p.remote_node)];
+      if (p.remote_node == kNoNode) p.remote_port = 0;
+    }
+  }
+  out.index();
+  return out;
+}
+
+const FabricPort* port(const Fabric& f, std::uint64_t guid, int number) {
+  const FabricNode* n = f.find(guid);
+  if (n == nullptr) return nullptr;
+  for (const FabricPort& p : n->ports) {
+    if (p.number == number) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("FabricMerger keeps a node a discovery missed, addressable and cabled",
+          "[fabric_merger]") {
+  const Fabric full = ibfx::test::star_fabric(3);
+  FabricMerger merger(ForgetPolicy{3, 1h});
+  const MergeOutcome first = merger.merge(full, kT0);
+  CHECK(first.seen == 4);
+  CHECK(first.missing == 0);
+
+  const MergeOutcome second = merger.merge(missing(full, 0x201), kT0 + 1min);
+  CHECK(second.seen == 3);
+  CHECK(second.missing == 1);
+  CHECK(second.forgotten.empty());
+  const Fabric& f = *second.fabric;
+  REQUIRE(f.nodes.size() == 4);
+  const FabricNode* kept = f.find(0x201);
+  REQUIRE(kept != nullptr);
+  CHECK_FALSE(kept->present);
+  CHECK(kept->lid == 3);  // its last LID: still swept
+  REQUIRE(kept->ports.size() == 1);
+  CHECK(kept->ports[0].lid == 3);
+  CHECK(kept->ports[0].up());  // as last seen, not marked down
+  REQUIRE(kept->ports[0].linked());
+  CHECK(f.nodes[static_cast<std::size_t>(kept->ports[0].remote_node)].guid == 0x100);
+  // The switch port towards it is still up and keeps its far end.
+  const FabricPort* sw = port(f, 0x100, 2);
+  REQUIRE(sw != nullptr);
+  REQUIRE(sw->linked());
+  CHECK(f.nodes[static_cast<std::size_t>(sw->remote_node)].guid == 0x201);
+  CHECK(sw->remote_port == 1);
+  CHECK(merger.missing() == 1);
+}
+
+TEST_CASE("FabricMerger forgets a node only after N discoveries and the time", "[fabric_merger]") {
+  const Fabric full = ibfx::test::star_fabric(2);
+  Fabric gone = missing(full, 0x200);
+  // Really removed: the switch port is down.
+  for (FabricPort& p : gone.nodes[0].ports) {
+    if (!p.linked()) {
+      p.state = 1;
+      p.phys_state = 2;
+    }
+  }
+  FabricMerger merger(ForgetPolicy{2, 10min});
+  merger.merge(full, kT0);
+  CHECK(merger.merge(gone, kT0 + 1min).missing == 1);
+  // Two discoveries, but only 2 minutes: kept.
+  const MergeOutcome third = merger.merge(gone, kT0 + 2min);
+  CHECK(third.missing == 1);
+  CHECK(third.forgotten.empty());
+  // Long enough, and missing again: forgotten, and the link to it ends.
+  const MergeOutcome fourth = merger.merge(gone, kT0 + 12min);
+  CHECK(fourth.missing == 0);
+  REQUIRE(fourth.forgotten.size() == 1);
+  CHECK(fourth.forgotten[0].guid == 0x200);
+  CHECK(fourth.forgotten[0].description == "gpu0 mlx5_0");
+  CHECK(fourth.forgotten[0].type == NodeType::kHca);
+  CHECK(fourth.fabric->find(0x200) == nullptr);
+  CHECK(fourth.fabric->nodes.size() == 2);
+  CHECK_FALSE(port(*fourth.fabric, 0x100, 1)->linked());
+  CHECK(merger.missing() == 0);
+}
+
+TEST_CASE("FabricMerger: time alone never forgets, nor does a node that answers",
+          "[fabric_merger]") {
+  const Fabric full = ibfx::test::star_fabric(2);
+  const Fabric gone = missing(full, 0x201);
+  FabricMerger merger(ForgetPolicy{3, 1ms});
+  merger.merge(full, kT0);
+  CHECK(merger.merge(gone, kT0 + 10h).missing == 1);
+  CHECK(merger.merge(gone, kT0 + 20h).missing == 1);  // 2 of 3
+  // It answered PMA queries at its LID: the count starts again.
+  merger.note_answered(0x201);
+  const auto later = Clock::now() + 1h;
+  CHECK(merger.merge(gone, later).missing == 1);
+  CHECK(merger.merge(gone, later + 1h).missing == 1);
+  const MergeOutcome third = merger.merge(gone, later + 2h);
+  CHECK(third.forgotten.size() == 1);
+}
+
+TEST_CASE("FabricMerger keeps what a seen node's lost SMPs did not say", "[fabric_merger]") {
+  const Fabric full = ibfx::test::star_fabric(3);
+  FabricMerger merger;
+  merger.merge(full, kT0);
+  // The switch answered NodeInfo, but its port 0 PortInfo (its LID) and
+  // port 2 PortInfo were lost.
+  Fabric partial = full;
+  FabricNode& sw = partial.nodes[0];
+  sw.lid = 0;
+  for (FabricPort& p : sw.ports) p.lid = 0;
+  sw.ports.erase(sw.ports.begin() + 1);
+  // ... and gpu2 came up with a new LID.
+  partial.nodes[3].lid = 40;
+  partial.nodes[3].ports[0].lid = 40;
+  partial.index();
+  const MergeOutcome m = merger.merge(partial, kT0 + 1min);
+  CHECK(m.ports_kept == 1);
+  CHECK(m.missing == 0);
+  const FabricNode* merged_sw = m.fabric->find(0x100);
+  REQUIRE(merged_sw != nullptr);
+  CHECK(merged_sw->present);
+  CHECK(merged_sw->lid == 1);
+  REQUIRE(merged_sw->ports.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(merged_sw->ports[i].number == i + 1);  // ascending again
+    CHECK(merged_sw->ports[i].lid == 1);
+    REQUIRE(merged_sw->ports[i].linked());
+  }
+  CHECK(m.fabric->find(0x202)->lid == 40);  // what it did see wins
+  CHECK(port(*m.fabric, 0x202, 1)->lid == 40);
+}
+
+TEST_CASE("FabricMerger: a node that comes back is present again", "[fabric_merger]") {
+  const Fabric full = ibfx::test::star_fabric(2);
+  FabricMerger merger(ForgetPolicy{1, 1ms});
+  merger.merge(full, kT0);
+  CHECK(merger.merge(missing(full, 0x201), kT0 + 1min).forgotten.size() == 1);
+  const MergeOutcome back = merger.merge(full, kT0 + 2min);
+  CHECK(back.missing == 0);
+  REQUIRE(back.fabric->find(0x201) != nullptr);
+  CHECK(back.fabric->find(0x201)->present);
+  CHECK(back.fabric->nodes.size() == 3);
+}
