@@ -262,7 +262,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     config_.ca_port = ca_port;
     names_ = std::move(names);
     analysis_config_ = std::move(analysis);
-    topology_fabric_.reset();  // reclassify with the new names and overrides
+    analyzer_.reclassify();  // with the new names and overrides
     engine_.set_limits(MadEngineLimits{config_.mad.global_inflight, config_.mad.per_node_inflight,
                                        config_.mad.timeout, config_.mad.retries,
                                        config_.mad.max_mads_per_second});
@@ -329,53 +329,19 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
 }
 
 void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
-  const Fabric& fabric = *snap.fabric;
-  // The topology follows discovery: rebuilt only when the fabric changed.
-  if (snap.fabric != topology_fabric_) {
-    topology_ = std::make_shared<const Topology>(
-        classify_topology(fabric, snap.node_names, analysis_config_.topology));
-    topology_fabric_ = snap.fabric;
-  }
-  snap.topology = topology_;
-  SnapshotAnalysis& a = snap.analysis;
-  a.topology = topology_;
-  a.scores = analysis_config_.scores;
-  const double dt =
-      std::chrono::duration<double>(sweep.started_at - previous_sweep_).count();
-  const bool have_interval = previous_sweep_.time_since_epoch().count() != 0 && dt > 0;
+  const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
+  std::vector<SweepPortTotals> ports;
+  ports.reserve(snap.ports.size());
   for (PortView& v : snap.ports) {
-    const FabricNode& node = fabric.nodes[v.node];
-    if (const PmaCapabilities* caps = sweeper_.capabilities(node.guid)) {
+    if (const PmaCapabilities* caps = sweeper_.capabilities(snap.fabric->nodes[v.node].guid)) {
       v.device_tick = caps->sample_tick;
     }
-    if (v.node >= sweep.port_read.size() || !sweep.port_read[v.node][v.port_index]) continue;
-    const FabricPort& port = node.ports[v.port_index];
-    const PortKey key{node.guid, port.number};
-    auto prev = previous_.find(key);
-    if (have_interval && prev != previous_.end()) {
-      PortSample sample = make_port_sample(static_cast<std::int32_t>(v.node), v.port_index,
-                                           prev->second, v.totals, dt);
-      sample.has_xmit_wait = v.present[static_cast<std::size_t>(Counter::kTransmitWait)] != 0;
-      sample.device_tick = v.device_tick;
-      a.samples.push_back(sample);
-    }
-    previous_[key] = v.totals;
+    const bool read = v.node < sweep.port_read.size() && sweep.port_read[v.node][v.port_index];
+    ports.push_back({v.node, v.port_index, v.device_tick, read, v.present[wait] != 0, &v.totals});
   }
-  previous_sweep_ = sweep.started_at;
-  if (!a.samples.empty()) {
-    a.interval_seconds = dt;
-    a.result = analyze(*topology_, fabric, a.samples, analysis_config_.scores);
-    clamped_total_ += a.result.clamped;
-    for (const PortScore& ps : a.result.ports) {
-      if (ps.valid) histograms_[{ps.tier, ps.rail}].observe(ps.stall);
-      if (ps.utilization_valid) {
-        utilization_histograms_[{ps.tier, ps.rail}].observe(ps.utilization);
-      }
-    }
-  }
-  a.histograms = histograms_;
-  a.utilization_histograms = utilization_histograms_;
-  a.clamped_total = clamped_total_;
+  snap.analysis =
+      analyzer_.analyze(snap.fabric, snap.node_names, ports, sweep.started_at, analysis_config_);
+  snap.topology = snap.analysis.topology;
 }
 
 void Exporter::discovery_loop() {

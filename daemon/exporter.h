@@ -94,13 +94,7 @@ class Exporter {
   Sweeper sweeper_;
   ExporterMetrics metrics_;
   AnalysisConfig analysis_config_;
-  std::shared_ptr<const Fabric> topology_fabric_;  // fabric the topology was built from
-  std::shared_ptr<const Topology> topology_;
-  std::unordered_map<PortKey, std::array<std::uint64_t, kCounterCount>, PortKeyHash> previous_;
-  std::chrono::system_clock::time_point previous_sweep_{};
-  std::map<std::pair<Tier, int>, StallHistogram> histograms_;
-  std::map<std::pair<Tier, int>, UtilizationHistogram> utilization_histograms_;
-  std::uint64_t clamped_total_ = 0;
+  SweepAnalyzer analyzer_;  // per-sweep analysis state (previous totals, topology, histograms)
   SnapshotStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;

@@ -37,7 +37,8 @@ constexpr const char* kUsage =
     "                         (to --console, default stdout)\n"
     "  --print-netfile PATH   write the scenario's fabric as an ibsim net file (- for\n"
     "                         stdout); alone, exits after writing it\n"
-    "  --culprits             print the ground-truth culprit ports on stderr\n"
+    "  --culprits             print the ground-truth culprit ports and congestion trees\n"
+    "                         (root and victims) on stderr\n"
     "Exit status: 0 done, 1 the console failed, 2 bad arguments or scenario.\n";
 
 using ibfx::test::UsageError;
@@ -151,6 +152,15 @@ void print_culprits(const ibfx::test::ScenarioDriver& driver) {
     std::cerr << "culprit: " << ibfx::test::to_string(c.type) << " \"" << c.node << "\"[" << c.port
               << "] " << c.counter << " " << c.value << " from " << c.start << " s to " << c.end
               << " s\n";
+  }
+  for (const ibfx::test::CongestionTree& t : driver.congestion_trees()) {
+    std::cerr << "congestion tree: " << t.cause << " rooted at \"" << t.root.node << "\"["
+              << t.root.port << "] from " << t.start << " s to " << t.end << " s, "
+              << t.victims.size() << " victims:";
+    for (const ibfx::test::PortName& v : t.victims) {
+      std::cerr << " \"" << v.node << "\"[" << v.port << "]";
+    }
+    std::cerr << "\n";
   }
 }
 

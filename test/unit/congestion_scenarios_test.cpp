@@ -155,8 +155,8 @@ TEST_CASE("The driver's congestion trees: ground truth and what it pushes",
   REQUIRE(trees.size() == 1);
   CHECK(trees[0].root == PortName{"leaf-r0-01", 1});
   CHECK(trees[0].start == 10);
-  // Every spine port into leaf-r0-01 is a level-1 victim, the other rail-0
-  // leaf's uplinks into those spines level 2; no HCA, no port of the root leaf.
+  // Every spine port into leaf-r0-01 is a level-1 victim, the other leaves'
+  // uplinks into those spines level 2; no HCA, no port of the root leaf.
   std::size_t spine_ports = 0, leaf_ports = 0;
   for (const PortName& v : trees[0].victims) {
     CHECK(v.node != "leaf-r0-01");
