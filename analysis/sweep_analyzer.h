@@ -57,6 +57,9 @@ class SweepAnalyzer {
                         const AnalysisConfig& config);
   // The next analyze() classifies the topology again (new names or overrides).
   void reclassify() { topology_fabric_.reset(); }
+  // A port that left the known fabric: should it come back, its first
+  // interval starts from its new totals, not from ones hours old.
+  void forget(const PortKey& key) { previous_.erase(key); }
 
  private:
   std::shared_ptr<const Fabric> topology_fabric_;  // fabric the topology was built from

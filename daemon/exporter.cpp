@@ -169,7 +169,7 @@ void Exporter::drop_forgotten() {
   for (const ForgottenNode& node : merger_.take_forgotten()) {
     for (const std::uint8_t port : node.ports) {
       accumulator_.forget(PortKey{node.guid, port});
-      previous_.erase(PortKey{node.guid, port});
+      analyzer_.forget(PortKey{node.guid, port});
     }
     sweeper_.forget(node.guid);
   }
