@@ -225,7 +225,7 @@ TEST_CASE("A subtree really removed: node_up 0, forgotten after forget_after, ba
   {
     const Series s = daemon.series();
     CHECK(value(s, "infiniband_port_receive_packets_total" + hca_port) >= rcv_before);
-    CHECK(value(s, "infiniband_exporter_discovery_missing_nodes") >= below.size());
+    CHECK(value(s, "infiniband_exporter_known_nodes") == f.nodes().size());
   }
   // Forgotten: after 2 discoveries and 8 s unseen (since the last discovery
   // that found it, at most one interval before the unlink), its series end,
@@ -238,12 +238,27 @@ TEST_CASE("A subtree really removed: node_up 0, forgotten after forget_after, ba
   for (const std::string& name : below) CHECK(guid_of(gone, name).empty());
   CHECK(value(gone, "infiniband_exporter_nodes_forgotten_total") >= below.size());
   const std::string log = daemon.process().read_stderr();
-  CHECK(log.find("forgetting switch \"" + leaf + "\" (" + guids[0] + ")") != std::string::npos);
-  CHECK(log.find("forgetting hca \"" + hca + "\" (" + guids[1] + ")") != std::string::npos);
+  // msg="..." escapes the quotes around the name.
+  CHECK(log.find("forgetting switch \\\"" + leaf + "\\\" (" + guids[0] + ")") != std::string::npos);
+  CHECK(log.find("forgetting hca \\\"" + hca + "\\\" (" + guids[1] + ")") != std::string::npos);
 
   // Back: rediscovered, and its series start again.
   for (const int p : uplinks) sim.relink(leaf, p);
-  CHECK(daemon.wait_value(leaf_up, 1, 40s));
+  // opensm does not bring a subtree that was cut off back by itself within
+  // the test's time (the oracle cannot reach it either): a new SM does, as
+  // an operator would after re-cabling. Then the oracle reaches the leaf.
+  sim.restart_opensm();
+  const bool reachable = eventually(
+      [&] {
+        try {
+          return sim.run({"perfquery", std::to_string(sim.lids(true).at(leaf))}, 5s).ok();
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      30s);
+  REQUIRE(reachable);
+  CHECK(daemon.wait_value(leaf_up, 1, 30s));
   CHECK(daemon.wait_value_at_least(
       "infiniband_exporter_node_up{node_guid=\"" + guids[1] + "\",node_name=\"" + hca + "\"", 1,
       20s));
