@@ -181,6 +181,23 @@ MergeOutcome FabricMerger::merge(const Fabric& discovered, Clock::time_point now
       }
     }
   }
+  // A kept node's port whose far end this discovery saw down is down too:
+  // the cable is unplugged (or the peer's port disabled), whatever the
+  // unreachable node would say.
+  for (FabricNode& node : merged->nodes) {
+    if (node.present) continue;
+    for (FabricPort& p : node.ports) {
+      if (!p.linked()) continue;
+      const FabricNode& peer = merged->nodes[static_cast<std::size_t>(p.remote_node)];
+      if (!peer.present) continue;
+      for (const FabricPort& far : peer.ports) {
+        if (far.number == p.remote_port && !far.up()) {
+          p.state = far.state;
+          p.phys_state = far.phys_state;
+        }
+      }
+    }
+  }
   known_ = merged;
   last_merge_ = now;
   out.fabric = std::move(merged);

@@ -89,7 +89,10 @@ TEST_CASE("FabricMerger forgets a node only after N discoveries and the time", "
   }
   FabricMerger merger(ForgetPolicy{2, 10min});
   merger.merge(full, kT0);
-  CHECK(merger.merge(gone, kT0 + 1min).missing == 1);
+  const MergeOutcome second = merger.merge(gone, kT0 + 1min);
+  CHECK(second.missing == 1);
+  // Its port is down: the switch, which the discovery did see, says so.
+  CHECK_FALSE(port(*second.fabric, 0x200, 1)->up());
   // Two discoveries, but only 2 minutes: kept.
   const MergeOutcome third = merger.merge(gone, kT0 + 2min);
   CHECK(third.missing == 1);
