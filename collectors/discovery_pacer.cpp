@@ -79,8 +79,8 @@ DiscoveryPacer::Due DiscoveryPacer::next() const {
     const auto at = last_start_ + pacing_.request_spacing;
     if (at < due.at) due = {at, DiscoveryReason::kWorkerRestart};
   }
-  for (const DiscoveryReason r : {DiscoveryReason::kLidMismatch, DiscoveryReason::kLinkDown,
-                                  DiscoveryReason::kNodeSilent}) {
+  for (const DiscoveryReason r :
+       {DiscoveryReason::kLidMismatch, DiscoveryReason::kLinkDown, DiscoveryReason::kNodeSilent}) {
     if ((pending_ & bit(r)) == 0) continue;
     const auto at = std::max(last_start_ + pacing_.request_spacing, last_request_run_ + spacing_);
     if (at < due.at) due = {at, r};
