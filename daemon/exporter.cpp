@@ -89,9 +89,9 @@ bool Exporter::discover_now() {
     // have assigned LIDs yet: sweeping then would skip every switch. Look
     // again soon, for a while, before sweeping what we have. (Judged on what
     // this discovery saw, not on the LIDs the merge kept.)
-    const bool unaddressed = std::any_of(found.nodes.begin(), found.nodes.end(), [](const FabricNode& n) {
-      return n.type == NodeType::kSwitch && n.lid == 0;
-    });
+    const bool unaddressed =
+        std::any_of(found.nodes.begin(), found.nodes.end(),
+                    [](const FabricNode& n) { return n.type == NodeType::kSwitch && n.lid == 0; });
     if (unaddressed && ++unaddressed_discoveries_ < 10) {
       log_info("switches without a LID yet; discovering again before sweeping");
       request_discovery(DiscoveryReason::kWorkerRestart);
@@ -255,14 +255,13 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
   ++trouble_.sweeps;
   trouble_.overruns += overrun ? 1 : 0;
   trouble_.cut_short += sweep.completed ? 0 : 1;
-  const std::string line = "sweep " + std::to_string(sweeps_) + ": " +
-                           std::to_string(sweep.ports_read) + " ports in " +
-                           std::to_string(sweep.duration_seconds) + " s, " +
-                           std::to_string(not_answering) + " nodes not answering, " +
-                           std::to_string(sweep.mads_timeout) + " MAD timeouts" +
-                           (sweep.completed ? "" : ", cut short by its budget with " +
-                                                       std::to_string(sweep.stale_nodes) +
-                                                       " nodes not reached (kept as they were)");
+  const std::string line =
+      "sweep " + std::to_string(sweeps_) + ": " + std::to_string(sweep.ports_read) + " ports in " +
+      std::to_string(sweep.duration_seconds) + " s, " + std::to_string(not_answering) +
+      " nodes not answering, " + std::to_string(sweep.mads_timeout) + " MAD timeouts" +
+      (sweep.completed ? ""
+                       : ", cut short by its budget with " + std::to_string(sweep.stale_nodes) +
+                             " nodes not reached (kept as they were)");
   const bool trouble = !sweep.completed || overrun || not_answering > 0;
   if (!trouble || now - trouble_.last_logged < 60s) {
     log_debug(line);
