@@ -18,6 +18,8 @@ std::string_view discovery_reason_name(DiscoveryReason reason) {
       return "lid_mismatch";
     case DiscoveryReason::kLinkDown:
       return "link_down";
+    case DiscoveryReason::kNodeSilent:
+      return "node_silent";
   }
   return "unknown";
 }
@@ -77,7 +79,8 @@ DiscoveryPacer::Due DiscoveryPacer::next() const {
     const auto at = last_start_ + pacing_.request_spacing;
     if (at < due.at) due = {at, DiscoveryReason::kWorkerRestart};
   }
-  for (const DiscoveryReason r : {DiscoveryReason::kLidMismatch, DiscoveryReason::kLinkDown}) {
+  for (const DiscoveryReason r :
+       {DiscoveryReason::kLidMismatch, DiscoveryReason::kLinkDown, DiscoveryReason::kNodeSilent}) {
     if ((pending_ & bit(r)) == 0) continue;
     const auto at = std::max(last_start_ + pacing_.request_spacing, last_request_run_ + spacing_);
     if (at < due.at) due = {at, r};
@@ -87,7 +90,8 @@ DiscoveryPacer::Due DiscoveryPacer::next() const {
 
 void DiscoveryPacer::started(DiscoveryReason reason, Clock::time_point now) {
   std::lock_guard lock(mu_);
-  if (reason == DiscoveryReason::kLidMismatch || reason == DiscoveryReason::kLinkDown) {
+  if (reason == DiscoveryReason::kLidMismatch || reason == DiscoveryReason::kLinkDown ||
+      reason == DiscoveryReason::kNodeSilent) {
     // Requests that keep coming double the spacing; a quiet spell (twice
     // the spacing without one) brings it back to the base.
     const bool streak =

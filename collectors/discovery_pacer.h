@@ -24,8 +24,9 @@ enum class DiscoveryReason : std::uint8_t {
   kWorkerRestart,  // a new MAD worker, or switches without LIDs yet
   kLidMismatch,    // a LID answered as another node or port
   kLinkDown,       // LinkDownedCounter moved
+  kNodeSilent,     // a node that answered stopped answering
 };
-inline constexpr int kDiscoveryReasonCount = 6;
+inline constexpr int kDiscoveryReasonCount = 7;
 std::string_view discovery_reason_name(DiscoveryReason reason);  // "lid_mismatch"
 
 struct DiscoveryPacing {

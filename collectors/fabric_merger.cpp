@@ -71,6 +71,9 @@ MergeOutcome FabricMerger::merge(const Fabric& discovered, Clock::time_point now
     missing_.erase(seen.guid);
     const FabricNode* before = known ? known->find(seen.guid) : nullptr;
     if (before != nullptr) {
+      // Its NodeDescription SMP was lost: the name (a label of every series
+      // of the node) stays what it was.
+      if (node.description.empty()) node.description = before->description;
       // A switch whose port 0 PortInfo was lost comes without its LID (and
       // so do its ports, which answer at it): keep the one it had. Should
       // the SM have given that LID to another node meanwhile, the sweep's
@@ -83,6 +86,24 @@ MergeOutcome FabricMerger::merge(const Fabric& discovered, Clock::time_point now
       }
       for (std::size_t i = 0; i < node.ports.size(); ++i) {
         FabricPort& p = node.ports[i];
+        if (p.state == 0) {
+          // Reached as the far end of a link, but its own PortInfo SMP was
+          // lost: PortState 0 is no state at all (IBA 14.2.5.6 reports 1-4).
+          // Keep the link properties it had rather than blank ones.
+          for (const FabricPort& old : before->ports) {
+            if (old.number != p.number) continue;
+            const FabricPort seen_port = p;
+            p = old;
+            if (seen_port.lid != 0) p.lid = seen_port.lid;
+            if (seen_port.linked()) {
+              p.remote_node = seen_port.remote_node;
+              p.remote_port = seen_port.remote_port;
+            } else {
+              links[i] = remote_guid(*known, old);
+            }
+          }
+          continue;
+        }
         if (links[i] != 0 || p.phys_state != kPhysLinkUp) continue;
         // Cabled and up, but the neighbour did not answer this time.
         for (const FabricPort& old : before->ports) {
@@ -157,6 +178,23 @@ MergeOutcome FabricMerger::merge(const Fabric& discovered, Clock::time_point now
         ports[i].remote_port = 0;
       } else {
         ports[i].remote_node = it->second;
+      }
+    }
+  }
+  // A kept node's port whose far end this discovery saw down is down too:
+  // the cable is unplugged (or the peer's port disabled), whatever the
+  // unreachable node would say.
+  for (FabricNode& node : merged->nodes) {
+    if (node.present) continue;
+    for (FabricPort& p : node.ports) {
+      if (!p.linked()) continue;
+      const FabricNode& peer = merged->nodes[static_cast<std::size_t>(p.remote_node)];
+      if (!peer.present) continue;
+      for (const FabricPort& far : peer.ports) {
+        if (far.number == p.remote_port && !far.up()) {
+          p.state = far.state;
+          p.phys_state = far.phys_state;
+        }
       }
     }
   }

@@ -171,6 +171,8 @@ void Sweeper::finish_nodes(const Fabric& fabric, const std::vector<std::uint32_t
     if (ns.reached) {
       port_resume_.erase(guid);
       ns.answered = answered_now;
+      ns.went_silent =
+          !ns.answered && !ns.lid_moved && last->second.ever_reached && last->second.answered;
       last->second = LastState{ns.answered, true, now, now};
     } else {
       // Cut short by the budget: not (fully) asked. First in line next

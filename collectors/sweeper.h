@@ -63,6 +63,9 @@ struct NodeSweep {
   std::uint32_t cut_mads = 0;       // cancelled by the budget
   // The node's LID now answers as another node or port: readings dropped.
   bool lid_moved = false;
+  // It answered when last reached and answered nothing now: unplugged, or
+  // powered off (a topology change worth a spaced rediscovery).
+  bool went_silent = false;
 };
 
 struct SweepResult {

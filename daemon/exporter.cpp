@@ -91,9 +91,9 @@ bool Exporter::discover_now() {
     // have assigned LIDs yet: sweeping then would skip every switch. Look
     // again soon, for a while, before sweeping what we have. (Judged on what
     // this discovery saw, not on the LIDs the merge kept.)
-    const bool unaddressed = std::any_of(found.nodes.begin(), found.nodes.end(), [](const FabricNode& n) {
-      return n.type == NodeType::kSwitch && n.lid == 0;
-    });
+    const bool unaddressed =
+        std::any_of(found.nodes.begin(), found.nodes.end(),
+                    [](const FabricNode& n) { return n.type == NodeType::kSwitch && n.lid == 0; });
     if (unaddressed && ++unaddressed_discoveries_ < 10) {
       log_info("switches without a LID yet; discovering again before sweeping");
       request_discovery(DiscoveryReason::kWorkerRestart);
@@ -189,22 +189,26 @@ void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool 
   // Down means asked and silent: a node the budget did not let the sweep
   // finish is not counted (it keeps its last state).
   std::size_t not_answering = 0;
+  bool went_silent = false;
   for (std::size_t n = 0; n < sweep.nodes.size(); ++n) {
     const NodeSweep& ns = sweep.nodes[n];
     not_answering += (ns.swept && ns.reached && !ns.answered) ? 1 : 0;
+    went_silent = went_silent || ns.went_silent;
     // A kept node that answers at its last LID, confirmed by NodeInfo, is
     // evidently still there, whatever the discoveries say.
     if (f && !f->nodes[n].present && ns.answered && ns.lid_confirmed) {
       merger_.note_answered(f->nodes[n].guid);
     }
   }
-  // A LID answering as another node, or a link that went down, means the
-  // topology changed: look again soon (the pacer spaces such requests). A
-  // node that does not answer, or a sweep cut short, is no such sign: under
-  // MAD loss it would make discovery a storm of SMPs.
+  // A LID answering as another node, a link that went down, or a node that
+  // answered and now answers nothing, means the topology changed: look
+  // again soon (the pacer spaces such requests and backs off while they keep
+  // coming). A sweep cut short, or a node that stays silent, is no such
+  // sign: under MAD loss it would make discovery a storm of SMPs.
   const std::uint64_t downed = accumulator_.stats().link_downed_deltas;
   if (sweep.lid_mismatches > 0) request_discovery(DiscoveryReason::kLidMismatch);
   if (downed != link_downed_seen_) request_discovery(DiscoveryReason::kLinkDown);
+  if (went_silent) request_discovery(DiscoveryReason::kNodeSilent);
   link_downed_seen_ = downed;
   ++sweeps_;
   std::string own;
@@ -302,14 +306,13 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
   ++trouble_.sweeps;
   trouble_.overruns += overrun ? 1 : 0;
   trouble_.cut_short += sweep.completed ? 0 : 1;
-  const std::string line = "sweep " + std::to_string(sweeps_) + ": " +
-                           std::to_string(sweep.ports_read) + " ports in " +
-                           std::to_string(sweep.duration_seconds) + " s, " +
-                           std::to_string(not_answering) + " nodes not answering, " +
-                           std::to_string(sweep.mads_timeout) + " MAD timeouts" +
-                           (sweep.completed ? "" : ", cut short by its budget with " +
-                                                       std::to_string(sweep.stale_nodes) +
-                                                       " nodes not reached (kept as they were)");
+  const std::string line =
+      "sweep " + std::to_string(sweeps_) + ": " + std::to_string(sweep.ports_read) + " ports in " +
+      std::to_string(sweep.duration_seconds) + " s, " + std::to_string(not_answering) +
+      " nodes not answering, " + std::to_string(sweep.mads_timeout) + " MAD timeouts" +
+      (sweep.completed ? ""
+                       : ", cut short by its budget with " + std::to_string(sweep.stale_nodes) +
+                             " nodes not reached (kept as they were)");
   const bool trouble = !sweep.completed || overrun || not_answering > 0;
   if (!trouble || now - trouble_.last_logged < 60s) {
     log_debug(line);

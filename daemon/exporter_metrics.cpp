@@ -91,7 +91,8 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
                       .Help(
                           "Discoveries started, by reason: startup, scheduled "
                           "(discovery.interval), partial_retry (the last one lost SMPs or "
-                          "missed known nodes), worker_restart, lid_mismatch, link_down.")
+                          "missed known nodes), worker_restart, lid_mismatch, link_down, "
+                          "node_silent.")
                       .Register(r);
   for (int i = 0; i < kDiscoveryReasonCount; ++i) {
     discovery_reasons_[static_cast<std::size_t>(i)] = &reasons.Add(

@@ -89,7 +89,10 @@ TEST_CASE("FabricMerger forgets a node only after N discoveries and the time", "
   }
   FabricMerger merger(ForgetPolicy{2, 10min});
   merger.merge(full, kT0);
-  CHECK(merger.merge(gone, kT0 + 1min).missing == 1);
+  const MergeOutcome second = merger.merge(gone, kT0 + 1min);
+  CHECK(second.missing == 1);
+  // Its port is down: the switch, which the discovery did see, says so.
+  CHECK_FALSE(port(*second.fabric, 0x200, 1)->up());
   // Two discoveries, but only 2 minutes: kept.
   const MergeOutcome third = merger.merge(gone, kT0 + 2min);
   CHECK(third.missing == 1);
@@ -135,7 +138,8 @@ TEST_CASE("FabricMerger keeps what a seen node's lost SMPs did not say", "[fabri
   sw.lid = 0;
   for (FabricPort& p : sw.ports) p.lid = 0;
   sw.ports.erase(sw.ports.begin() + 1);
-  // ... and gpu2 came up with a new LID.
+  // gpu0's NodeDescription was lost; gpu2 came up with a new LID.
+  partial.nodes[1].description.clear();
   partial.nodes[3].lid = 40;
   partial.nodes[3].ports[0].lid = 40;
   partial.index();
@@ -152,6 +156,7 @@ TEST_CASE("FabricMerger keeps what a seen node's lost SMPs did not say", "[fabri
     CHECK(merged_sw->ports[i].lid == 1);
     REQUIRE(merged_sw->ports[i].linked());
   }
+  CHECK(m.fabric->find(0x200)->description == "gpu0 mlx5_0");
   CHECK(m.fabric->find(0x202)->lid == 40);  // what it did see wins
   CHECK(port(*m.fabric, 0x202, 1)->lid == 40);
 }
