@@ -143,6 +143,11 @@ void render_analysis(const Snapshot& s, const std::vector<std::string>& port_lab
     const bool linked =
         fp.linked() && static_cast<std::size_t>(fp.remote_node) < fabric.nodes.size();
     ExpositionWriter::add_label(l, "cause", cause_name(r.cause));
+    // The GUID keys the drill-down: switches without a node-name-map share
+    // one description.
+    ExpositionWriter::add_label(
+        l, "remote_node_guid",
+        linked ? guid_hex(fabric.nodes[static_cast<std::size_t>(fp.remote_node)].guid) : "");
     ExpositionWriter::add_label(
         l, "remote_node_name",
         linked ? s.node_names[static_cast<std::size_t>(fp.remote_node)] : "");

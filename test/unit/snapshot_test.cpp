@@ -169,7 +169,7 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   CHECK(has_line(text, R"(infiniband_port_utilization_bucket{tier="leaf",rail="0",le="0.7"} 0)"));
   CHECK(has_line(text, R"(infiniband_port_utilization_bucket{tier="leaf",rail="0",le="0.8"} 1)"));
   const std::string root_labels =
-      labels + R"(,cause="incast",remote_node_name="gpu1 mlx5_0",remote_port="1")";
+      labels + R"(,cause="incast",remote_node_guid="0x0000000000000201",remote_node_name="gpu1 mlx5_0",remote_port="1")";
   CHECK(has_line(text, "infiniband_congestion_root_score{" + root_labels + "} 2.5"));
   CHECK(has_line(text, "infiniband_congestion_victim_ports{" + root_labels + "} 2"));
   CHECK(has_line(
