@@ -141,8 +141,14 @@ std::string usage_text() {
       "\n"
       "Flags:\n";
   for (const Flag& flag : kFlags) {
-    std::string left = (flag.name == "help" ? "  -h, --" : "  --") + std::string(flag.name);
-    if (!flag.value_name.empty()) left += "=" + std::string(flag.value_name);
+    // Appended piecewise: GCC 12 at -O3 warns about `"=" + std::string(...)`
+    // (a -Wrestrict false positive, GCC bug 105329) in users' Release builds.
+    std::string left = flag.name == "help" ? "  -h, --" : "  --";
+    left += flag.name;
+    if (!flag.value_name.empty()) {
+      left += '=';
+      left += flag.value_name;
+    }
     left.resize(std::max<std::size_t>(left.size() + 2, 30), ' ');
     text += left + std::string(flag.help);
     if (!flag.key.empty()) {

@@ -117,7 +117,7 @@ inline std::string read_file(const std::string& path) {
 // The daemon under test, serving on an ephemeral port.
 class Daemon {
  public:
-  Daemon(SimFabric& sim, std::vector<std::string> extra_args = {}) : sim_(sim) {
+  Daemon(SimFabric& sim, std::vector<std::string> extra_args = {}) {
     std::vector<std::string> argv = {IBFX_DAEMON_PATH, "--web.listen-address=127.0.0.1:0",
                                      "--log.level=debug"};
     bool has_interval = false;
@@ -170,7 +170,6 @@ class Daemon {
   }
 
  private:
-  SimFabric& sim_;
   Process* process_ = nullptr;
   int port_ = 0;
 };

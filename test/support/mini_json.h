@@ -13,6 +13,8 @@
 
 namespace ibfx::test {
 
+struct JsonMember;
+
 struct Json {
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
   Type type = Type::kNull;
@@ -20,23 +22,35 @@ struct Json {
   double number = 0;
   std::string string;
   std::vector<Json> array;
-  std::vector<std::pair<std::string, Json>> object;
+  // Not std::pair<std::string, Json>: clang 14 with libstdc++ 12 rejects a
+  // pair of the still-incomplete Json; a vector of an incomplete class is
+  // fine (C++17), and the members keep the structured bindings [key, value].
+  std::vector<JsonMember> object;
 
-  const Json* find(std::string_view key) const {
-    for (const auto& [k, v] : object) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
+  const Json* find(std::string_view key) const;
   // Member or a null value: chains like j["a"]["b"] never throw.
-  const Json& operator[](std::string_view key) const {
-    static const Json null;
-    const Json* v = find(key);
-    return v != nullptr ? *v : null;
-  }
+  const Json& operator[](std::string_view key) const;
   std::string str() const { return type == Type::kString ? string : std::string(); }
   bool is_null() const { return type == Type::kNull; }
 };
+
+struct JsonMember {
+  std::string key;
+  Json value;
+};
+
+inline const Json* Json::find(std::string_view key) const {
+  for (const auto& [k, v] : object) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+inline const Json& Json::operator[](std::string_view key) const {
+  static const Json null;
+  const Json* v = find(key);
+  return v != nullptr ? *v : null;
+}
 
 class JsonReader {
  public:
@@ -80,7 +94,7 @@ class JsonReader {
         do {
           std::string key = string_literal();
           expect(':');
-          v.object.emplace_back(std::move(key), value());
+          v.object.push_back(JsonMember{std::move(key), value()});
         } while (peek() == ',' && ++pos_ != 0);
       }
       expect('}');

@@ -44,7 +44,7 @@ TEST_CASE("A message stays on one line and its quotes stay balanced", "[log]") {
         "<6>{\"level\":\"info\",\"msg\":\"node \\\"sw 1\\\"\\nsaid \\\\ and \\u0001\"}\n");
 }
 
-TEST_CASE("Log level and format names parse; others are refused", "[log]") {
+TEST_CASE("Log level and format names parse, others are refused", "[log]") {
   CHECK(parse_log_level("warn") == LogLevel::kWarn);
   CHECK(parse_log_format("logfmt") == LogFormat::kLogfmt);
   CHECK(parse_log_format("json") == LogFormat::kJson);
