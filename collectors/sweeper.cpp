@@ -165,8 +165,19 @@ void Sweeper::finish_nodes(const Fabric& fabric, const std::vector<std::uint32_t
     if (ns.reached || std::find(read.begin(), read.end(), true) != read.end()) {
       last->second.touched_at = now;
     }
-    ns.reached = ns.cut_mads == 0;
     const bool answered_now = ns.answered_mads > 0 && !ns.lid_moved;
+    if (ns.answered_mads + ns.failed_mads + ns.cut_mads == 0 && !ns.lid_moved) {
+      // Nothing was sent to it this sweep (no port it could be asked at):
+      // not asked is not down. It keeps what it last said, or shows nothing
+      // until it has been asked once.
+      if (last->second.ever_reached) {
+        ns.answered = last->second.answered;
+      } else {
+        ns.swept = false;
+      }
+      continue;
+    }
+    ns.reached = ns.cut_mads == 0;
     if (!smp) ns.lid_confirmed = answered_now;
     if (ns.reached) {
       port_resume_.erase(guid);

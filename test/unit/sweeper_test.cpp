@@ -436,7 +436,7 @@ TEST_CASE("Sweeper probes PortSamplesControl only at a LID confirmed to be the n
   CHECK(sweeper.capabilities(0x100)->sample_tick == 7);
 }
 
-TEST_CASE("A sweep cut short by its budget marks nothing down; the next resumes where it stopped",
+TEST_CASE("A sweep cut short by its budget marks nothing down, and the next resumes where it stopped",
           "[sweeper]") {
   const Fabric f = ibfx::test::star_fabric(8);
   FakePma fake;
