@@ -23,6 +23,7 @@
 #include "daemon/log.h"
 #include "daemon/web.h"
 #include "test/sim/cli_args.h"
+#include "test/sim/discovered_fabric.h"
 #include "test/sim/fabric_gen.h"
 #include "test/sim/fat_tree_flags.h"
 
@@ -41,44 +42,12 @@ double peak_rss_mib() {
 // The generator's wiring as the daemon's discovery would report it: every
 // cabled port Active/LinkUp at 4x NDR, LIDs in file order.
 std::shared_ptr<const ibfx::Fabric> discovered(const ibfx::test::Fabric& spec) {
-  auto f = std::make_shared<ibfx::Fabric>();
-  std::uint16_t next_lid = 1;
-  for (const auto& n : spec.nodes()) {
-    ibfx::FabricNode node;
-    node.guid = 0x0002c90300000000ULL + f->nodes.size() + 1;
-    node.type = n.is_switch() ? ibfx::NodeType::kSwitch : ibfx::NodeType::kHca;
-    node.description = n.name;
-    node.num_ports = static_cast<std::uint8_t>(n.num_ports());
-    node.vendor_id = 0x02c9;
-    node.device_id = n.is_switch() ? 54002 : 4129;
-    node.lid = next_lid++;
-    f->nodes.push_back(std::move(node));
-  }
-  for (std::size_t i = 0; i < spec.nodes().size(); ++i) {
-    const auto& n = spec.nodes()[i];
-    for (int p = 1; p <= n.num_ports(); ++p) {
-      const auto& ref = n.ports[static_cast<std::size_t>(p)];
-      // ibnetdiscover lists every switch port; HCAs only their cabled ones.
-      if (!n.is_switch() && !ref.connected()) continue;
-      ibfx::FabricPort fp;
-      fp.number = static_cast<std::uint8_t>(p);
-      fp.lid = f->nodes[i].lid;
-      if (ref.connected()) {
-        fp.state = 4;
-        fp.phys_state = 5;
-        fp.width_active = 2;
-        fp.speed_active = 4;
-        fp.speed_ext_active = 8;
-        fp.remote_node = ref.node;
-        fp.remote_port = static_cast<std::uint8_t>(ref.port);
-      } else {
-        fp.state = 1;
-        fp.phys_state = 2;
-      }
-      f->nodes[i].ports.push_back(fp);
-    }
-  }
-  f->index();
+  ibfx::test::DiscoveredLinks links;
+  links.speed_ext_active = 8;  // NDR
+  links.vendor_id = 0x02c9;
+  links.switch_device_id = 54002;
+  links.hca_device_id = 4129;
+  auto f = std::make_shared<ibfx::Fabric>(ibfx::test::discovered_fabric(spec, links));
   f->discovered_at = std::chrono::system_clock::now();
   return f;
 }

@@ -15,6 +15,7 @@ struct DiscoveredLinks {
   std::uint8_t speed_ext_active = 4;  // HDR: 25e9 bytes/s at 4x, the scenario driver's line rate
   std::uint32_t vendor_id = 0;        // 0: no known device, the IBA PortXmitWait unit
   std::uint32_t switch_device_id = 0;
+  std::uint32_t hca_device_id = 0;
 };
 
 // Every cabled port Active/LinkUp, LIDs in node order; switches list every
@@ -29,7 +30,7 @@ inline ibfx::Fabric discovered_fabric(const Fabric& spec, const DiscoveredLinks&
     node.description = n.name;
     node.num_ports = static_cast<std::uint8_t>(n.num_ports());
     node.vendor_id = links.vendor_id;
-    node.device_id = n.is_switch() ? links.switch_device_id : 0;
+    node.device_id = n.is_switch() ? links.switch_device_id : links.hca_device_id;
     node.lid = next_lid++;
     f.nodes.push_back(std::move(node));
   }
