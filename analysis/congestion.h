@@ -15,7 +15,8 @@
 #include "analysis/topology.h"
 #include "collectors/fabric.h"
 
-namespace YAML {
+// yaml-cpp's own spelling of its namespace.
+namespace YAML {  // NOLINT(readability-identifier-naming)
 class Node;
 }
 

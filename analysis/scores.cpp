@@ -6,7 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include "analysis/yaml_detail.h"
+#include "config/yaml_reader.h"
 
 namespace ibfx {
 namespace {
@@ -391,7 +391,7 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
 ScoreConfig parse_score_config(const YAML::Node& node, const std::string& source) {
   ScoreConfig config;
   if (!node.IsDefined() || node.IsNull()) return config;
-  const analysis_detail::SectionReader reader(node, source, "scores");
+  const yaml::SectionReader reader(node, source, "scores");
   reader.for_each_entry(node, [&](const std::string& key, int line, const YAML::Node& value) {
     const int value_line = reader.line_of(value, line);
     if (key == "tick_multiplier") {

@@ -20,7 +20,8 @@
 #include "analysis/xmit_wait_model.h"
 #include "collectors/pma.h"
 
-namespace YAML {
+// yaml-cpp's own spelling of its namespace.
+namespace YAML {  // NOLINT(readability-identifier-naming)
 class Node;
 }
 

@@ -7,7 +7,7 @@
 #include <regex>
 #include <set>
 
-#include "analysis/yaml_detail.h"
+#include "config/yaml_reader.h"
 #include "config/config.h"
 
 namespace ibfx {
@@ -349,7 +349,7 @@ Topology classify_topology(const Fabric& fabric, const std::vector<std::string>&
 TopologyConfig parse_topology_config(const YAML::Node& node, const std::string& source) {
   TopologyConfig config;
   if (!node.IsDefined() || node.IsNull()) return config;
-  const analysis_detail::SectionReader reader(node, source, "topology");
+  const yaml::SectionReader reader(node, source, "topology");
   reader.for_each_entry(node, [&](const std::string& key, int line, const YAML::Node& value) {
     if (key == "rail_regex") {
       const std::string& pattern = reader.scalar(value, line, key);

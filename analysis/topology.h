@@ -14,7 +14,8 @@
 
 #include "collectors/fabric.h"
 
-namespace YAML {
+// yaml-cpp's own spelling of its namespace.
+namespace YAML {  // NOLINT(readability-identifier-naming)
 class Node;
 }
 

@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "analysis/yaml_detail.h"
+#include "config/yaml_reader.h"
 
 namespace ibfx {
 namespace {
@@ -95,7 +95,7 @@ XmitWaitUnit XmitWaitModel::resolve(const FabricNode& node, const FabricPort& po
   return from_rule(kIba, 0, "iba_default", config_.multiplier - 1);
 }
 
-XmitWaitOverride parse_xmit_wait_override(const analysis_detail::SectionReader& reader,
+XmitWaitOverride parse_xmit_wait_override(const yaml::SectionReader& reader,
                                           const YAML::Node& value, int line, std::string_view key) {
   auto rule_of = [&](const std::string& name, int at) {
     const auto rule = xmit_wait_rule_named(name);

@@ -13,13 +13,14 @@
 
 #include "collectors/fabric.h"
 
-namespace YAML {
+// yaml-cpp's own spelling of its namespace.
+namespace YAML {  // NOLINT(readability-identifier-naming)
 class Node;
 }
 
 namespace ibfx {
 
-namespace analysis_detail {
+namespace yaml {
 class SectionReader;
 }
 
@@ -83,7 +84,7 @@ class XmitWaitModel {
 
 // Parses `xmit_wait_by_device_id` / `xmit_wait_by_guid` values: a rule name
 // or {model: <name>, bytes: <n>}. Used by parse_score_config.
-XmitWaitOverride parse_xmit_wait_override(const analysis_detail::SectionReader& reader,
+XmitWaitOverride parse_xmit_wait_override(const yaml::SectionReader& reader,
                                           const YAML::Node& value, int line, std::string_view key);
 
 }  // namespace ibfx

@@ -20,7 +20,7 @@
 #include "collectors/mad_transport.h"
 #include "collectors/pma.h"
 #include "daemon/exporter.h"
-#include "daemon/log.h"
+#include "base/log.h"
 #include "daemon/web.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/discovered_fabric.h"

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <exception>
 
-#include "daemon/log.h"
+#include "base/log.h"
 
 namespace ibfx {
 

@@ -14,7 +14,7 @@
 
 #include "collectors/child_process.h"
 #include "collectors/stderr_tap.h"
-#include "daemon/log.h"
+#include "base/log.h"
 
 namespace ibfx {
 

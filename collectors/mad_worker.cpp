@@ -13,7 +13,7 @@
 
 #include "collectors/child_process.h"
 #include "collectors/fabric.h"
-#include "daemon/log.h"
+#include "base/log.h"
 
 namespace ibfx {
 

@@ -38,7 +38,6 @@
 #include <vector>
 
 #include "collectors/mad_transport.h"
-#include "config/config.h"
 
 namespace ibfx {
 

@@ -1,11 +1,13 @@
 // Command-line flags, spelled like the Prometheus exporters' (--web.listen-address).
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <optional>
 #include <set>
 #include <utility>
 
 #include "config/config.h"
+#include "config/yaml_reader.h"
 
 namespace ibfx {
 namespace {
@@ -118,7 +120,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     if (flag->name != "config.file") continue;
     if (value.empty()) fail("--config.file: missing value");
     result.config_file = value;
-    result.config = load_config_file(value);
+    // Parsed once: main hands the same document's analysis sections on.
+    auto document = std::make_shared<const YAML::Node>(yaml::load_document_file(value));
+    result.config = parse_config_document(*document, value);
+    result.config_document = std::move(document);
   }
   for (const auto& [flag, typed, value] : values) {
     if (flag->key.empty()) continue;

@@ -1,10 +1,8 @@
-// Durations, the table of config keys, and the YAML loader.
+// Durations, the table of config keys, and the config file's schema.
 #include "config/config.h"
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
@@ -14,36 +12,19 @@
 #include <limits>
 #include <map>
 #include <system_error>
-#include <sstream>
 #include <utility>
+
+#include "base/log.h"
+#include "config/listen_address.h"
+#include "config/yaml_reader.h"
 
 namespace ibfx {
 namespace {
 
-constexpr std::size_t kMaxConfigBytes = 1 << 20;  // a real config is a few KiB
-
 [[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
 
-// Text for an error message. Bad input may be binary or huge, so
-// non-printable bytes are escaped and long text is cut short.
-std::string printable(std::string_view text) {
-  constexpr std::size_t kMaxShown = 60;
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-      constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return text.size() > kMaxShown ? out + "..." : out;
-}
-
-std::string quote(std::string_view text) { return "\"" + printable(text) + "\""; }
+using yaml::printable;
+using yaml::quote;
 
 struct DurationUnit {
   std::string_view name;
@@ -110,34 +91,30 @@ double to_fraction(const Scalar& v) {
   return x;
 }
 
+// The logger's own parsers (base/log.h), so the file, the flags and the
+// children's command lines accept exactly the same names.
 std::string to_log_level(const Scalar& v) {
-  if (v.text != "debug" && v.text != "info" && v.text != "warn" && v.text != "error") {
+  try {
+    parse_log_level(v.text);
+  } catch (const std::invalid_argument&) {
     fail("expected one of debug, info, warn, error, got " + quote(v.text));
   }
   return std::string(v.text);
 }
 
 std::string to_log_format(const Scalar& v) {
-  if (v.text != "logfmt" && v.text != "json") {
+  try {
+    parse_log_format(v.text);
+  } catch (const std::invalid_argument&) {
     fail("expected logfmt or json, got " + quote(v.text));
   }
   return std::string(v.text);
 }
 
-// "[host]:port". Checked here so a typo fails --check-config, not the bind at start-up.
+// Checked with the HTTP server's own parser (listen_address.h), so a typo
+// fails --check-config, not the bind at start-up.
 std::string to_listen_address(const Scalar& v) {
-  const auto colon = v.text.rfind(':');
-  const std::string_view host = v.text.substr(0, colon == std::string_view::npos ? 0 : colon);
-  const std::string_view port = colon == std::string_view::npos ? "" : v.text.substr(colon + 1);
-  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
-  int port_number = -1;
-  const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), port_number);
-  if (colon == std::string_view::npos || port.empty() || ptr != port.data() + port.size() ||
-      ec != std::errc() || port_number < 0 || port_number > 65535 ||
-      (host.find(':') != std::string_view::npos && !bracketed)) {
-    fail("expected [host]:port such as \":9690\", \"127.0.0.1:9690\" or \"[::1]:9690\", got " +
-         quote(v.text));
-  }
+  parse_listen_address(v.text);
   return std::string(v.text);
 }
 
@@ -303,82 +280,17 @@ bool is_section(std::string_view name) {
   });
 }
 
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Scalar:
-      return "the value " + quote(node.Scalar());
-    default:
-      return "nothing";
-  }
-}
+using yaml::describe;
+using yaml::line_of;
 
 // Walks the YAML tree against kKeys, remembering where each key was set so
 // that checks across keys can point at a line too.
-// The line of each document's first node (1-based), as LoadAll's nodes
-// would report it.
-class DocumentLines final : public YAML::EventHandler {
- public:
-  std::vector<int> first_lines;
-  void OnDocumentStart(const YAML::Mark&) override { pending_ = true; }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
-  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                const std::string&) override {
-    node(m);
-  }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    node(m);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    node(m);
-  }
-  void OnMapEnd() override {}
-
- private:
-  void node(const YAML::Mark& m) {
-    if (!pending_) return;
-    pending_ = false;
-    first_lines.push_back(m.is_null() ? 1 : m.line + 1);
-  }
-  bool pending_ = false;
-};
-
 class YamlLoader {
  public:
   explicit YamlLoader(std::string source) : source_(std::move(source)) {}
 
-  Config load(std::string_view text) {
-    YAML::Node doc;
-    int second_document_line = 0;
-    try {
-      // yaml-cpp 0.7's LoadAll() never returns on some malformed streams (a
-      // lone ',' yields an endless run of null documents, jbeder/yaml-cpp#1040),
-      // so count at most two documents with the event parser, then build the first.
-      std::istringstream in{std::string(text)};
-      YAML::Parser parser(in);
-      DocumentLines lines;
-      for (int i = 0; i < 2 && parser.HandleNextDocument(lines); ++i) {
-      }
-      if (lines.first_lines.size() > 1) second_document_line = lines.first_lines[1];
-      doc = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      // yaml-cpp also bounds nesting depth, so deep garbage ends up here too.
-      const std::string what = "invalid YAML: " + printable(e.msg);
-      if (e.mark.is_null()) fail(source_ + ": " + what);
-      fail(source_ + ":" + std::to_string(e.mark.line + 1) + ": " + what);
-    }
+  Config load(const YAML::Node& doc) {
     Config config;
-    if (second_document_line > 0) {
-      fail_at(second_document_line, "(top level)", "only one YAML document is allowed");
-    }
     if (!doc.IsDefined() || doc.IsNull()) return config;  // empty file: all defaults
     if (!doc.IsMap()) {
       fail_at(line_of(doc, 1), "(top level)",
@@ -395,10 +307,6 @@ class YamlLoader {
   }
 
  private:
-  static int line_of(const YAML::Node& node, int fallback) {
-    return node.Mark().is_null() ? fallback : node.Mark().line + 1;
-  }
-
   [[noreturn]] void fail_at(int line, std::string_view key, const std::string& what) const {
     fail(source_ + ":" + std::to_string(line) + ": " + printable(key) + ": " + what);
   }
@@ -411,7 +319,7 @@ class YamlLoader {
       const std::string& name = entry.first.Scalar();
       const std::string key = prefix + name;
       // The analysis sections have their own parser (analysis/analysis_config.h),
-      // which reads the same file with the same line numbers.
+      // which main hands the same parsed document.
       if (prefix.empty() && (name == "topology" || name == "scores")) continue;
       // A dot inside a name would otherwise reach the nested keys by another spelling.
       const bool known = name.find('.') == std::string::npos && (is_section(key) || find_key(key));
@@ -540,12 +448,16 @@ std::string config_value_text(const Config& config, std::string_view dotted_key)
   return key->get(config);
 }
 
+Config parse_config_document(const YAML::Node& document, const std::string& source_name) {
+  return YamlLoader(source_name).load(document);
+}
+
 Config parse_config_yaml(std::string_view yaml_text, const std::string& source_name) {
-  return YamlLoader(source_name).load(yaml_text);
+  return parse_config_document(yaml::load_document(yaml_text, source_name), source_name);
 }
 
 Config load_config_file(const std::string& path) {
-  return parse_config_yaml(detail::read_text_file(path, kMaxConfigBytes), path);
+  return parse_config_document(yaml::load_document_file(path), path);
 }
 
 namespace detail {

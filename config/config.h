@@ -6,11 +6,17 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+// yaml-cpp's own spelling of its namespace.
+namespace YAML {  // NOLINT(readability-identifier-naming)
+class Node;
+}
 
 namespace ibfx {
 
@@ -122,6 +128,9 @@ std::string format_duration(Duration duration);
 // out-of-range values are errors (file:line: key: what).
 Config load_config_file(const std::string& path);
 Config parse_config_yaml(std::string_view yaml_text, const std::string& source_name);
+// The same over a document already parsed (config/yaml_reader.h); the
+// `topology:` and `scores:` sections are left to analysis/analysis_config.h.
+Config parse_config_document(const YAML::Node& document, const std::string& source_name);
 
 // Generic access by dotted key ("mad.timeout"), with the same validation as
 // the file. The command line applies its flags through this; errors carry
@@ -133,6 +142,9 @@ std::string config_value_text(const Config& config, std::string_view dotted_key)
 struct CommandLine {
   Config config;
   std::string config_file;      // empty: built-in defaults only
+  // config_file's YAML document, parsed once; null without a file. The
+  // daemon hands its analysis sections to analysis/ from here.
+  std::shared_ptr<const YAML::Node> config_document;
   std::string web_config_file;  // --web.config.file; empty: plain HTTP, no auth
   bool once = false;
   bool check_config = false;

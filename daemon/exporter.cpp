@@ -5,7 +5,7 @@
 #include <future>
 #include <iostream>
 
-#include "daemon/log.h"
+#include "base/log.h"
 #include "daemon/systemd_notify.h"
 
 #include <map>

@@ -15,9 +15,6 @@
 #include <utility>
 #include <vector>
 
-// See http_server.h for why -Wnull-dereference is silenced for Boost.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -27,14 +24,15 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#pragma GCC diagnostic pop
 #include <malloc.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/resource.h>
 
+#include "base/log.h"
 #include "config/config.h"
-#include "daemon/log.h"
+#include "config/listen_address.h"
+#include "daemon/basic_auth.h"
 
 namespace ibfx {
 
@@ -200,38 +198,6 @@ std::optional<double> parse_qvalue(std::string_view s) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), q);
   if (ec != std::errc() || ptr != s.data() + s.size() || q < 0 || q > 1) return std::nullopt;
   return q;
-}
-
-struct ListenTarget {
-  std::string host;  // empty: all interfaces
-  std::uint16_t port = 0;
-};
-
-ListenTarget parse_listen_address(const std::string& address) {
-  ListenTarget target;
-  std::string_view rest;
-  if (!address.empty() && address.front() == '[') {
-    auto close = address.find(']');
-    if (close == std::string::npos) throw std::invalid_argument("missing ']' in IPv6 address");
-    target.host = address.substr(1, close - 1);
-    rest = std::string_view(address).substr(close + 1);
-    if (rest.empty() || rest.front() != ':') throw std::invalid_argument("missing port");
-    rest.remove_prefix(1);
-  } else {
-    auto colon = address.rfind(':');
-    if (colon == std::string::npos) throw std::invalid_argument("missing port (use host:port)");
-    target.host = address.substr(0, colon);
-    if (target.host.find(':') != std::string::npos)
-      throw std::invalid_argument("IPv6 addresses must be in brackets, e.g. [::1]:9690");
-    rest = std::string_view(address).substr(colon + 1);
-  }
-  if (target.host == "*") target.host.clear();
-  unsigned port = 0;
-  auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), port);
-  if (rest.empty() || ec != std::errc() || ptr != rest.data() + rest.size() || port > 65535)
-    throw std::invalid_argument("invalid port '" + std::string(rest) + "'");
-  target.port = static_cast<std::uint16_t>(port);
-  return target;
 }
 
 // Opens, binds and listens; on failure leaves the acceptor closed.
@@ -851,10 +817,10 @@ class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
 };
 
 void HttpServer::Impl::listen(const std::string& address) {
-  ListenTarget target;
+  ListenAddress target;
   try {
     target = parse_listen_address(address);
-  } catch (const std::invalid_argument& e) {
+  } catch (const ConfigError& e) {
     throw std::runtime_error("cannot listen on " + address + ": " + e.what());
   }
 

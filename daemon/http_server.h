@@ -2,13 +2,7 @@
 // blocks on the fabric: handlers only read prepared data.
 #pragma once
 
-// GCC 12 reports -Wnull-dereference inside Asio's header-only scheduler code
-// (scheduler.ipp) once it is inlined into our functions; that warning is
-// location-based, so silence it for the Boost headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <boost/asio/io_context.hpp>
-#pragma GCC diagnostic pop
 
 #include <chrono>
 #include <cstddef>

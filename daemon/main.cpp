@@ -10,15 +10,16 @@
 #include <functional>
 #include <iostream>
 #include <thread>
+#include <utility>
 
-#include "analysis/analysis_config.h"
+#include "base/log.h"
 #include "collectors/discovery.h"
 #include "collectors/discovery_process.h"
 #include "collectors/mad_worker.h"
 #include "config/config.h"
+#include "daemon/daemon_config.h"
 #include "daemon/exporter.h"
 #include "daemon/http_server.h"
-#include "daemon/log.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/web.h"
 #include "daemon/web_config.h"
@@ -30,23 +31,15 @@ namespace {
 void reload(int argc, char** argv, ibfx::Exporter& exporter, ibfx::HttpServer& server) {
   ibfx::notify_reloading();
   try {
-    ibfx::CommandLine cli = ibfx::parse_command_line(argc, argv);
-    // Loaded (certificate and key included) before anything is applied.
-    ibfx::WebConfig web;
-    if (!cli.web_config_file.empty()) web = ibfx::load_web_config(cli.web_config_file);
-    ibfx::check_web_config(web);
-    ibfx::NodeNameMap names;
-    if (!cli.config.node_name_map_file.empty()) {
-      names = ibfx::load_node_name_map(cli.config.node_name_map_file);
-    }
-    ibfx::AnalysisConfig analysis = ibfx::load_analysis_config(cli.config_file);
-    ibfx::set_log_level(ibfx::parse_log_level(cli.config.log_level));
-    ibfx::set_log_format(ibfx::parse_log_format(cli.config.log_format));
-    for (const std::string& key :
-         exporter.reload(cli.config, std::move(names), std::move(analysis))) {
+    // Everything is loaded (certificate and key included) before anything
+    // is applied: the same loader as at start-up.
+    ibfx::DaemonConfig loaded = ibfx::load_daemon_config(ibfx::parse_command_line(argc, argv));
+    ibfx::apply_log_settings(loaded.cli.config);
+    for (const std::string& key : exporter.reload(loaded.cli.config, std::move(loaded.names),
+                                                  std::move(loaded.analysis))) {
       ibfx::log_warn(key + " changed: takes effect after a restart");
     }
-    server.set_web_config(web);
+    server.set_web_config(loaded.web);
   } catch (const std::exception& e) {
     ibfx::log_error(std::string("reload rejected, keeping the running configuration: ") + e.what());
   }
@@ -125,41 +118,33 @@ int main(int argc, char** argv) {
   if (ibfx::is_mad_worker_invocation(argc, argv)) return ibfx::run_mad_worker(argc, argv);
   // Hidden mode: one discovery in a process of its own (discovery_process.h).
   if (ibfx::is_discover_once_invocation(argc, argv)) return ibfx::run_discover_once(argc, argv);
-  ibfx::CommandLine cli;
+  ibfx::CommandLine parsed;
   try {
-    cli = ibfx::parse_command_line(argc, argv);
+    parsed = ibfx::parse_command_line(argc, argv);
   } catch (const ibfx::ConfigError& e) {
     std::cerr << "ibfabric_exporter: " << e.what() << "\n"
               << "Try 'ibfabric_exporter --help'.\n";
     return 2;
   }
-  if (cli.show_help) {
+  if (parsed.show_help) {
     std::cout << ibfx::usage_text();
     return 0;
   }
-  if (cli.show_version) {
+  if (parsed.show_version) {
     std::cout << "ibfabric_exporter " << IBFX_VERSION << "\n";
     return 0;
   }
-  const ibfx::Config& config = cli.config;
-  ibfx::NodeNameMap names;
-  ibfx::AnalysisConfig analysis;
-  ibfx::WebConfig web;
+  ibfx::DaemonConfig loaded;
   try {
-    analysis = ibfx::load_analysis_config(cli.config_file);
-    if (!cli.web_config_file.empty()) {
-      web = ibfx::load_web_config(cli.web_config_file);
-      ibfx::check_web_config(web);  // loads the certificate and key now, for --check-config
-    }
-    ibfx::set_log_level(ibfx::parse_log_level(config.log_level));
-    ibfx::set_log_format(ibfx::parse_log_format(config.log_format));
-    if (!config.node_name_map_file.empty()) {
-      names = ibfx::load_node_name_map(config.node_name_map_file);
-    }
+    loaded = ibfx::load_daemon_config(std::move(parsed));
   } catch (const std::exception& e) {
     std::cerr << "ibfabric_exporter: " << e.what() << "\n";
     return 2;
   }
+  ibfx::apply_log_settings(loaded.cli.config);
+  const ibfx::CommandLine& cli = loaded.cli;
+  const ibfx::Config& config = cli.config;
+  const ibfx::WebConfig& web = loaded.web;
   if (cli.check_config) {
     std::cout << "configuration OK\n";
     return 0;
@@ -200,11 +185,11 @@ int main(int argc, char** argv) {
   };
   ibfx::DiscoveryProcess discovery_process(discovery_options);
   ibfx::Exporter exporter(
-      config, std::move(names), worker.transport(),
+      config, std::move(loaded.names), worker.transport(),
       [&discovery_process, discovery = config.discovery] {
         return discovery_process.discover(discovery);
       },
-      analysis);
+      loaded.analysis);
   exporter.set_transport_health(&worker);
 
   if (cli.once) return run_once(exporter, config);

@@ -1,29 +1,21 @@
 #include "daemon/web_config.h"
 
-#include <crypt.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstring>
-#include <memory>
 #include <string>
 
 #include "config/config.h"
+#include "config/yaml_reader.h"
+#include "daemon/basic_auth.h"
 
 namespace ibfx {
 namespace {
 
 constexpr std::size_t kMaxWebConfigBytes = 1024 * 1024;
-// Accepted credentials remembered at once; a handful of scrapers need a few
-// entries, and the bound keeps a flood of distinct valid logins from growing
-// memory without limit.
-constexpr std::size_t kMaxCachedCredentials = 256;
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -83,30 +75,18 @@ bool header_value_ok(const std::string& name, const std::string& value) {
          n == "content-security-policy";
 }
 
-bool is_bcrypt_hash(const std::string& hash) {
-  return hash.size() == 60 &&
-         (hash.starts_with("$2a$") || hash.starts_with("$2b$") || hash.starts_with("$2y$"));
-}
-
 class Parser {
  public:
   Parser(std::string source, std::string base_dir)
       : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
 
   WebConfig parse(std::string_view text) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      const std::string where =
-          e.mark.is_null() ? source_ : source_ + ":" + std::to_string(e.mark.line + 1);
-      throw ConfigError(where + ": invalid YAML: " + e.msg);
-    }
+    const YAML::Node root = yaml::load_document(text, source_);
     WebConfig config;
     if (!root || root.IsNull()) return config;  // an empty file: plain HTTP, no auth
     expect_map(root, "", "the top level");
     for (const auto& entry : root) {
-      const std::string key = entry.first.as<std::string>();
+      const std::string key = key_of(entry.first, "");
       const YAML::Node& value = entry.second;
       if (key == "tls_server_config") {
         parse_tls(value, config);
@@ -125,9 +105,17 @@ class Parser {
  private:
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
                          const std::string& what) const {
-    const std::string line =
-        node.Mark().is_null() ? "" : ":" + std::to_string(node.Mark().line + 1);
-    throw ConfigError(source_ + line + ": " + (key.empty() ? "" : key + ": ") + what);
+    // A null value has no mark of its own: the line of the section it is in.
+    const int line = yaml::line_of(node, line_);
+    throw ConfigError(source_ + ":" + std::to_string(line) + ": " +
+                      (key.empty() ? "" : yaml::printable(key) + ": ") + what);
+  }
+
+  // A mapping's key, which must be a plain scalar (user names included).
+  std::string key_of(const YAML::Node& node, const std::string& section) {
+    line_ = yaml::line_of(node, line_);
+    if (!node.IsScalar()) fail(node, section, "keys must be plain names");
+    return node.Scalar();
   }
 
   void expect_map(const YAML::Node& node, const std::string& key, const char* what) const {
@@ -160,7 +148,7 @@ class Parser {
       if (name == text) return value;
       names += (names.empty() ? "" : ", ") + std::string(name);
     }
-    fail(node, key, "unknown value \"" + text + "\" (expected one of " + names + ")");
+    fail(node, key, "unknown value " + yaml::quote(text) + " (expected one of " + names + ")");
   }
 
   std::vector<std::string> list(const YAML::Node& node, const std::string& key) const {
@@ -171,12 +159,12 @@ class Parser {
     return out;
   }
 
-  void parse_tls(const YAML::Node& node, WebConfig& config) const {
+  void parse_tls(const YAML::Node& node, WebConfig& config) {
     const std::string section = "tls_server_config";
     expect_map(node, section, section.c_str());
     TlsServerConfig tls;
     for (const auto& entry : node) {
-      const std::string name = entry.first.as<std::string>();
+      const std::string name = key_of(entry.first, section);
       const std::string key = section + "." + name;
       const YAML::Node& v = entry.second;
       if (name == "cert_file") {
@@ -195,14 +183,14 @@ class Parser {
         for (const auto& suite : list(v, key)) {
           const auto it = std::find_if(kCipherSuites.begin(), kCipherSuites.end(),
                                        [&](const auto& p) { return p.first == suite; });
-          if (it == kCipherSuites.end()) fail(v, key, "unknown or unsupported suite " + suite);
+          if (it == kCipherSuites.end()) fail(v, key, "unknown or unsupported suite " + yaml::quote(suite));
           tls.cipher_suites.emplace_back(it->second);
         }
       } else if (name == "curve_preferences") {
         for (const auto& curve : list(v, key)) {
           const auto it = std::find_if(kCurves.begin(), kCurves.end(),
                                        [&](const auto& p) { return p.first == curve; });
-          if (it == kCurves.end()) fail(v, key, "unknown curve " + curve);
+          if (it == kCurves.end()) fail(v, key, "unknown curve " + yaml::quote(curve));
           tls.curve_preferences.emplace_back(it->second);
         }
       } else if (name == "prefer_server_cipher_suites") {
@@ -236,11 +224,11 @@ class Parser {
     config.tls = std::move(tls);
   }
 
-  void parse_http(const YAML::Node& node, WebConfig& config) const {
+  void parse_http(const YAML::Node& node, WebConfig& config) {
     const std::string section = "http_server_config";
     expect_map(node, section, section.c_str());
     for (const auto& entry : node) {
-      const std::string name = entry.first.as<std::string>();
+      const std::string name = key_of(entry.first, section);
       const std::string key = section + "." + name;
       if (name == "http2") {
         // HTTP/2 is an upgrade we do not offer; Prometheus falls back to HTTP/1.1.
@@ -249,7 +237,7 @@ class Parser {
       if (name != "headers") fail(entry.first, key, "unknown key (supported: headers, http2)");
       expect_map(entry.second, key, key.c_str());
       for (const auto& header : entry.second) {
-        const std::string hname = header.first.as<std::string>();
+        const std::string hname = key_of(header.first, key);
         const std::string hvalue = scalar(header.second, key + "." + hname);
         if (!header_value_ok(hname, hvalue)) {
           fail(header.first, key + "." + hname,
@@ -262,11 +250,11 @@ class Parser {
     }
   }
 
-  void parse_users(const YAML::Node& node, WebConfig& config) const {
+  void parse_users(const YAML::Node& node, WebConfig& config) {
     const std::string section = "basic_auth_users";
     expect_map(node, section, section.c_str());
     for (const auto& entry : node) {
-      const std::string user = entry.first.as<std::string>();
+      const std::string user = key_of(entry.first, section);
       const std::string key = section + "." + user;
       if (user.empty() || user.find(':') != std::string::npos) {
         fail(entry.first, key, "user names must be non-empty and contain no ':'");
@@ -283,27 +271,8 @@ class Parser {
 
   std::string source_;
   std::string base_dir_;
+  int line_ = 1;  // the line of the key being read, for values without a mark
 };
-
-// SHA-256, so the cache holds no plaintext passwords.
-std::string digest(std::string_view a, std::string_view b, std::string_view c) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
-                                                                    &EVP_MD_CTX_free);
-  const auto feed = [&](std::string_view s) {
-    // Length-prefixed, so ("ab","c") and ("a","bc") differ.
-    const std::string size = std::to_string(s.size()) + ":";
-    EVP_DigestUpdate(ctx.get(), size.data(), size.size());
-    EVP_DigestUpdate(ctx.get(), s.data(), s.size());
-  };
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return {};
-  feed(a);
-  feed(b);
-  feed(c);
-  if (EVP_DigestFinal_ex(ctx.get(), md.data(), &len) != 1) return {};
-  return std::string(reinterpret_cast<const char*>(md.data()), len);
-}
 
 }  // namespace
 
@@ -317,81 +286,6 @@ WebConfig load_web_config(const std::string& path) {
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   return parse_web_config(detail::read_text_file(path, kMaxWebConfigBytes), path,
                           dir.empty() ? "/" : dir);
-}
-
-bool bcrypt_verify(std::string_view password, const std::string& hash) {
-  if (!is_bcrypt_hash(hash) || password.find('\0') != std::string_view::npos) return false;
-  // crypt_data is large (~32 KiB): keep it off the io_context thread's stack.
-  auto data = std::make_unique<crypt_data>();
-  const std::string pw(password);
-  const char* out = crypt_rn(pw.c_str(), hash.c_str(), data.get(), sizeof(crypt_data));
-  if (out == nullptr || out[0] == '*') return false;
-  return std::strlen(out) == hash.size() && CRYPTO_memcmp(out, hash.data(), hash.size()) == 0;
-}
-
-BasicAuthenticator::BasicAuthenticator(std::map<std::string, std::string> users)
-    : users_(std::move(users)) {}
-
-bool BasicAuthenticator::check(std::string_view user, std::string_view password) {
-  const auto it = users_.find(std::string(user));
-  // An unknown user still costs one bcrypt, so response time does not tell
-  // which user names exist.
-  static const std::string kDummyHash =
-      "$2y$10$wnTT/LOhs4JD5MpPN6zj5uW2bsGqwApzDdYaQL7yvEkFezc4TywLS";
-  const std::string& hash = it == users_.end() ? kDummyHash : it->second;
-  const std::string key = digest(user, hash, password);
-  {
-    std::lock_guard lock(mutex_);
-    if (it != users_.end() && !key.empty() && cache_.count(key) != 0) return true;
-  }
-  const bool ok = bcrypt_verify(password, hash) && it != users_.end();
-  if (ok && !key.empty()) {
-    std::lock_guard lock(mutex_);
-    if (cache_.size() >= kMaxCachedCredentials) cache_.clear();
-    cache_.insert(key);
-  }
-  return ok;
-}
-
-bool BasicAuthenticator::check_header(std::string_view authorization) {
-  while (!authorization.empty() && authorization.front() == ' ') authorization.remove_prefix(1);
-  const auto space = authorization.find(' ');
-  if (space == std::string_view::npos || lower(authorization.substr(0, space)) != "basic") {
-    return false;
-  }
-  std::string_view encoded = authorization.substr(space + 1);
-  while (!encoded.empty() && encoded.front() == ' ') encoded.remove_prefix(1);
-  while (!encoded.empty() && encoded.back() == ' ') encoded.remove_suffix(1);
-  const auto decoded = base64_decode(encoded);
-  if (!decoded) return false;
-  const auto colon = decoded->find(':');
-  if (colon == std::string::npos) return false;
-  return check(std::string_view(*decoded).substr(0, colon),
-               std::string_view(*decoded).substr(colon + 1));
-}
-
-std::optional<std::string> base64_decode(std::string_view text) {
-  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-  std::string out;
-  unsigned int buffer = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v = -1;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    if (c >= '0' && c <= '9') v = c - '0' + 52;
-    if (c == '+') v = 62;
-    if (c == '/') v = 63;
-    if (v < 0) return std::nullopt;
-    buffer = (buffer << 6) | static_cast<unsigned int>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xFF);
-    }
-  }
-  if (bits >= 6) return std::nullopt;  // a single dangling character
-  return out;
 }
 
 }  // namespace ibfx

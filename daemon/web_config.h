@@ -16,11 +16,9 @@
 
 #include <cstddef>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -62,29 +60,5 @@ struct WebConfig {
 WebConfig load_web_config(const std::string& path);
 WebConfig parse_web_config(std::string_view yaml_text, const std::string& source_name,
                            const std::string& base_dir = "");
-
-// bcrypt ($2a$, $2b$, $2y$) check through libcrypt's crypt_rn(3), comparing
-// in constant time. Slow by design (the hash's cost factor).
-bool bcrypt_verify(std::string_view password, const std::string& hash);
-
-// Checks "Authorization: Basic" credentials against basic_auth_users.
-// Successful checks are cached (bounded), keyed by a digest of user, hash and
-// password, because a scrape every few seconds must not pay for bcrypt each
-// time; failures are not cached, so guessing stays slow. Thread-safe.
-class BasicAuthenticator {
- public:
-  explicit BasicAuthenticator(std::map<std::string, std::string> users);
-  bool check(std::string_view user, std::string_view password);
-  // Decodes an Authorization header value and checks it; false when malformed.
-  bool check_header(std::string_view authorization);
-
- private:
-  std::map<std::string, std::string> users_;
-  std::mutex mutex_;
-  std::unordered_set<std::string> cache_;  // digests of accepted credentials
-};
-
-// RFC 4648 base64 (padding optional); nullopt on any invalid character.
-std::optional<std::string> base64_decode(std::string_view text);
 
 }  // namespace ibfx

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/fabric_builder.h"
+#include "test/support/fabric_builder.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "config/config.h"

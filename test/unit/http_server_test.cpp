@@ -24,14 +24,10 @@
 #include <utility>
 #include <vector>
 
-// See daemon/http_server.h for why -Wnull-dereference is silenced for Boost.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#pragma GCC diagnostic pop
 
 namespace {
 

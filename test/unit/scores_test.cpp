@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/fabric_builder.h"
+#include "test/support/fabric_builder.h"
 #include "analysis/topology.h"
 #include "config/config.h"
 

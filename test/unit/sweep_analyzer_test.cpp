@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "analysis/fabric_builder.h"
+#include "test/support/fabric_builder.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/fabric_builder.h"
+#include "test/support/fabric_builder.h"
 #include "config/config.h"
 
 using ibfx::PortDirection;

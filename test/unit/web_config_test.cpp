@@ -12,14 +12,11 @@
 
 #include "config/config.h"
 #include "daemon/http_server.h"
+#include "test/support/base64.h"
 
-// See daemon/http_server.h for why -Wnull-dereference is silenced for Boost.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#pragma GCC diagnostic pop
 
 namespace {
 
@@ -64,24 +61,7 @@ class TempDir {
   std::string path_;
 };
 
-std::string base64(const std::string& in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned int buffer = 0;
-  int bits = 0;
-  for (unsigned char c : in) {
-    buffer = (buffer << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out += kAlphabet[(buffer >> bits) & 0x3F];
-    }
-  }
-  if (bits > 0) out += kAlphabet[(buffer << (6 - bits)) & 0x3F];
-  while (out.size() % 4 != 0) out += '=';
-  return out;
-}
+using ibfx::test::base64;
 
 // One request on a fresh connection; the server runs on its own thread.
 http::response<http::string_body> get(std::uint16_t port, const std::string& authorization) {
@@ -189,36 +169,6 @@ TEST_CASE("web config: --check-config style loading of bad TLS files fails clean
   }
   asio::io_context io;
   CHECK_THROWS_AS(ibfx::HttpServer(io, "127.0.0.1:0", {}, {}, web), ConfigError);
-}
-
-TEST_CASE("bcrypt_verify checks $2a$/$2b$/$2y$ hashes", "[web_config]") {
-  CHECK(ibfx::bcrypt_verify(kPassword, kHash));
-  CHECK_FALSE(ibfx::bcrypt_verify("prometheus-secreT", kHash));
-  CHECK_FALSE(ibfx::bcrypt_verify("", kHash));
-  std::string b = kHash;
-  b[2] = 'b';  // $2b$ is the same algorithm
-  CHECK(ibfx::bcrypt_verify(kPassword, b));
-  CHECK_FALSE(ibfx::bcrypt_verify(kPassword, "$1$abc$def"));
-  CHECK_FALSE(ibfx::bcrypt_verify(kPassword, std::string(kHash).substr(0, 59)));
-  CHECK_FALSE(ibfx::bcrypt_verify(std::string("prometheus-secret\0x", 19), kHash));
-}
-
-TEST_CASE("BasicAuthenticator decodes headers and caches successes", "[web_config]") {
-  ibfx::BasicAuthenticator auth(std::map<std::string, std::string>{{"prometheus", kHash}});
-  const std::string good = "Basic " + base64(std::string("prometheus:") + kPassword);
-  CHECK(auth.check_header(good));
-  CHECK(auth.check_header(good));  // from the cache
-  CHECK(auth.check_header("basic  " + base64(std::string("prometheus:") + kPassword) + " "));
-  CHECK_FALSE(auth.check_header("Basic " + base64("prometheus:wrong")));
-  CHECK_FALSE(auth.check_header("Basic " + base64(std::string("nobody:") + kPassword)));
-  CHECK_FALSE(auth.check_header("Basic " + base64("no-colon")));
-  CHECK_FALSE(auth.check_header("Bearer abc"));
-  CHECK_FALSE(auth.check_header("Basic !!!"));
-  CHECK_FALSE(auth.check_header(""));
-  // A password containing ':' splits at the first colon, as RFC 7617 says.
-  CHECK(ibfx::base64_decode("YTpiOmM=") == std::optional<std::string>("a:b:c"));
-  CHECK(ibfx::base64_decode("YTpiOmM") == std::optional<std::string>("a:b:c"));
-  CHECK_FALSE(ibfx::base64_decode("Y"));
 }
 
 TEST_CASE("HttpServer with basic auth answers 401 without valid credentials", "[web_config]") {

@@ -1,6 +1,6 @@
 // Hand-built Fabrics for the analysis tests and benchmarks: a link-by-link
-// builder and a rail-optimized fat tree. Header-only and not part of the
-// daemon; it lives here because it models exactly what analysis/ expects.
+// builder and a rail-optimized fat tree. Header-only test support, kept out of
+// the production libraries; it models exactly what analysis/ expects.
 #pragma once
 
 #include <cstdint>
