@@ -7,8 +7,8 @@
 #include <regex>
 #include <set>
 
-#include "config/yaml_reader.h"
 #include "config/config.h"
+#include "config/yaml_reader.h"
 
 namespace ibfx {
 namespace {

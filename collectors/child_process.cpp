@@ -26,6 +26,7 @@ pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& 
   }
   std::vector<std::string> copies = args;
   std::vector<char*> argv;
+  argv.reserve(copies.size() + 1);
   for (auto& a : copies) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::array<int, kMaxFds> from{};

@@ -84,7 +84,8 @@ DiscoveryResult Discovery::discover() const {
   cfg.timeout_ms = static_cast<unsigned>(config_.timeout.count());
   cfg.retries = static_cast<unsigned>(config_.retries);
   std::string ca = ca_;
-  ibnd_fabric_t* raw = ibnd_discover_fabric(ca.empty() ? nullptr : ca.data(), ca_port_, nullptr, &cfg);
+  ibnd_fabric_t* raw =
+      ibnd_discover_fabric(ca.empty() ? nullptr : ca.data(), ca_port_, nullptr, &cfg);
   if (raw == nullptr) return {nullptr, "libibnetdisc: fabric discovery failed"};
 
   auto fabric = std::make_shared<Fabric>();

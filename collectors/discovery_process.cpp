@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/log.h"
 #include "collectors/child_process.h"
 #include "collectors/stderr_tap.h"
-#include "base/log.h"
 
 namespace ibfx {
 

@@ -24,9 +24,9 @@ struct FabricPort {
   // PortPhysicalState 5=LinkUp.
   std::uint8_t state = 0;
   std::uint8_t phys_state = 0;
-  std::uint8_t width_active = 0;      // LinkWidthActive bit (1=1x 2=4x 4=8x 8=12x 16=2x)
-  std::uint8_t speed_active = 0;      // LinkSpeedActive (1=SDR 2=DDR 4=QDR)
-  std::uint8_t speed_ext_active = 0;  // LinkSpeedExtActive (1=FDR 2=EDR 4=HDR 8=NDR 16=XDR)
+  std::uint8_t width_active = 0;       // LinkWidthActive bit (1=1x 2=4x 4=8x 8=12x 16=2x)
+  std::uint8_t speed_active = 0;       // LinkSpeedActive (1=SDR 2=DDR 4=QDR)
+  std::uint8_t speed_ext_active = 0;   // LinkSpeedExtActive (1=FDR 2=EDR 4=HDR 8=NDR 16=XDR)
   std::int32_t remote_node = kNoNode;  // index into Fabric::nodes
   std::uint8_t remote_port = 0;
 

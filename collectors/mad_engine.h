@@ -87,14 +87,14 @@ class MadEngine {
  private:
   using Clock = std::chrono::steady_clock;
   struct Request {
-    std::uint16_t lid;
-    std::uint8_t method;
-    std::uint16_t attr_id;
-    std::uint32_t attr_mod;
+    std::uint16_t lid = 0;
+    std::uint8_t method = 0;
+    std::uint16_t attr_id = 0;
+    std::uint32_t attr_mod = 0;
     int attempts = 0;
     bool optional = false;
     bool smp = false;
-    PmaData data;
+    PmaData data{};
     Callback callback;
   };
   struct InFlight {
@@ -134,7 +134,7 @@ class MadEngine {
   // Nodes with queued work and spare per-node slots, lowest rank first.
   using Ready = std::pair<std::uint64_t, std::uint16_t>;  // rank, LID
   std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready_;
-  std::uint64_t run_ = 0;        // run() calls completed
+  std::uint64_t run_ = 0;  // run() calls completed
   std::uint64_t next_rank_ = 0;
   // In-flight requests in a slot table instead of a hash map (no allocation
   // per MAD): the low 32 bits of a TID are (sequence << 16 | slot), and a

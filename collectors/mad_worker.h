@@ -16,10 +16,11 @@
 //   MadWorker::spawn <--control--        ready message (once)
 //
 // Both channels are SOCK_STREAM socketpairs. The MAD channel carries
-// fixed-size frames (kFrameSize bytes), the control channel length-prefixed
-// messages. Worker death is seen as EOF/EPIPE and by waitpid(); the
-// supervisor thread respawns it with capped backoff, and kills a worker that
-// answers nothing for several sweeps (wedged on a dead device).
+// fixed-size frames (kFrameSize bytes, collectors/mad_frame.h), the control
+// channel length-prefixed messages (collectors/worker_control.h). The
+// worker's main() is in mad_worker_main.cpp, the parent's side here. Worker death is seen as
+// EOF/EPIPE and by waitpid(); the supervisor thread respawns it with capped backoff, and kills a
+// worker that answers nothing for several sweeps (wedged on a dead device).
 #pragma once
 
 #include <sys/types.h>
@@ -37,39 +38,10 @@
 #include <thread>
 #include <vector>
 
+#include "collectors/mad_frame.h"
 #include "collectors/mad_transport.h"
 
 namespace ibfx {
-
-// ---- MAD channel frames -------------------------------------------------
-// Parent -> worker: {u16 lid, u16 0, u32 timeout_ms, MAD}.
-// Worker -> parent: {u8 kind (Received::Kind), 7 x 0, MAD}.
-inline constexpr std::size_t kFrameHeader = 8;
-inline constexpr std::size_t kFrameSize = kFrameHeader + kMadSize;
-using Frame = std::array<std::uint8_t, kFrameSize>;
-
-struct MadRequestFrame {
-  std::uint16_t lid = 0;
-  std::uint32_t timeout_ms = 0;
-  MadBytes mad{};
-};
-void encode_request_frame(const MadRequestFrame& request, std::uint8_t* out);
-MadRequestFrame decode_request_frame(const std::uint8_t* in);
-void encode_received_frame(const Received& received, std::uint8_t* out);
-// False for a kind that is neither a response nor a send failure.
-bool decode_received_frame(const std::uint8_t* in, Received& received);
-
-// ---- control channel messages -------------------------------------------
-// {u32 type, u32 length, payload}.
-// The worker says once that it is ready, then the parent only watches the
-// channel for EOF (the worker's death).
-enum class ControlType : std::uint32_t {
-  // worker -> parent: {u8 ok, str ca, u32 port, str error, u8 smp,
-  // str why_no_smp, u64 node_guid, u64 port_guid, u32 base_lid, u32 lmc,
-  // u32 sm_lid}
-  kReady = 1,
-};
-inline constexpr std::size_t kMaxControlPayload = std::size_t{1} << 30;
 
 // ---- worker side ----------------------------------------------------------
 // True when argv asks for the worker mode (argv[1] == "--mad-worker").
@@ -150,7 +122,7 @@ class MadWorker final : public TransportHealth {
   bool stopping_ = false;
   std::atomic<bool> up_{false};
   std::atomic<bool> smp_{false};
-  LocalPort local_;  // guarded by mu_
+  LocalPort local_;                 // guarded by mu_
   bool smp_reason_logged_ = false;  // guarded by mu_
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> restarts_{0};

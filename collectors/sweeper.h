@@ -101,8 +101,6 @@ class Sweeper {
 
   SweepResult sweep(const Fabric& fabric, const SweepOptions& options);
 
-  // Forget cached PMA capabilities (e.g. after a node was replaced).
-  void clear_capabilities() { capabilities_.clear(); }
   // Forget all that is kept about a node (it left the known fabric).
   void forget(std::uint64_t guid) {
     capabilities_.erase(guid);
@@ -143,8 +141,8 @@ class Sweeper {
 
   static constexpr std::uint32_t kNoCheck = ~std::uint32_t{0};
   struct PortWork {
-    std::uint32_t node;
-    std::uint32_t port_index;
+    std::uint32_t node = 0;
+    std::uint32_t port_index = 0;
     std::uint8_t outstanding = 0;
     bool failed = false;
     std::uint32_t check = kNoCheck;  // index into checks_; kNoCheck: apply right away

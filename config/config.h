@@ -81,7 +81,7 @@ struct ShardingConfig {
 // Cardinality controls: which per-port series are exported. Aggregates,
 // scores, port up/info and node series are always exported.
 struct ExportConfig {
-  bool port_counters = true;     // false: aggregates-only mode
+  bool port_counters = true;      // false: aggregates-only mode
   bool hca_port_counters = true;  // per-port counters of HCA ports
   bool error_counters = true;     // the error counter families
   bool traffic_counters = true;   // data, packets, uni/multicast families
@@ -105,7 +105,7 @@ struct Config {
   std::string ca;   // local HCA name (empty: first with an active port)
   int ca_port = 0;  // 0: first active port
   std::string node_name_map_file;
-  std::string log_level = "info";    // debug|info|warn|error
+  std::string log_level = "info";     // debug|info|warn|error
   std::string log_format = "logfmt";  // logfmt|json
   MadConfig mad;
   DiscoveryConfig discovery;
@@ -141,7 +141,7 @@ std::string config_value_text(const Config& config, std::string_view dotted_key)
 
 struct CommandLine {
   Config config;
-  std::string config_file;      // empty: built-in defaults only
+  std::string config_file;  // empty: built-in defaults only
   // config_file's YAML document, parsed once; null without a file. The
   // daemon hands its analysis sections to analysis/ from here.
   std::shared_ptr<const YAML::Node> config_document;

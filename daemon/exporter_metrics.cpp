@@ -192,8 +192,8 @@ void ExporterMetrics::on_merge(const Fabric& found, const MergeOutcome& merged, 
 void ExporterMetrics::on_worker(bool up, std::uint64_t restarts) {
   if (worker_up_ == nullptr) {
     worker_up_ = gauge(*registry_, "infiniband_exporter_mad_worker_up",
-                       "1 when the MAD worker process (which owns the umad port and runs "
-                       "discovery) is running and has opened the port.");
+                       "1 when the MAD worker process (which owns the umad port the "
+                       "sweeps use) is running and has opened the port.");
     worker_restarts_ = counter(*registry_, "infiniband_exporter_mad_worker_restarts_total",
                                "MAD worker processes started to replace one that died or was "
                                "presumed wedged.");

@@ -1,8 +1,20 @@
 #include "daemon/http_server.h"
 
+#include <malloc.h>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -15,24 +27,12 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ip/v6_only.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-#include <malloc.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <sys/resource.h>
-
 #include "base/log.h"
 #include "config/config.h"
 #include "config/listen_address.h"
 #include "daemon/basic_auth.h"
+#include "daemon/content_negotiation.h"
+#include "daemon/http_security.h"
 
 namespace ibfx {
 
@@ -45,122 +45,11 @@ using boost::system::error_code;
 
 namespace {
 
-// How a connection is secured and authenticated; immutable, shared by the
-// sessions accepted while it was current (a reload swaps in a new one).
-struct Security {
-  std::shared_ptr<ssl::context> tls;                  // null: plain HTTP
-  std::shared_ptr<BasicAuthenticator> authenticator;  // null: no auth
-  std::vector<std::pair<std::string, std::string>> headers;
-};
-
-std::string openssl_error() {
-  std::string text;
-  while (const unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!text.empty()) text += "; ";
-    text += buf;
-  }
-  return text.empty() ? "unknown OpenSSL error" : text;
-}
-
-int openssl_version(TlsVersion v) {
-  switch (v) {
-    case TlsVersion::kTls10:
-      return TLS1_VERSION;
-    case TlsVersion::kTls11:
-      return TLS1_1_VERSION;
-    case TlsVersion::kTls12:
-      return TLS1_2_VERSION;
-    case TlsVersion::kTls13:
-      return TLS1_3_VERSION;
-  }
-  return TLS1_2_VERSION;
-}
-
-std::shared_ptr<ssl::context> make_tls_context(const TlsServerConfig& tls) {
-  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
-  SSL_CTX* native = ctx->native_handle();
-  const auto check = [](bool ok, const std::string& what) {
-    if (!ok) throw ConfigError("tls_server_config: " + what + ": " + openssl_error());
-  };
-  ERR_clear_error();
-  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression |
-                   ssl::context::single_dh_use);
-  // An idle TLS connection then costs no 16 KiB record buffers: OpenSSL frees
-  // them whenever nothing is buffered, so a flood of idle or handshaking
-  // clients costs memory by the connection, not by the buffer.
-  SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
-  check(SSL_CTX_set_min_proto_version(native, openssl_version(tls.min_version)) == 1,
-        "min_version");
-  if (tls.max_version) {
-    check(SSL_CTX_set_max_proto_version(native, openssl_version(*tls.max_version)) == 1,
-          "max_version");
-  }
-  check(SSL_CTX_use_certificate_chain_file(native, tls.cert_file.c_str()) == 1,
-        "cert_file " + tls.cert_file);
-  check(SSL_CTX_use_PrivateKey_file(native, tls.key_file.c_str(), SSL_FILETYPE_PEM) == 1,
-        "key_file " + tls.key_file);
-  check(SSL_CTX_check_private_key(native) == 1, "key_file does not match cert_file");
-  if (!tls.cipher_suites.empty()) {
-    std::string list;
-    for (const auto& c : tls.cipher_suites) list += (list.empty() ? "" : ":") + c;
-    check(SSL_CTX_set_cipher_list(native, list.c_str()) == 1, "cipher_suites");
-  }
-  if (!tls.curve_preferences.empty()) {
-    std::string list;
-    for (const auto& c : tls.curve_preferences) list += (list.empty() ? "" : ":") + c;
-    check(SSL_CTX_set1_groups_list(native, list.c_str()) == 1, "curve_preferences");
-  }
-  if (tls.prefer_server_cipher_suites) SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE);
-  if (!tls.client_ca_file.empty()) {
-    check(SSL_CTX_load_verify_locations(native, tls.client_ca_file.c_str(), nullptr) == 1,
-          "client_ca_file " + tls.client_ca_file);
-    // Tells clients which CAs we accept, so they pick the right certificate.
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
-    check(names != nullptr, "client_ca_file " + tls.client_ca_file);
-    SSL_CTX_set_client_CA_list(native, names);
-  }
-  // Go's ClientAuthType semantics: "Request"/"RequireAny" ask for a
-  // certificate but accept any; the "Verify" ones check it against the CA.
-  const auto accept_any = [](bool, ssl::verify_context&) { return true; };
-  switch (tls.client_auth) {
-    case ClientAuth::kNoClientCert:
-      ctx->set_verify_mode(ssl::verify_none);
-      break;
-    case ClientAuth::kRequestClientCert:
-      ctx->set_verify_mode(ssl::verify_peer);
-      ctx->set_verify_callback(accept_any);
-      break;
-    case ClientAuth::kRequireAnyClientCert:
-      ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
-      ctx->set_verify_callback(accept_any);
-      break;
-    case ClientAuth::kVerifyClientCertIfGiven:
-      ctx->set_verify_mode(ssl::verify_peer);
-      break;
-    case ClientAuth::kRequireAndVerifyClientCert:
-      ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
-      break;
-  }
-  return ctx;
-}
-
-std::shared_ptr<const Security> make_security(const WebConfig& web) {
-  auto security = std::make_shared<Security>();
-  if (web.tls) security->tls = make_tls_context(*web.tls);
-  if (!web.basic_auth_users.empty()) {
-    security->authenticator = std::make_shared<BasicAuthenticator>(web.basic_auth_users);
-  }
-  security->headers = web.headers;
-  return security;
-}
-
 // After an error response we stop reading requests but keep draining what the
 // client already sent for a short while: closing a socket with unread data
 // makes the kernel send RST, which can destroy the response before the client
 // reads it.
-constexpr std::size_t kMaxDrainBytes = 64 * 1024;
+constexpr std::size_t kMaxDrainBytes = std::size_t{64} * 1024;
 constexpr std::chrono::milliseconds kMinDrain{1000};
 constexpr std::chrono::milliseconds kMaxDrain{2000};
 
@@ -179,27 +68,6 @@ constexpr std::chrono::seconds kFloodLogInterval{60};
 // not spin on an error that will not go away immediately.
 constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
 
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Parses a qvalue ("0", "0.5", "1.000"); nullopt when malformed.
-std::optional<double> parse_qvalue(std::string_view s) {
-  s = trim(s);
-  double q = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), q);
-  if (ec != std::errc() || ptr != s.data() + s.size() || q < 0 || q > 1) return std::nullopt;
-  return q;
-}
-
 // Opens, binds and listens; on failure leaves the acceptor closed.
 error_code try_listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, bool dual_stack) {
   error_code ec;
@@ -217,39 +85,7 @@ error_code try_listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, bo
 
 }  // namespace
 
-bool accepts_gzip(std::string_view accept_encoding) {
-  std::optional<double> gzip_q;
-  std::optional<double> any_q;
-  while (!accept_encoding.empty()) {
-    auto comma = accept_encoding.find(',');
-    std::string_view element = accept_encoding.substr(0, comma);
-    accept_encoding.remove_prefix(comma == std::string_view::npos ? accept_encoding.size()
-                                                                  : comma + 1);
-    auto semi = element.find(';');
-    std::string coding = ascii_lower(trim(element.substr(0, semi)));
-    if (coding.empty()) continue;
-    std::optional<double> q = 1.0;
-    while (semi != std::string_view::npos) {
-      element.remove_prefix(semi + 1);
-      semi = element.find(';');
-      std::string_view param = trim(element.substr(0, semi));
-      auto eq = param.find('=');
-      if (eq == std::string_view::npos || ascii_lower(trim(param.substr(0, eq))) != "q") continue;
-      q = parse_qvalue(param.substr(eq + 1));
-    }
-    if (!q) continue;  // an element with a broken qvalue tells us nothing
-    if (coding == "gzip" || coding == "x-gzip") {
-      gzip_q = std::max(gzip_q.value_or(0.0), *q);
-    } else if (coding == "*") {
-      any_q = *q;
-    }
-  }
-  // An explicit gzip entry wins over the wildcard (RFC 9110 12.5.3).
-  if (gzip_q) return *gzip_q > 0;
-  return any_q && *any_q > 0;
-}
-
-void check_web_config(const WebConfig& web) { make_security(web); }
+void check_web_config(const WebConfig& web) { make_http_security(web); }
 
 std::size_t effective_max_connections(const HttpServerLimits& limits) {
   if (limits.max_connections > 0) return limits.max_connections;
@@ -282,7 +118,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   class SessionImpl;
 
   Impl(asio::io_context& io, HttpHandler handler, HttpServerLimits limits,
-       std::shared_ptr<const Security> security)
+       std::shared_ptr<const HttpSecurity> security)
       : io_(io),
         strand_(asio::make_strand(io)),
         acceptor_(strand_),
@@ -292,11 +128,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         max_connections_(effective_max_connections(limits)),
         security_(std::move(security)) {}
 
-  std::shared_ptr<const Security> security() const {
+  std::shared_ptr<const HttpSecurity> security() const {
     std::lock_guard lock(security_mutex_);
     return security_;
   }
-  void set_security(std::shared_ptr<const Security> security) {
+  void set_security(std::shared_ptr<const HttpSecurity> security) {
     std::lock_guard lock(security_mutex_);
     security_ = std::move(security);
   }
@@ -382,7 +218,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::unordered_map<std::string, ClientConnections> clients_;
   std::uint64_t next_session_id_ = 0;  // acceptor strand only
   mutable std::mutex security_mutex_;
-  std::shared_ptr<const Security> security_;
+  std::shared_ptr<const HttpSecurity> security_;
 };
 
 template <bool kTls>
@@ -392,7 +228,7 @@ class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
 
  public:
   SessionImpl(std::shared_ptr<HttpServer::Impl> server, std::uint64_t id, tcp::socket socket,
-              std::shared_ptr<const Security> security)
+              std::shared_ptr<const HttpSecurity> security)
       : server_(std::move(server)),
         id_(id),
         security_(std::move(security)),
@@ -460,7 +296,7 @@ class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
   asio::any_io_executor executor() override { return stream_.get_executor(); }
 
  private:
-  static Stream make_stream(tcp::socket socket, const Security& security) {
+  static Stream make_stream(tcp::socket socket, const HttpSecurity& security) {
     if constexpr (kTls) {
       return Stream(beast::tcp_stream(std::move(socket)), *security.tls);
     } else {
@@ -795,7 +631,7 @@ class HttpServer::Impl::SessionImpl final : public HttpServer::Impl::Session,
 
   std::shared_ptr<HttpServer::Impl> server_;
   std::uint64_t id_;
-  std::shared_ptr<const Security> security_;
+  std::shared_ptr<const HttpSecurity> security_;
   Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -1041,7 +877,7 @@ std::vector<std::shared_ptr<HttpServer::Impl::Session>> HttpServer::Impl::begin_
 
 HttpServer::HttpServer(boost::asio::io_context& io, const std::string& listen_address,
                        HttpHandler handler, HttpServerLimits limits, const WebConfig& web)
-    : impl_(std::make_shared<Impl>(io, std::move(handler), limits, make_security(web))) {
+    : impl_(std::make_shared<Impl>(io, std::move(handler), limits, make_http_security(web))) {
   impl_->listen(listen_address);
   impl_->start_accept();
 }
@@ -1050,11 +886,16 @@ HttpServer::~HttpServer() {
   // Synchronous on purpose: once we return, the handler (and whatever it
   // captured) must never be called again. Pending completions still hold the
   // Impl alive and finish with operation_aborted.
-  auto sessions = impl_->begin_stop();
-  error_code ignored;
-  impl_->acceptor_.close(ignored);
-  impl_->retry_timer_.cancel();
-  for (auto& session : sessions) session->close();
+  try {
+    auto sessions = impl_->begin_stop();
+    error_code ignored;
+    impl_->acceptor_.close(ignored);
+    impl_->retry_timer_.cancel();
+    for (auto& session : sessions) session->close();
+  } catch (const std::exception& e) {
+    // Only a failing mutex or allocation gets here; a destructor must not throw.
+    log_error(std::string("http: stopping the server: ") + e.what());
+  }
 }
 
 void HttpServer::stop() {
@@ -1069,7 +910,9 @@ void HttpServer::stop() {
   }
 }
 
-void HttpServer::set_web_config(const WebConfig& web) { impl_->set_security(make_security(web)); }
+void HttpServer::set_web_config(const WebConfig& web) {
+  impl_->set_security(make_http_security(web));
+}
 
 std::uint16_t HttpServer::port() const { return impl_->port_; }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -79,7 +78,7 @@ struct HttpServerLimits {
   // Connections one client address may hold (0: no limit); at the limit its
   // own oldest idle or unfinished-header connection is closed.
   std::size_t max_connections_per_client = 0;
-  std::size_t max_header_bytes = 8 * 1024;
+  std::size_t max_header_bytes = std::size_t{8} * 1024;
   std::size_t max_body_bytes = 0;  // GET/HEAD carry no body
   // Request line and headers (and, on a new connection, the TLS handshake)
   // must arrive within this, counted from the accept or, on a kept-alive
@@ -150,9 +149,5 @@ class HttpServer {
 // would, for --check-config; throws ConfigError naming the file and OpenSSL's
 // reason.
 void check_web_config(const WebConfig& web);
-
-// True when an Accept-Encoding header value lets us answer with gzip
-// ("gzip;q=0" and "*;q=0" forbid it; codings are case-insensitive).
-bool accepts_gzip(std::string_view accept_encoding);
 
 }  // namespace ibfx

@@ -1,9 +1,9 @@
 // ibfabric_exporter: InfiniBand fabric telemetry for Prometheus.
+#include <sys/resource.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <sys/resource.h>
-
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -35,8 +35,8 @@ void reload(int argc, char** argv, ibfx::Exporter& exporter, ibfx::HttpServer& s
     // is applied: the same loader as at start-up.
     ibfx::DaemonConfig loaded = ibfx::load_daemon_config(ibfx::parse_command_line(argc, argv));
     ibfx::apply_log_settings(loaded.cli.config);
-    for (const std::string& key : exporter.reload(loaded.cli.config, std::move(loaded.names),
-                                                  std::move(loaded.analysis))) {
+    for (const std::string& key :
+         exporter.reload(loaded.cli.config, std::move(loaded.names), std::move(loaded.analysis))) {
       ibfx::log_warn(key + " changed: takes effect after a restart");
     }
     server.set_web_config(loaded.web);
@@ -111,9 +111,7 @@ int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   // Hidden mode: the child that owns the umad port (collectors/mad_worker.h).
   if (ibfx::is_mad_worker_invocation(argc, argv)) return ibfx::run_mad_worker(argc, argv);
   // Hidden mode: one discovery in a process of its own (discovery_process.h).
@@ -246,16 +244,15 @@ int main(int argc, char** argv) {
   // STATUS= shows the progress meanwhile.
   ibfx::notify_ready();
   ibfx::notify_status("listening on " + config.listen_address + "; discovering the fabric");
-  ibfx::log_info("listening on " + config.listen_address + " (port " +
-                 std::to_string(server->port()) + "), CA " + ca + " port " +
-                 std::to_string(ca_port) + ", sweep interval " +
-                 std::to_string(config.sweep_interval.count()) + " ms" + (web.tls ? ", TLS" : "") +
-                 (web.basic_auth_users.empty() ? "" : ", basic auth") + ", up to " +
-                 std::to_string(server->max_connections()) + " connections" +
-                 (config.web.max_connections_per_client > 0
-                      ? " (" + std::to_string(config.web.max_connections_per_client) +
-                            " per client)"
-                      : std::string()));
+  ibfx::log_info(
+      "listening on " + config.listen_address + " (port " + std::to_string(server->port()) +
+      "), CA " + ca + " port " + std::to_string(ca_port) + ", sweep interval " +
+      std::to_string(config.sweep_interval.count()) + " ms" + (web.tls ? ", TLS" : "") +
+      (web.basic_auth_users.empty() ? "" : ", basic auth") + ", up to " +
+      std::to_string(server->max_connections()) + " connections" +
+      (config.web.max_connections_per_client > 0
+           ? " (" + std::to_string(config.web.max_connections_per_client) + " per client)"
+           : std::string()));
   io.run();
   // The children first: a sweep or discovery waiting on one then ends at once.
   worker.stop();
@@ -263,4 +260,22 @@ int main(int argc, char** argv) {
   exporter.stop();
   ibfx::log_info("stopped");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Errors that are the operator's are reported where they happen (exit 2 for
+  // the configuration, 1 for the fabric); this catches the rest (a failed
+  // allocation, a thread that cannot start) so the daemon exits with a line
+  // in the log instead of std::terminate's abort.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    ibfx::log_error(std::string("fatal: ") + e.what());
+    return 1;
+  } catch (...) {
+    ibfx::log_error("fatal: an unknown exception");
+    return 1;
+  }
 }

@@ -15,7 +15,7 @@
 namespace ibfx {
 namespace {
 
-constexpr std::size_t kMaxWebConfigBytes = 1024 * 1024;
+constexpr std::size_t kMaxWebConfigBytes = std::size_t{1} << 20;
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -183,7 +183,8 @@ class Parser {
         for (const auto& suite : list(v, key)) {
           const auto it = std::find_if(kCipherSuites.begin(), kCipherSuites.end(),
                                        [&](const auto& p) { return p.first == suite; });
-          if (it == kCipherSuites.end()) fail(v, key, "unknown or unsupported suite " + yaml::quote(suite));
+          if (it == kCipherSuites.end())
+            fail(v, key, "unknown or unsupported suite " + yaml::quote(suite));
           tls.cipher_suites.emplace_back(it->second);
         }
       } else if (name == "curve_preferences") {

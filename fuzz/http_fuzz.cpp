@@ -26,6 +26,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
+#include "daemon/content_negotiation.h"
 #include "daemon/http_server.h"
 
 namespace {

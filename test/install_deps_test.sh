@@ -91,7 +91,7 @@ echo "ok 1 default set: build and run only"
 #    afterwards; the administrator's ssh is left alone.
 setup ""
 run --test
-for p in opensm prometheus ibsim-utils clang-14 libfuzzer-14-dev; do
+for p in opensm prometheus ibsim-utils clang-14 libfuzzer-14-dev clang-format-14 clang-tidy-14; do
   installed "$p" || fail "--test does not install $p"
 done
 if grep -q 'policy-rc.d' "$log"; then fail "$(cat "$log")"; fi

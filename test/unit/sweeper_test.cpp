@@ -407,7 +407,7 @@ TEST_CASE("Sweeper sends no optional MAD to a node the SmGuard protects", "[swee
   // guard (the operator opted in) sends the probe like anywhere else.
   sweeper.sweep(f, opt);
   CHECK(fake.nodes[2].sample_controls == 0);
-  sweeper.clear_capabilities();
+  sweeper.forget(0x200);  // its ClassPortInfo is asked again
   opt.guard = SmGuard();
   const SweepResult open = sweeper.sweep(f, opt);
   CHECK(fake.nodes[2].sample_controls == 1);
