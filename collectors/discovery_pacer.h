@@ -51,7 +51,7 @@ class DiscoveryPacer {
 
   struct Due {
     Clock::time_point at;
-    DiscoveryReason reason;
+    DiscoveryReason reason{};
   };
   // The next discovery: the earliest of the schedule, the partial retry and
   // a (spaced) request.

@@ -185,7 +185,7 @@ bool Exporter::sweep_now() {
   return true;
 }
 
-void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool overrun) {
+void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep, bool overrun) {
   // Down means asked and silent: a node the budget did not let the sweep
   // finish is not counted (it keeps its last state).
   std::size_t not_answering = 0;

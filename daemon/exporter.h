@@ -72,7 +72,7 @@ class Exporter {
   // `f` is the fabric the sweep ran on: its per-node results are
   // parallel to that fabric's node list, which a discovery finishing during
   // the sweep replaces (and may reorder) under fabric_.
-  void publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool overrun);
+  void publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep, bool overrun);
   std::shared_ptr<const Fabric> fabric() const;
   void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
   // For a sweep of `fabric` (sweep thread).

@@ -75,6 +75,14 @@ bool header_value_ok(const std::string& name, const std::string& value) {
          n == "content-security-policy";
 }
 
+// "section.key", for messages.
+std::string dotted(std::string_view section, std::string_view key) {
+  std::string out(section);
+  out += '.';
+  out += key;
+  return out;
+}
+
 class Parser {
  public:
   Parser(std::string source, std::string base_dir)
@@ -165,7 +173,7 @@ class Parser {
     TlsServerConfig tls;
     for (const auto& entry : node) {
       const std::string name = key_of(entry.first, section);
-      const std::string key = section + "." + name;
+      const std::string key = dotted(section, name);
       const YAML::Node& v = entry.second;
       if (name == "cert_file") {
         tls.cert_file = file(v, key);
@@ -230,7 +238,7 @@ class Parser {
     expect_map(node, section, section.c_str());
     for (const auto& entry : node) {
       const std::string name = key_of(entry.first, section);
-      const std::string key = section + "." + name;
+      const std::string key = dotted(section, name);
       if (name == "http2") {
         // HTTP/2 is an upgrade we do not offer; Prometheus falls back to HTTP/1.1.
         continue;
@@ -239,9 +247,9 @@ class Parser {
       expect_map(entry.second, key, key.c_str());
       for (const auto& header : entry.second) {
         const std::string hname = key_of(header.first, key);
-        const std::string hvalue = scalar(header.second, key + "." + hname);
+        const std::string hvalue = scalar(header.second, dotted(key, hname));
         if (!header_value_ok(hname, hvalue)) {
-          fail(header.first, key + "." + hname,
+          fail(header.first, dotted(key, hname),
                "header not allowed or invalid value (allowed: Strict-Transport-Security, "
                "X-Content-Type-Options: nosniff, X-Frame-Options: deny|sameorigin, "
                "X-XSS-Protection, Content-Security-Policy)");
@@ -256,7 +264,7 @@ class Parser {
     expect_map(node, section, section.c_str());
     for (const auto& entry : node) {
       const std::string user = key_of(entry.first, section);
-      const std::string key = section + "." + user;
+      const std::string key = dotted(section, user);
       if (user.empty() || user.find(':') != std::string::npos) {
         fail(entry.first, key, "user names must be non-empty and contain no ':'");
       }

@@ -50,8 +50,8 @@ TEST_CASE("BasicAuthenticator decodes headers and caches successes", "[basic_aut
 TEST_CASE("base64_decode takes RFC 4648 text with or without padding", "[basic_auth]") {
   const std::string binary("\xff\x00\x10", 3);
   for (const std::string& plain :
-       {std::string(), std::string("a"), std::string("ab"), std::string("abc"),
-        std::string("abcd"), std::string("prometheus:secret"), binary}) {
+       {std::string(), std::string("a"), std::string("ab"), std::string("abc"), std::string("abcd"),
+        std::string("prometheus:secret"), binary}) {
     INFO("plain: " << plain);
     const std::string encoded = base64(plain);
     CHECK(ibfx::base64_decode(encoded) == std::optional<std::string>(plain));
