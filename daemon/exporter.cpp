@@ -35,7 +35,7 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       // exposition and compresses it once; scrapes serve that.
       publisher_(
           store_, [](const Snapshot& snap) { snap.gzip(); },
-          [this](const Snapshot& snap, const PublisherStats&) { on_published(snap); }) {}
+          [this](const Snapshot& snap, const PublisherStats& stats) { on_published(snap, stats); }) {}
 
 Exporter::~Exporter() { stop(); }
 
@@ -262,8 +262,12 @@ std::shared_ptr<Snapshot> Exporter::assemble(std::shared_ptr<const Fabric> f,
   return snap;
 }
 
-void Exporter::on_published(const Snapshot& snap) {
+void Exporter::on_published(const Snapshot& snap, const PublisherStats& stats) {
   // Publisher thread. node_status holds what the sweep said of each node.
+  // (bench/daemon_cadence.h reads this line.)
+  log_debug("published snapshot " + std::to_string(stats.last_sequence) +
+            ": rendered and compressed in " + std::to_string(stats.last_render_seconds) + " s, " +
+            std::to_string(stats.dropped) + " dropped so far");
   std::size_t not_answering = 0;
   for (const NodeSweep& ns : snap.node_status) {
     not_answering += (ns.swept && ns.reached && !ns.answered) ? 1 : 0;

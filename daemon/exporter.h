@@ -90,7 +90,7 @@ class Exporter {
   std::shared_ptr<Snapshot> assemble(std::shared_ptr<const Fabric> f, const SweepResult& sweep,
                                      std::string own_metrics, const Snapshot* previous);
   // Publisher thread, after each publication: readiness and status.
-  void on_published(const Snapshot& snap);
+  void on_published(const Snapshot& snap, const PublisherStats& stats);
   void status(const std::string& text);
   std::shared_ptr<const Fabric> fabric() const;
   void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
