@@ -355,7 +355,12 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
       (sweep.completed ? ""
                        : ", cut short by its budget with " + std::to_string(sweep.stale_nodes) +
                              " nodes not reached (kept as they were)");
-  const bool trouble = !sweep.completed || overrun || not_answering > 0;
+  // Snapshots the publisher dropped: rendering and compressing one takes
+  // longer than a sweep, so not every sweep is served (the counters still
+  // are: totals carry into the next one).
+  const std::uint64_t dropped = publisher_.stats().dropped;
+  const bool trouble = !sweep.completed || overrun || not_answering > 0 ||
+                       dropped != trouble_.dropped_seen;
   if (!trouble || now - trouble_.last_logged < 60s) {
     log_debug(line);
     return;
@@ -369,8 +374,13 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
                " cut short, each resumed by the next): this fabric needs a longer "
                "sweep.interval, or more MADs in flight (mad.global_inflight)";
   }
+  if (dropped != trouble_.dropped_seen) {
+    summary += "; " + std::to_string(dropped - trouble_.dropped_seen) +
+               " snapshots were not served: rendering and compressing one took longer than the "
+               "sweeps (a leaner export: selection, fewer series)";
+  }
   log_warn(summary);
-  trouble_ = SweepTrouble{now, 0, 0, 0};
+  trouble_ = SweepTrouble{now, 0, 0, 0, dropped};
 }
 
 void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {

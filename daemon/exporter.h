@@ -121,6 +121,7 @@ class Exporter {
   struct SweepTrouble {
     std::chrono::steady_clock::time_point last_logged{};
     std::uint64_t sweeps = 0, overruns = 0, cut_short = 0;
+    std::uint64_t dropped_seen = 0;  // publisher drops, as of the last line logged
   } trouble_;
 
   TransportHealth* health_ = nullptr;
