@@ -1,7 +1,7 @@
 #include "daemon/exporter.h"
 
-#include <boost/asio/post.hpp>
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <future>
 #include <iostream>
 
@@ -13,6 +13,11 @@ namespace {
 ForgetPolicy forget_policy(const DiscoveryConfig& c) {
   return ForgetPolicy{c.forget_after_discoveries, c.forget_after};
 }
+
+// The render and its deflate threads yield to the sweep thread and the
+// MAD worker: on 2 cores, a render at the same weight stretched the sweeps
+// of a 1 s interval (docs/benchmarks.md).
+constexpr int kPublisherNice = 10;
 
 MadEngineLimits mad_limits(const MadConfig& mad) {
   return MadEngineLimits{mad.global_inflight, mad.per_node_inflight, mad.timeout, mad.retries,
@@ -35,7 +40,8 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       // exposition and compresses it once; scrapes serve that.
       publisher_(
           store_, [](const Snapshot& snap) { snap.gzip(); },
-          [this](const Snapshot& snap, const PublisherStats& stats) { on_published(snap, stats); }) {}
+          [this](const Snapshot& snap, const PublisherStats& stats) { on_published(snap, stats); },
+          kPublisherNice) {}
 
 Exporter::~Exporter() { stop(); }
 
@@ -119,10 +125,15 @@ SweepOptions Exporter::sweep_options(const Fabric& fabric) {
   o.clear.threshold = config_.counters.clear_threshold;
   o.shard_count = static_cast<std::uint32_t>(config_.sharding.count);
   o.shard_index = static_cast<std::uint32_t>(config_.sharding.index);
-  // A sweep may use at most its interval (and never less than a few MAD
-  // timeouts), so a sick fabric cannot stall the schedule.
-  o.budget = std::max(config_.sweep_interval,
-                      std::chrono::milliseconds(config_.mad.timeout * (config_.mad.retries + 1) * 4));
+  // A sweep may use its interval less what the sweep thread does after it
+  // (snapshot and analysis, as long as the last time; the render runs on
+  // the publisher's thread), so that sweep + analysis fit the interval and a
+  // slow or sick fabric cannot stall the schedule; never less than a few MAD
+  // timeouts. What the budget cuts off, the next sweep reads first.
+  const auto after_sweep = std::chrono::duration_cast<std::chrono::milliseconds>(after_sweep_);
+  o.budget =
+      std::max(config_.sweep_interval - after_sweep,
+               std::chrono::milliseconds(config_.mad.timeout * (config_.mad.retries + 1) * 4));
   return o;
 }
 
@@ -194,6 +205,7 @@ bool Exporter::sweep_now() {
 }
 
 void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool overrun) {
+  const auto started = std::chrono::steady_clock::now();
   // Down means asked and silent: a node the budget did not let the sweep
   // finish is not counted (it keeps its last state).
   std::size_t not_answering = 0;
@@ -231,6 +243,7 @@ void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool 
   // Rendered and compressed on the publisher's thread, while the next sweep
   // runs: a scrape only reads what it published.
   publisher_.submit(std::move(snap));
+  after_sweep_ = std::chrono::steady_clock::now() - started;
   // What the snapshot shows, for republish_stale() while the worker is down.
   last_sweep_ = std::move(sweep);
 }
@@ -359,8 +372,8 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
   // longer than a sweep, so not every sweep is served (the counters still
   // are: totals carry into the next one).
   const std::uint64_t dropped = publisher_.stats().dropped;
-  const bool trouble = !sweep.completed || overrun || not_answering > 0 ||
-                       dropped != trouble_.dropped_seen;
+  const bool trouble =
+      !sweep.completed || overrun || not_answering > 0 || dropped != trouble_.dropped_seen;
   if (!trouble || now - trouble_.last_logged < 60s) {
     log_debug(line);
     return;

@@ -6,9 +6,9 @@
 // reads the published snapshot.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -117,6 +117,8 @@ class Exporter {
   SnapshotStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;
+  // Sweep thread: how long the last publish() took (snapshot, analysis).
+  std::chrono::steady_clock::duration after_sweep_{};
   // Sweep trouble is logged at most once a minute, summed up since.
   struct SweepTrouble {
     std::chrono::steady_clock::time_point last_logged{};

@@ -1,11 +1,17 @@
 #include "daemon/snapshot_publisher.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 
 namespace ibfx {
 
-SnapshotPublisher::SnapshotPublisher(SnapshotStore& store, Render render, Published published)
-    : store_(store), render_(std::move(render)), published_(std::move(published)) {}
+SnapshotPublisher::SnapshotPublisher(SnapshotStore& store, Render render, Published published,
+                                     int nice)
+    : store_(store), render_(std::move(render)), published_(std::move(published)), nice_(nice) {}
 
 SnapshotPublisher::~SnapshotPublisher() { stop(); }
 
@@ -58,6 +64,15 @@ PublisherStats SnapshotPublisher::stats() const {
 }
 
 void SnapshotPublisher::loop() {
+  if (nice_ != 0) {
+    // setpriority(2) on a thread id sets that thread's nice value only. A
+    // failure (e.g. no permission to lower it) leaves the default: the
+    // render still runs, just with the same weight as the sweep.
+    const auto tid = static_cast<id_t>(gettid());
+    errno = 0;
+    const int now = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0) setpriority(PRIO_PROCESS, tid, std::clamp(now + nice_, -20, 19));
+  }
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return pending_ != nullptr || stopping_; });

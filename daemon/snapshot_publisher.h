@@ -22,9 +22,9 @@ namespace ibfx {
 
 struct PublisherStats {
   std::uint64_t published = 0;
-  std::uint64_t dropped = 0;          // replaced by a newer one before it was rendered
-  double last_render_seconds = 0;     // render + compress of the last published one
-  std::uint64_t last_sequence = 0;    // the submit() number of the last published one
+  std::uint64_t dropped = 0;        // replaced by a newer one before it was rendered
+  double last_render_seconds = 0;   // render + compress of the last published one
+  std::uint64_t last_sequence = 0;  // the submit() number of the last published one
 };
 
 class SnapshotPublisher {
@@ -35,7 +35,11 @@ class SnapshotPublisher {
   // Told after each publication (on the thread that published).
   using Published = std::function<void(const Snapshot&, const PublisherStats&)>;
 
-  SnapshotPublisher(SnapshotStore& store, Render render, Published published = {});
+  // `nice`: added to the publisher thread's nice value (Linux: per thread;
+  // the deflate threads the render starts inherit it), so that on a machine
+  // with few cores the sweep thread and the MAD worker, whose timing is the
+  // fabric's, come first and the render takes what is left.
+  SnapshotPublisher(SnapshotStore& store, Render render, Published published = {}, int nice = 0);
   ~SnapshotPublisher();
   SnapshotPublisher(const SnapshotPublisher&) = delete;
   SnapshotPublisher& operator=(const SnapshotPublisher&) = delete;
@@ -61,6 +65,7 @@ class SnapshotPublisher {
   SnapshotStore& store_;
   Render render_;
   Published published_;
+  int nice_ = 0;
   mutable std::mutex mu_;
   std::condition_variable wake_;  // a snapshot pending, or stopping
   std::condition_variable idle_;  // nothing pending or rendering (flush)

@@ -2,6 +2,10 @@
 // up with, publishes only rendered snapshots.
 #include "daemon/snapshot_publisher.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <condition_variable>
 #include <mutex>
@@ -113,4 +117,23 @@ TEST_CASE("SnapshotPublisher publishes what is pending when it stops", "[snapsho
   REQUIRE(store.current() != nullptr);
   CHECK(store.current()->sweep_timestamp_seconds == 2);
   CHECK(gate.rendered == std::vector<double>{1, 2});
+}
+
+TEST_CASE("SnapshotPublisher renders at a lower priority than the thread that sweeps",
+          "[snapshot_publisher]") {
+  SnapshotStore store;
+  const int mine = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  std::atomic<int> render_nice{-100};
+  SnapshotPublisher publisher(
+      store,
+      [&](const Snapshot&) {
+        render_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+      },
+      {}, 10);
+  publisher.start();
+  publisher.submit(numbered(1));
+  publisher.flush();
+  publisher.stop();
+  CHECK(render_nice == std::min(mine + 10, 19));
+  CHECK(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())) == mine);  // only its own thread
 }
