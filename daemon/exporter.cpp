@@ -128,12 +128,15 @@ SweepOptions Exporter::sweep_options(const Fabric& fabric) {
   // A sweep may use its interval less what the sweep thread does after it
   // (snapshot and analysis, as long as the last time; the render runs on
   // the publisher's thread), so that sweep + analysis fit the interval and a
-  // slow or sick fabric cannot stall the schedule; never less than a few MAD
-  // timeouts. What the budget cuts off, the next sweep reads first.
+  // slow or sick fabric cannot stall the schedule. Never less than two
+  // whole retry chains (a silent node, asked first, can still be found
+  // silent), but no more: at the default 100 ms x 3 attempts, four chains
+  // (1.2 s) made a 1 s interval impossible. What the budget cuts off, the
+  // next sweep reads first (round robin), so nothing is marked down for it.
   const auto after_sweep = std::chrono::duration_cast<std::chrono::milliseconds>(after_sweep_);
   o.budget =
       std::max(config_.sweep_interval - after_sweep,
-               std::chrono::milliseconds(config_.mad.timeout * (config_.mad.retries + 1) * 4));
+               std::chrono::milliseconds(config_.mad.timeout * (config_.mad.retries + 1) * 2));
   return o;
 }
 
