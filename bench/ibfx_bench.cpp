@@ -32,12 +32,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/daemon_cadence.h"
 #include "collectors/discovery.h"
 #include "collectors/discovery_process.h"
 #include "collectors/mad_engine.h"
 #include "collectors/mad_transport.h"
 #include "collectors/mad_worker.h"
-#include "bench/daemon_cadence.h"
 #include "collectors/sweeper.h"
 #include "daemon/snapshot.h"
 #include "test/sim/cli_args.h"
@@ -262,7 +262,8 @@ int main(int argc, char** argv) {
       std::printf("profile: worker sweeps end\n");
     }
     for (int i = 1; i < std::max(2, sweeps); ++i) {
-      best_worker_sweep = std::min(best_worker_sweep, wsweeper.sweep(fabric, options).duration_seconds);
+      best_worker_sweep =
+          std::min(best_worker_sweep, wsweeper.sweep(fabric, options).duration_seconds);
       pump_s = std::min(pump_s, pump(transport, targets, last.mads_sent, window, answered));
     }
     worker.stop();
@@ -337,17 +338,17 @@ int main(int argc, char** argv) {
         pcpp_build_s, pcpp_scrape_s, pcpp_bytes);
   std::printf("peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024.0);
   if (cadence_seconds > 0 && !daemon_exe.empty()) {
-    const ibfx::bench::CadenceFigures c = ibfx::bench::daemon_cadence(
-        sim, daemon_exe, cadence_interval, std::chrono::seconds(10),
-        std::chrono::seconds(cadence_seconds));
+    const ibfx::bench::CadenceFigures c =
+        ibfx::bench::daemon_cadence(sim, daemon_exe, cadence_interval, std::chrono::seconds(10),
+                                    std::chrono::seconds(cadence_seconds));
     std::printf(
         "daemon at --sweep.interval=%s for %.1f s: %zu sweeps (one every %.3f s), sweep mean "
-        "%.3f s max %.3f s (sweep/pump %.2f); %zu snapshots published, render+gzip mean %.3f s "
+        "%.3f s max %.3f s; %zu snapshots published, render+gzip mean %.3f s "
         "max %.3f s, %zu dropped; CPU s/s: daemon %.2f, MAD worker %.2f, ibsim %.2f\n",
         cadence_interval.c_str(), c.seconds, c.sweeps,
         c.sweeps > 0 ? c.seconds / static_cast<double>(c.sweeps) : 0.0, c.sweep_mean, c.sweep_max,
-        c.sweep_mean / pump_s, c.published, c.render_mean, c.render_max, c.dropped, c.daemon_cpu,
-        c.worker_cpu, c.ibsim_cpu);
+        c.published, c.render_mean, c.render_max, c.dropped, c.daemon_cpu, c.worker_cpu,
+        c.ibsim_cpu);
   }
   if (tables) {
     // Discovery against the reference tool on the same simulator (same
