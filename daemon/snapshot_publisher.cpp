@@ -37,7 +37,7 @@ std::uint64_t SnapshotPublisher::submit(std::shared_ptr<const Snapshot> snapshot
   const std::uint64_t sequence = ++submitted_;
   if (!thread_.joinable()) {
     lock.unlock();
-    publish(std::move(snapshot), sequence);
+    publish(snapshot, sequence);
     return sequence;
   }
   if (pending_) {
@@ -82,14 +82,15 @@ void SnapshotPublisher::loop() {
     const std::uint64_t sequence = pending_sequence_;
     busy_ = true;
     lock.unlock();
-    publish(std::move(next), sequence);
+    publish(next, sequence);
     lock.lock();
     busy_ = false;
     idle_.notify_all();
   }
 }
 
-void SnapshotPublisher::publish(std::shared_ptr<const Snapshot> snapshot, std::uint64_t sequence) {
+void SnapshotPublisher::publish(const std::shared_ptr<const Snapshot>& snapshot,
+                                std::uint64_t sequence) {
   const auto t = std::chrono::steady_clock::now();
   if (render_) render_(*snapshot);
   const double seconds =

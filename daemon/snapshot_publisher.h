@@ -60,7 +60,7 @@ class SnapshotPublisher {
 
  private:
   void loop();
-  void publish(std::shared_ptr<const Snapshot> snapshot, std::uint64_t sequence);
+  void publish(const std::shared_ptr<const Snapshot>& snapshot, std::uint64_t sequence);
 
   SnapshotStore& store_;
   Render render_;
