@@ -6,6 +6,10 @@
 //              [--max-smps 16] [--tables 1] [--compare-prometheus-cpp 1]
 //              [--daemon-exe build/release/ibfabric_exporter]
 // --daemon-exe also sweeps through the daemon's MAD worker process.
+// --cadence S (with --daemon-exe) then runs the daemon itself at
+// --cadence-interval (1s) for S seconds after a warm-up: sweeps per second,
+// sweep and render+gzip times, CPU per second of the daemon, its MAD worker
+// and ibsim (bench/daemon_cadence.h).
 // --tables 1 adds discovery per max_smps (next to ibnetdiscover -o) and the
 // sweep time per load budget (in-flight limits, MADs/s cap).
 // IBFX_BENCH_PROFILE_WORKER=1 adds 40 worker sweeps back to back between two
@@ -28,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/daemon_cadence.h"
 #include "collectors/discovery.h"
 #include "collectors/discovery_process.h"
 #include "collectors/mad_engine.h"
@@ -122,6 +127,8 @@ int main(int argc, char** argv) {
   bool lid_check = true;      // the sweep's NodeInfo check, where the transport allows it
   bool compare_pcpp = false;  // also build the series as prometheus-cpp objects (GBs at 98k ports)
   std::string daemon_exe;
+  int cadence_seconds = 0;  // the daemon at cadence_interval for this long (--daemon-exe)
+  std::string cadence_interval = "1s";
   try {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(0, 1 << 20)); };
@@ -142,6 +149,10 @@ int main(int argc, char** argv) {
         tables = number() != 0;
       else if (args.is("--lid-check"))
         lid_check = number() != 0;
+      else if (args.is("--cadence"))
+        cadence_seconds = number();
+      else if (args.is("--cadence-interval"))
+        cadence_interval = args.value();
       else if (args.is("--compare-prometheus-cpp"))
         compare_pcpp = number() != 0;
       else
@@ -251,7 +262,8 @@ int main(int argc, char** argv) {
       std::printf("profile: worker sweeps end\n");
     }
     for (int i = 1; i < std::max(2, sweeps); ++i) {
-      best_worker_sweep = std::min(best_worker_sweep, wsweeper.sweep(fabric, options).duration_seconds);
+      best_worker_sweep =
+          std::min(best_worker_sweep, wsweeper.sweep(fabric, options).duration_seconds);
       pump_s = std::min(pump_s, pump(transport, targets, last.mads_sent, window, answered));
     }
     worker.stop();
@@ -325,6 +337,19 @@ int main(int argc, char** argv) {
         "%.3f s, %zu bytes\n",
         pcpp_build_s, pcpp_scrape_s, pcpp_bytes);
   std::printf("peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024.0);
+  if (cadence_seconds > 0 && !daemon_exe.empty()) {
+    const ibfx::bench::CadenceFigures c =
+        ibfx::bench::daemon_cadence(sim, daemon_exe, cadence_interval, std::chrono::seconds(10),
+                                    std::chrono::seconds(cadence_seconds));
+    std::printf(
+        "daemon at --sweep.interval=%s for %.1f s: %zu sweeps (one every %.3f s), sweep mean "
+        "%.3f s max %.3f s; %zu snapshots published, render+gzip mean %.3f s "
+        "max %.3f s, %zu dropped; CPU s/s: daemon %.2f, MAD worker %.2f, ibsim %.2f\n",
+        cadence_interval.c_str(), c.seconds, c.sweeps,
+        c.sweeps > 0 ? c.seconds / static_cast<double>(c.sweeps) : 0.0, c.sweep_mean, c.sweep_max,
+        c.published, c.render_mean, c.render_max, c.dropped, c.daemon_cpu, c.worker_cpu,
+        c.ibsim_cpu);
+  }
   if (tables) {
     // Discovery against the reference tool on the same simulator (same
     // library, libibnetdisc; ibnetdiscover -o sets its max_smps), through

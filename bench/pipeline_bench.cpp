@@ -175,6 +175,14 @@ int main(int argc, char** argv) {
     std::printf("sweep engine alone (instant PMA): %.3f s for %llu MADs (%.0f MADs/s)\n",
                 r.duration_seconds, static_cast<unsigned long long>(r.mads_sent),
                 static_cast<double>(r.mads_sent) / r.duration_seconds);
+    // A sweep's fixed cost beyond its budget: every read queued, then, the
+    // budget gone at once, every one cancelled and the nodes' state kept
+    // (what a sweep cut short at a 1 s interval pays after its deadline).
+    ibfx::SweepOptions cut;
+    cut.budget = std::chrono::milliseconds(0);
+    const ibfx::SweepResult c = sweeper.sweep(*fabric, cut);
+    std::printf("sweep cut at once by its budget: %.3f s (%llu MADs cancelled)\n",
+                c.duration_seconds, static_cast<unsigned long long>(engine.stats().cancelled));
   }
   ibfx::Config config;
   config.mad.global_inflight = 256;

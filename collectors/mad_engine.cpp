@@ -228,23 +228,7 @@ bool MadEngine::run(Clock::time_point deadline) {
   while (pending() > 0) {
     auto now = Clock::now();
     if (now >= deadline) {
-      // Out of time: everything left completes as cancelled, so callers
-      // still account for every request, and can tell "not asked" from
-      // "asked and silent".
-      std::vector<Request> left;
-      for (Slot& slot : slots_) {
-        if (slot.active) left.push_back(release_slot(slot));
-      }
-      deadlines_.clear();
-      for (auto& [lid, node] : nodes_) {
-        for (auto& r : node.queue) left.push_back(std::move(r));
-        node.queue.clear();
-        node.inflight = 0;
-        node.in_ready = false;
-      }
-      ready_ = {};
-      queued_ = 0;
-      for (auto& r : left) fail(r, MadResult::kCancelled);
+      cancel_all();
       ++run_;
       return false;
     }
@@ -283,6 +267,33 @@ bool MadEngine::run(Clock::time_point deadline) {
   }
   ++run_;  // the next run ranks its nodes afresh
   return true;
+}
+
+void MadEngine::cancel_all() {
+  // Out of time: everything left completes as cancelled, so callers still
+  // account for every request, and can tell "not asked" from "asked and
+  // silent". A cancellation callback may submit a follow-up (the sweeper's
+  // LID check for readings already held): it is cancelled too, in the same
+  // run. Left queued, it would be sent first in the next run() and complete
+  // there, into callbacks whose sweep state (check and work indices, the
+  // result) belongs to the sweep that ended: it marked a node of the next
+  // sweep as moved, so not answering, with no MAD timed out (issue #19).
+  while (pending() > 0) {
+    std::vector<Request> left;
+    for (Slot& slot : slots_) {
+      if (slot.active) left.push_back(release_slot(slot));
+    }
+    deadlines_.clear();
+    for (auto& [lid, node] : nodes_) {
+      for (auto& r : node.queue) left.push_back(std::move(r));
+      node.queue.clear();
+      node.inflight = 0;
+      node.in_ready = false;
+    }
+    ready_ = {};
+    queued_ = 0;
+    for (auto& r : left) fail(r, MadResult::kCancelled);
+  }
 }
 
 void MadEngine::abandon() {

@@ -74,8 +74,9 @@ class MadEngine {
   bool smp_supported() const { return transport_.supports_smp(); }
 
   // Drives the pipeline until every request has completed, or until
-  // `deadline` (then the rest complete as kCancelled). Returns false when
-  // the deadline cut the run short.
+  // `deadline` (then the rest, and any follow-up their callbacks submit,
+  // complete as kCancelled). Either way nothing is pending when it returns.
+  // Returns false when the deadline cut the run short.
   bool run(std::chrono::steady_clock::time_point deadline);
 
   // Cancels everything queued or in flight without calling callbacks.
@@ -125,6 +126,10 @@ class MadEngine {
   void release_node(std::uint16_t lid);
   void requeue(Request request);
   void make_ready(std::uint16_t lid, Node& node);
+  // Completes every queued and in-flight request, and whatever their
+  // callbacks submit meanwhile, as kCancelled: run() returns with nothing
+  // pending.
+  void cancel_all();
   bool rate_allows(Clock::time_point now);
 
   MadTransport& transport_;

@@ -82,8 +82,14 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
     const bool probe = !cached->second.tick_probed;
     if (!query_ports(fabric, n, cached->second.caps, probe) && probe) probe_tick(fabric, n);
   }
-  const bool finished = engine_.run(start + options.budget);
+  // The budget covers the whole sweep: a run cut short still cancels what
+  // is left and settles every node's state after its deadline, so that
+  // tail, as long as the last time, comes off the deadline.
+  using Duration = std::chrono::steady_clock::duration;
+  const auto deadline = start + options.budget - std::min<Duration>(cut_tail_, options.budget / 2);
+  const bool finished = engine_.run(deadline);
   finish_nodes(fabric, order, std::chrono::steady_clock::now(), result);
+  if (!finished) cut_tail_ = std::chrono::steady_clock::now() - deadline;
 
   const MadEngineStats& after = engine_.stats();
   result.completed = finished;

@@ -178,6 +178,10 @@ class Sweeper {
   // nodes with the oldest readings first, and a node left half read from
   // the first port it did not read.
   bool last_cut_ = false;
+  // How long the last cut-short sweep took past its engine deadline
+  // (cancelling the rest, settling node state): held back from the next
+  // deadline, so a cut sweep ends within its budget.
+  std::chrono::steady_clock::duration cut_tail_{};
   std::unordered_map<std::uint64_t, std::uint32_t> port_resume_;
   // The sweep in progress, for the per-MAD callbacks: capturing only
   // {this, index} keeps each std::function within its small-object buffer,

@@ -1,20 +1,29 @@
 #include "daemon/exporter.h"
 
-#include <boost/asio/post.hpp>
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <future>
 #include <iostream>
 
-#include "base/log.h"
-#include "daemon/systemd_notify.h"
-
 #include <map>
+
+#include "base/log.h"
 
 namespace ibfx {
 
 namespace {
 ForgetPolicy forget_policy(const DiscoveryConfig& c) {
   return ForgetPolicy{c.forget_after_discoveries, c.forget_after};
+}
+
+// The render and its deflate threads yield to the sweep thread and the
+// MAD worker: on 2 cores, a render at the same weight stretched the sweeps
+// of a 1 s interval (docs/benchmarks.md).
+constexpr int kPublisherNice = 10;
+
+MadEngineLimits mad_limits(const MadConfig& mad) {
+  return MadEngineLimits{mad.global_inflight, mad.per_node_inflight, mad.timeout, mad.retries,
+                         mad.max_mads_per_second};
 }
 }  // namespace
 
@@ -24,13 +33,17 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       names_(std::move(names)),
       transport_(std::move(transport)),
       discover_(std::move(discover)),
-      engine_(*transport_, MadEngineLimits{config_.mad.global_inflight,
-                                           config_.mad.per_node_inflight, config_.mad.timeout,
-                                           config_.mad.retries, config_.mad.max_mads_per_second}),
+      engine_(*transport_, mad_limits(config_.mad)),
       sweeper_(engine_, accumulator_),
       analysis_config_(std::move(analysis)),
       merger_(forget_policy(config_.discovery)),
-      pacer_(DiscoveryPacing{.interval = config_.discovery.interval}) {}
+      pacer_(DiscoveryPacing{.interval = config_.discovery.interval}),
+      // Rendering is the publisher's step: Snapshot::gzip() renders the
+      // exposition and compresses it once; scrapes serve that.
+      publisher_(
+          store_, [](const Snapshot& snap) { snap.gzip(); },
+          [this](const Snapshot& snap, const PublisherStats& stats) { on_published(snap, stats); },
+          kPublisherNice) {}
 
 Exporter::~Exporter() { stop(); }
 
@@ -66,7 +79,7 @@ bool Exporter::discover_now() {
                               std::to_string(found.port_count()) + " ports in " +
                               std::to_string(found.discovery_seconds) + " s";
   log_info(summary);
-  if (!ready_.load()) notify_status(summary + "; first sweep running");
+  if (!ready_.load()) status(summary + "; first sweep running");
   if (partial) {
     log_warn("partial discovery: " + std::to_string(found.smp_timeouts) + " SMP timeouts, " +
              std::to_string(found.smp_errors) + " SMP errors; " + std::to_string(merged.missing) +
@@ -102,7 +115,6 @@ bool Exporter::discover_now() {
       fabric_generation_ = generation;
     }
   }
-  fabric_cv_.notify_all();
   return true;
 }
 
@@ -115,10 +127,18 @@ SweepOptions Exporter::sweep_options(const Fabric& fabric) {
   o.clear.threshold = config_.counters.clear_threshold;
   o.shard_count = static_cast<std::uint32_t>(config_.sharding.count);
   o.shard_index = static_cast<std::uint32_t>(config_.sharding.index);
-  // A sweep may use at most its interval (and never less than a few MAD
-  // timeouts), so a sick fabric cannot stall the schedule.
-  o.budget = std::max(config_.sweep_interval,
-                      std::chrono::milliseconds(config_.mad.timeout * (config_.mad.retries + 1) * 4));
+  // A sweep may use its interval less what the sweep thread does after it
+  // (snapshot and analysis, as long as the last time; the render runs on
+  // the publisher's thread), so that sweep + analysis fit the interval and a
+  // slow or sick fabric cannot stall the schedule. Never less than two
+  // whole retry chains (a silent node, asked first, can still be found
+  // silent), but no more: at the default 100 ms x 3 attempts, four chains
+  // (1.2 s) made a 1 s interval impossible. What the budget cuts off, the
+  // next sweep reads first (round robin), so nothing is marked down for it.
+  const auto after_sweep = std::chrono::duration_cast<std::chrono::milliseconds>(after_sweep_);
+  o.budget =
+      std::max(config_.sweep_interval - after_sweep,
+               std::chrono::milliseconds(config_.mad.timeout * (config_.mad.retries + 1) * 2));
   return o;
 }
 
@@ -180,12 +200,17 @@ bool Exporter::sweep_now() {
   auto f = fabric();
   if (!f) return false;
   SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
-  const bool overrun = r.duration_seconds * 1000.0 > static_cast<double>(config_.sweep_interval.count());
+  const bool overrun =
+      r.duration_seconds * 1000.0 > static_cast<double>(config_.sweep_interval.count());
   publish(std::move(f), std::move(r), overrun);
+  // Synchronous for its callers (--once, tests, benchmarks): the snapshot
+  // is served when it returns.
+  publisher_.flush();
   return true;
 }
 
 void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep, bool overrun) {
+  const auto started = std::chrono::steady_clock::now();
   // Down means asked and silent: a node the budget did not let the sweep
   // finish is not counted (it keeps its last state).
   std::size_t not_answering = 0;
@@ -219,28 +244,65 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     own = metrics_.serialize();
   }
   log_sweep(sweep, not_answering, overrun);
+  auto snap = assemble(std::move(f), sweep, std::move(own), nullptr);
+  // Rendered and compressed on the publisher's thread, while the next sweep
+  // runs: a scrape only reads what it published.
+  publisher_.submit(std::move(snap));
+  after_sweep_ = std::chrono::steady_clock::now() - started;
+  // What the snapshot shows, for republish_stale() while the worker is down.
+  last_sweep_ = std::move(sweep);
+}
+
+std::shared_ptr<Snapshot> Exporter::assemble(std::shared_ptr<const Fabric> f,
+                                             const SweepResult& sweep, std::string own_metrics,
+                                             const Snapshot* previous) {
   ExporterTotals totals;
-  totals.mad = engine_.stats();
-  totals.accumulator = accumulator_.stats();
-  totals.sweeps = sweeps_;
-  auto snap = build_snapshot(f, sweep, accumulator_, names_, totals);
-  if (f) analyze_sweep(*snap, sweep);
-  snap->exporter_metrics_text = std::move(own);
-  snap->exporting = config_.exporting;
-  // Render and compress here, on the sweep thread: a scrape only reads.
-  snap->gzip();
-  store_.publish(std::move(snap));
-  const std::string summary = std::to_string(sweep.ports_read) + " ports in " +
-                              std::to_string(sweep.duration_seconds).substr(0, 5) + " s, " +
+  if (previous != nullptr) {
+    totals = previous->totals;
+  } else {
+    totals.mad = engine_.stats();
+    totals.accumulator = accumulator_.stats();
+    totals.sweeps = sweeps_;
+  }
+  auto snap = build_snapshot(std::move(f), sweep, accumulator_, names_, totals);
+  if (previous != nullptr) {
+    // The same sweep again: its analysis and timestamp stay (their age says
+    // how stale the counters are).
+    snap->topology = previous->topology;
+    snap->analysis = previous->analysis;
+    snap->sweep_timestamp_seconds = previous->sweep_timestamp_seconds;
+    snap->exporting = previous->exporting;
+  } else {
+    if (snap->fabric) analyze_sweep(*snap, sweep);
+    snap->exporting = config_.exporting;
+  }
+  snap->exporter_metrics_text = std::move(own_metrics);
+  return snap;
+}
+
+void Exporter::on_published(const Snapshot& snap, const PublisherStats& stats) {
+  // Publisher thread. node_status holds what the sweep said of each node.
+  // (bench/daemon_cadence.h reads this line.)
+  log_debug("published snapshot " + std::to_string(stats.last_sequence) +
+            ": rendered and compressed in " + std::to_string(stats.last_render_seconds) + " s, " +
+            std::to_string(stats.dropped) + " dropped so far");
+  std::size_t not_answering = 0;
+  for (const NodeSweep& ns : snap.node_status) {
+    not_answering += (ns.swept && ns.reached && !ns.answered) ? 1 : 0;
+  }
+  const std::string summary = std::to_string(snap.sweep.ports_read) + " ports in " +
+                              std::to_string(snap.sweep.duration_seconds).substr(0, 5) + " s, " +
                               std::to_string(not_answering) + " nodes not answering";
   // /-/ready turns 200 with the first snapshot. systemd heard READY=1 when
   // the listener came up (daemon/main.cpp): waiting for the first sweep of a
   // large fabric would hold `systemctl start` and `apt install` hostage.
   if (!ready_.exchange(true)) log_info("first sweep published (/-/ready is now 200): " + summary);
-  // A one-line summary of every sweep for `systemctl status`.
-  notify_status("last sweep: " + summary);
-  // What the snapshot shows, for republish_stale() while the worker is down.
-  last_sweep_ = std::move(sweep);
+  // A one-line summary of every sweep (for `systemctl status`, in main).
+  status("last sweep: " + summary);
+}
+
+void Exporter::status(const std::string& text) {
+  if (status_) status_(text);
 }
 
 std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
@@ -267,9 +329,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     names_ = std::move(names);
     analysis_config_ = std::move(analysis);
     analyzer_.reclassify();  // with the new names and overrides
-    engine_.set_limits(MadEngineLimits{config_.mad.global_inflight, config_.mad.per_node_inflight,
-                                       config_.mad.timeout, config_.mad.retries,
-                                       config_.mad.max_mads_per_second});
+    engine_.set_limits(mad_limits(config_.mad));
     pacer_.set_interval(config_.discovery.interval);
     merger_.set_policy(forget_policy(config_.discovery));
     if (rearm && collector_thread_.joinable()) {
@@ -313,7 +373,12 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
       (sweep.completed ? ""
                        : ", cut short by its budget with " + std::to_string(sweep.stale_nodes) +
                              " nodes not reached (kept as they were)");
-  const bool trouble = !sweep.completed || overrun || not_answering > 0;
+  // Snapshots the publisher dropped: rendering and compressing one takes
+  // longer than a sweep, so not every sweep is served (the counters still
+  // are: totals carry into the next one).
+  const std::uint64_t dropped = publisher_.stats().dropped;
+  const bool trouble =
+      !sweep.completed || overrun || not_answering > 0 || dropped != trouble_.dropped_seen;
   if (!trouble || now - trouble_.last_logged < 60s) {
     log_debug(line);
     return;
@@ -327,8 +392,13 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
                " cut short, each resumed by the next): this fabric needs a longer "
                "sweep.interval, or more MADs in flight (mad.global_inflight)";
   }
+  if (dropped != trouble_.dropped_seen) {
+    summary += "; " + std::to_string(dropped - trouble_.dropped_seen) +
+               " snapshots were not served: rendering and compressing one took longer than the "
+               "sweeps (a leaner export: selection, fewer series)";
+  }
   log_warn(summary);
-  trouble_ = SweepTrouble{now, 0, 0, 0};
+  trouble_ = SweepTrouble{now, 0, 0, 0, dropped};
 }
 
 void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
@@ -432,15 +502,7 @@ void Exporter::republish_stale() {
     metrics_.on_worker(worker.first, worker.second);
     own = metrics_.serialize();
   }
-  auto snap =
-      build_snapshot(previous->fabric, *last_sweep_, accumulator_, names_, previous->totals);
-  snap->topology = previous->topology;
-  snap->analysis = previous->analysis;
-  snap->sweep_timestamp_seconds = previous->sweep_timestamp_seconds;
-  snap->exporter_metrics_text = std::move(own);
-  snap->exporting = previous->exporting;
-  snap->gzip();  // rendered here, as in publish(): a scrape only reads
-  store_.publish(std::move(snap));
+  publisher_.submit(assemble(previous->fabric, *last_sweep_, std::move(own), previous.get()));
 }
 
 void Exporter::start() {
@@ -455,6 +517,7 @@ void Exporter::start() {
     if (!discover_now()) log_warn("initial discovery failed; retrying in the background");
     discovery_loop();
   });
+  publisher_.start();
   next_sweep_ = std::chrono::steady_clock::now();
   collector_thread_ = std::thread([this] {
     arm_timer(next_sweep_);
@@ -469,6 +532,7 @@ void Exporter::stop() {
   collector_io_.stop();
   if (collector_thread_.joinable()) collector_thread_.join();
   if (discovery_thread_.joinable()) discovery_thread_.join();
+  publisher_.stop();  // after the sweeps: what they submitted is published
 }
 
 }  // namespace ibfx

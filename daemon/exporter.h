@@ -1,18 +1,21 @@
-// Ties the pipeline together: discover -> sweep -> accumulate -> snapshot.
-// Discovery runs on its own thread and is refreshed periodically; sweeps run
-// on the collector thread, re-armed by an Asio timer; the HTTP side only
+// Ties the pipeline together: discover -> sweep -> accumulate -> analyse ->
+// snapshot -> render. Discovery runs on its own thread and is refreshed
+// periodically; sweeps run on the collector thread, re-armed by an Asio
+// timer, and hand each built snapshot to the SnapshotPublisher, whose thread
+// renders and compresses it while the next sweep runs; the HTTP side only
 // reads the published snapshot.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <atomic>
 #include <condition_variable>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,10 +28,15 @@
 #include "config/config.h"
 #include "daemon/exporter_metrics.h"
 #include "daemon/snapshot.h"
+#include "daemon/snapshot_publisher.h"
 
 namespace ibfx {
 
 using DiscoverFn = std::function<DiscoveryResult()>;
+// A one-line state of the pipeline ("discovered ...", "last sweep: ..."):
+// daemon/main.cpp hands it to systemd (STATUS=). Called from the discovery
+// and publisher threads.
+using StatusFn = std::function<void(const std::string&)>;
 
 class Exporter {
  public:
@@ -40,8 +48,8 @@ class Exporter {
 
   // Runs one discovery now (blocking). Returns false and logs on failure.
   bool discover_now();
-  // Runs one sweep on the current fabric and publishes a snapshot.
-  // Returns false when there is no fabric yet.
+  // Runs one sweep on the current fabric and publishes a snapshot (rendered
+  // when it returns). Returns false when there is no fabric yet.
   bool sweep_now();
 
   // Applies a new configuration on the sweep thread between sweeps: MAD
@@ -55,6 +63,8 @@ class Exporter {
   // replaced and the fabric not yet rediscovered through the new one; the
   // last good snapshot stays served meanwhile. Call before start().
   void set_transport_health(TransportHealth* health) { health_ = health; }
+  // Told of discoveries and of every published sweep. Call before start().
+  void set_status_callback(StatusFn status) { status_ = std::move(status); }
 
   // Background mode: discovery thread + collector thread.
   void start();
@@ -62,6 +72,7 @@ class Exporter {
 
   std::shared_ptr<const Snapshot> snapshot() const { return store_.current(); }
   bool ready() const { return ready_.load(); }
+  PublisherStats publisher_stats() const { return publisher_.stats(); }
   const Config& config() const { return config_; }
 
  private:
@@ -73,6 +84,14 @@ class Exporter {
   // parallel to that fabric's node list, which a discovery finishing during
   // the sweep replaces (and may reorder) under fabric_.
   void publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep, bool overrun);
+  // The one place a snapshot is assembled: from a new sweep of `f` (then
+  // analysed), or with `previous`, the same data as that one again with the
+  // daemon's own metrics (`own_metrics`) updated.
+  std::shared_ptr<Snapshot> assemble(std::shared_ptr<const Fabric> f, const SweepResult& sweep,
+                                     std::string own_metrics, const Snapshot* previous);
+  // Publisher thread, after each publication: readiness and status.
+  void on_published(const Snapshot& snap, const PublisherStats& stats);
+  void status(const std::string& text);
   std::shared_ptr<const Fabric> fabric() const;
   void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
   // For a sweep of `fabric` (sweep thread).
@@ -98,10 +117,13 @@ class Exporter {
   SnapshotStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;
+  // Sweep thread: how long the last publish() took (snapshot, analysis).
+  std::chrono::steady_clock::duration after_sweep_{};
   // Sweep trouble is logged at most once a minute, summed up since.
   struct SweepTrouble {
     std::chrono::steady_clock::time_point last_logged{};
     std::uint64_t sweeps = 0, overruns = 0, cut_short = 0;
+    std::uint64_t dropped_seen = 0;  // publisher drops, as of the last line logged
   } trouble_;
 
   TransportHealth* health_ = nullptr;
@@ -117,7 +139,6 @@ class Exporter {
 
   mutable std::mutex fabric_mu_;
   std::shared_ptr<const Fabric> fabric_;
-  std::condition_variable fabric_cv_;
   std::mutex metrics_mu_;  // discovery and sweep threads both update metrics
 
   // Discovery merges into the known fabric (fabric_ is its latest state)
@@ -133,6 +154,9 @@ class Exporter {
   boost::asio::steady_timer timer_{collector_io_};
   std::chrono::steady_clock::time_point next_sweep_{};
   std::thread collector_thread_;
+  StatusFn status_;
+  // Last member: its thread calls on_published(), so it stops first.
+  SnapshotPublisher publisher_;
 };
 
 }  // namespace ibfx

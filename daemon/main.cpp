@@ -189,6 +189,8 @@ int run(int argc, char** argv) {
       },
       loaded.analysis);
   exporter.set_transport_health(&worker);
+  // The exporter says what it is doing; systemd hears it here (STATUS=).
+  exporter.set_status_callback([](const std::string& text) { ibfx::notify_status(text); });
 
   if (cli.once) return run_once(exporter, config);
 

@@ -1,12 +1,16 @@
 // Exporter: how a sweep and a discovery running at the same time combine in
-// the published snapshot.
+// the published snapshot; what it tells through its status callback.
 #include "daemon/exporter.h"
 
 #include <catch2/catch.hpp>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "fake_fabric.h"
 #include "fake_pma.h"
@@ -103,4 +107,50 @@ TEST_CASE("A sweep is published with the fabric it swept, even if a discovery la
   REQUIRE(exporter.sweep_now());
   CHECK(exporter.snapshot()->fabric->nodes[1].guid == 0x201);
   CHECK(exporter.snapshot()->node_status[1].answered);
+}
+
+TEST_CASE("Exporter says what it does through its status callback, and publishes rendered snapshots",
+          "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(3);
+  FakePma fake;
+  for (const FabricNode& n : fabric.nodes) fake.nodes[n.lid];
+  Config config;
+  config.sweep_interval = std::chrono::milliseconds(200);
+  Exporter exporter(config, {}, std::make_unique<HookedPma>(fake), [&] {
+    return DiscoveryResult{std::make_shared<const Fabric>(fabric), {}};
+  });
+  std::mutex mu;
+  std::vector<std::string> said;
+  exporter.set_status_callback([&](const std::string& text) {
+    std::lock_guard lock(mu);
+    said.push_back(text);
+  });
+  REQUIRE(exporter.discover_now());
+  REQUIRE(said.size() == 1);
+  CHECK(said[0].rfind("discovered 4 nodes", 0) == 0);
+  CHECK(said[0].find("first sweep running") != std::string::npos);
+  CHECK_FALSE(exporter.ready());
+
+  // sweep_now() returns with the snapshot rendered and served.
+  REQUIRE(exporter.sweep_now());
+  CHECK(exporter.ready());
+  CHECK(exporter.publisher_stats().published == 1);
+  REQUIRE(said.size() == 2);
+  CHECK(said[1].rfind("last sweep: ", 0) == 0);
+  CHECK(said[1].find("0 nodes not answering") != std::string::npos);
+  REQUIRE(exporter.snapshot() != nullptr);
+  CHECK_FALSE(exporter.snapshot()->gzip().empty());
+
+  // In the background the publisher thread renders: sweeps go on, every
+  // publication is told, and nothing is left unpublished at stop().
+  exporter.start();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (exporter.publisher_stats().published < 4 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  exporter.stop();
+  const PublisherStats st = exporter.publisher_stats();
+  CHECK(st.published >= 4);
+  std::lock_guard lock(mu);
+  CHECK(said.size() == 1 + st.published);
 }

@@ -116,6 +116,34 @@ TEST_CASE("MadEngine completes everything as cancelled when the deadline passes"
   CHECK(engine.stats().cancelled == 5);
 }
 
+TEST_CASE("MadEngine cancels what a cancellation callback submits, in the same run",
+          "[mad_engine]") {
+  // The sweeper's LID check is such a follow-up: left queued, it would be
+  // sent in the next run() and complete into the state of another sweep.
+  FakePma fake;
+  fake.nodes[1].silent = true;
+  fake.nodes[2];
+  MadEngine engine(fake, limits(2, 1, 1000, 5));
+  int follow_ups = 0, follow_ups_cancelled = 0;
+  for (int i = 0; i < 3; ++i) {
+    engine.submit(1, 1, kAttrPortCounters, 0, port_counters_request(1), [&](const MadCompletion&) {
+      ++follow_ups;
+      engine.submit(2, 1, kAttrPortCounters, 0, port_counters_request(1),
+                    [&](const MadCompletion& c) {
+                      follow_ups_cancelled += c.result == MadResult::kCancelled;
+                    });
+    });
+  }
+  CHECK_FALSE(engine.run(Clock::now() + milliseconds(50)));
+  CHECK(follow_ups == 3);
+  CHECK(follow_ups_cancelled == 3);
+  CHECK(engine.pending() == 0);
+  // The next run starts empty: nothing of the last one is sent or completed.
+  const std::uint64_t sent = engine.stats().sent;
+  CHECK(engine.run(Clock::now() + milliseconds(50)));
+  CHECK(engine.stats().sent == sent);
+}
+
 TEST_CASE("MadEngine callbacks may submit follow-up requests", "[mad_engine]") {
   FakePma fake;
   fake.nodes[1];

@@ -483,6 +483,40 @@ TEST_CASE("A sweep cut short by its budget marks nothing down, and the next resu
   CHECK(sweeps <= 10);  // ~4 when the machine is idle; timing-bound under load
 }
 
+TEST_CASE("A cut-short sweep with LID checks leaves nothing for the next sweep",
+          "[sweeper]") {
+  // With SMPs, readings of a switch cut halfway are held for a NodeInfo
+  // check that the budget cancels: the check must complete (cancelled) in
+  // its own sweep. It used to stay queued, be sent first by the next sweep,
+  // and check another node's LID against it: that node showed as moved and
+  // not answering, with no MAD timed out (issue #19).
+  const Fabric f = ibfx::test::star_fabric(8);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  add_identities(fake, f);
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  REQUIRE(sweeper.sweep(f, {}).completed);
+  engine.set_limits(MadEngineLimits{2, 1, milliseconds(50), 1, 200});
+  SweepOptions slow;
+  slow.budget = milliseconds(50);
+  std::size_t cut = 0;
+  for (int sweeps = 0; sweeps < 12; ++sweeps) {
+    const SweepResult r = sweeper.sweep(f, slow);
+    cut += r.completed ? 0 : 1;
+    CHECK(engine.pending() == 0);
+    CHECK(r.lid_mismatches == 0);
+    CHECK(r.mads_timeout == 0);
+    for (std::size_t n = 0; n < f.nodes.size(); ++n) {
+      INFO("sweep " << sweeps << ", node " << f.nodes[n].description);
+      CHECK_FALSE(r.nodes[n].lid_moved);
+      CHECK_FALSE((r.nodes[n].swept && !r.nodes[n].answered));
+    }
+  }
+  CHECK(cut >= 6);
+}
+
 TEST_CASE("A node never reached yet is not reported at all by a cut-short sweep", "[sweeper]") {
   const Fabric f = ibfx::test::star_fabric(8);
   FakePma fake;
