@@ -113,6 +113,9 @@ SweepOptions Exporter::sweep_options(const Fabric& fabric) {
   o.include_switch_port0 = config_.counters.include_switch_port0;
   o.clear.enabled = config_.counters.clear_on_threshold;
   o.clear.threshold = config_.counters.clear_threshold;
+  o.groups.error_details = config_.counters.error_details;
+  o.groups.vl_xmit_wait = config_.counters.vl_transmit_wait;
+  o.groups.congestion_control = config_.counters.congestion_control;
   o.shard_count = static_cast<std::uint32_t>(config_.sharding.count);
   o.shard_index = static_cast<std::uint32_t>(config_.sharding.index);
   // A sweep may use at most its interval (and never less than a few MAD
@@ -224,6 +227,7 @@ void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool 
   totals.accumulator = accumulator_.stats();
   totals.sweeps = sweeps_;
   auto snap = build_snapshot(f, sweep, accumulator_, names_, totals);
+  if (f) snap->lanes = lane_totals(*f, accumulator_.lanes());
   if (f) analyze_sweep(*snap, sweep);
   snap->exporter_metrics_text = std::move(own);
   snap->exporting = config_.exporting;
@@ -436,6 +440,7 @@ void Exporter::republish_stale() {
       build_snapshot(previous->fabric, *last_sweep_, accumulator_, names_, previous->totals);
   snap->topology = previous->topology;
   snap->analysis = previous->analysis;
+  snap->lanes = previous->lanes;
   snap->sweep_timestamp_seconds = previous->sweep_timestamp_seconds;
   snap->exporter_metrics_text = std::move(own);
   snap->exporting = previous->exporting;
