@@ -156,10 +156,12 @@ SmGuard Exporter::sm_guard(const Fabric& fabric) {
       const FabricNode* node = fabric.find(guid);
       std::string name = node != nullptr ? node->description : std::string();
       if (const auto it = names_.find(guid); it != names_.end()) name = it->second;
-      log_info("not sending optional MADs (the PortSamplesControl probe, counter-group probes, counter clears) to " +
-               name + " (" + guid_hex(guid) + ", LID " +
-               std::to_string(node != nullptr ? node->lid : 0) + "): " + why +
-               "; its counters are read as usual; counters.probe_sm_and_local_ports allows them");
+      log_info(
+          "not sending optional MADs (the PortSamplesControl probe, counter-group probes, counter "
+          "clears) to " +
+          name + " (" + guid_hex(guid) + ", LID " +
+          std::to_string(node != nullptr ? node->lid : 0) + "): " + why +
+          "; its counters are read as usual; counters.probe_sm_and_local_ports allows them");
     }
     guarded_ = guard.nodes();
   }
