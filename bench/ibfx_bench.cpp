@@ -3,13 +3,14 @@
 // same simulator measured in the same run by a minimal pipelined MAD pump.
 //
 //   ibfx_bench --servers 512 --rails 8 --radix 64 [--tiers 2] [--sweeps 3]
-//              [--max-smps 16] [--tables 1] [--compare-prometheus-cpp 1]
+//              [--max-smps 16] [--tables 1] [--compare-prometheus-cpp 1] [--groups evc]
 //              [--daemon-exe build/release/ibfabric_exporter]
 // --daemon-exe also sweeps through the daemon's MAD worker process.
 // --cadence S (with --daemon-exe) then runs the daemon itself at
 // --cadence-interval (1s) for S seconds after a warm-up: sweeps per second,
 // sweep and render+gzip times, CPU per second of the daemon, its MAD worker
 // and ibsim (bench/daemon_cadence.h).
+// --groups turns on the opt-in counter groups: e(rror details), v(L wait), c(ongestion).
 // --tables 1 adds discovery per max_smps (next to ibnetdiscover -o) and the
 // sweep time per load budget (in-flight limits, MADs/s cap).
 // IBFX_BENCH_PROFILE_WORKER=1 adds 40 worker sweeps back to back between two
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
   bool tables = false;        // discovery per max_smps and sweep per load budget
   bool lid_check = true;      // the sweep's NodeInfo check, where the transport allows it
   bool compare_pcpp = false;  // also build the series as prometheus-cpp objects (GBs at 98k ports)
+  std::string groups;         // opt-in counter groups: any of e (error details), v (per VL), c (cc)
   std::string daemon_exe;
   int cadence_seconds = 0;  // the daemon at cadence_interval for this long (--daemon-exe)
   std::string cadence_interval = "1s";
@@ -155,6 +157,8 @@ int main(int argc, char** argv) {
         cadence_interval = args.value();
       else if (args.is("--compare-prometheus-cpp"))
         compare_pcpp = number() != 0;
+      else if (args.is("--groups"))
+        groups = args.value();
       else
         args.unknown();
     }
@@ -213,6 +217,9 @@ int main(int argc, char** argv) {
   // fabric's opensm would not survive it, docs/safety.md).
   ibfx::SweepOptions options;
   options.guard = ibfx::SmGuard(fabric, transport.local_port());
+  options.groups.error_details = groups.find('e') != std::string::npos;
+  options.groups.vl_xmit_wait = groups.find('v') != std::string::npos;
+  options.groups.congestion_control = groups.find('c') != std::string::npos;
   // The same MAD count through the raw pump.
   std::vector<std::pair<std::uint16_t, std::uint8_t>> targets;
   for (const auto& n : fabric.nodes) {
@@ -235,6 +242,9 @@ int main(int argc, char** argv) {
     pump_s = std::min(pump_s, pump(transport, targets, last.mads_sent, window, answered));
   }
   if (sweeps < 2) pump_s = pump(transport, targets, last.mads_sent, window, answered);
+  std::printf("counter groups \"%s\": last sweep %zu optional reads, %llu MADs, %zu ports\n",
+              groups.c_str(), last.optional_reads, static_cast<unsigned long long>(last.mads_sent),
+              last.ports_read);
 
   // The daemon's own path: the same sweeps through its MAD worker process
   // (the daemon binary re-executed with --mad-worker; frames over a socket).

@@ -1,11 +1,6 @@
 #include "collectors/counter_accumulator.h"
 
 namespace ibfx {
-namespace {
-std::uint64_t field_max(std::uint8_t bits) {
-  return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-}
-}  // namespace
 
 std::uint32_t CounterAccumulator::apply(const PortKey& key, const CounterReading& reading,
                                         const ClearPolicy& policy) {
@@ -15,28 +10,23 @@ std::uint32_t CounterAccumulator::apply(const PortKey& key, const CounterReading
     const std::uint8_t bits = reading.bits[i];
     if (bits == 0) continue;
     const std::uint64_t raw = reading.value[i];
-    const std::uint64_t max = field_max(bits);
-    if (s.bits[i] == 0) {
-      // First reading: the device's value is the starting total, like a
-      // sysfs counter read by node_exporter.
-      s.total[i] = raw;
-    } else if (s.bits[i] != bits) {
-      // The source changed width (capabilities changed): the two readings
-      // are not comparable, so this interval's delta is unknown. Rebase.
-    } else if (raw >= s.last[i]) {
-      s.total[i] += raw - s.last[i];
-      if (i == static_cast<std::size_t>(Counter::kLinkDowned)) stats_.link_downed_deltas += raw - s.last[i];
-    } else {
-      // Decreased: cleared out of band (by perfquery -R, another PerfMgr...).
-      // Everything counted since the clear is the new value.
-      s.total[i] += raw;
-      ++stats_.external_clears[i];
+    const std::uint64_t max = counter_field_max(bits);
+    const bool was_max = s.bits[i] == bits && s.last[i] == max;
+    const std::uint64_t before = s.last[i];
+    switch (step_counter(s.last[i], s.total[i], s.bits[i], raw, bits)) {
+      case CounterStep::kDelta:
+        if (i == static_cast<std::size_t>(Counter::kLinkDowned))
+          stats_.link_downed_deltas += raw - before;
+        break;
+      case CounterStep::kExternalClear:
+        ++stats_.external_clears[i];
+        break;
+      default:
+        break;
     }
-    if (bits < 64 && raw == max && !(s.bits[i] == bits && s.last[i] == max)) {
+    if (bits < 64 && raw == max && !was_max) {
       ++stats_.saturations[i];  // counted once per episode, not per sweep
     }
-    s.last[i] = raw;
-    s.bits[i] = bits;
     const std::int8_t select = counter_info(i).select_bit;
     if (policy.enabled && bits < 64 && select >= 0 &&
         static_cast<double>(raw) >= policy.threshold * static_cast<double>(max)) {

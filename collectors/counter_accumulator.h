@@ -8,20 +8,12 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "collectors/counter_step.h"
+#include "collectors/lane_accumulator.h"
 #include "collectors/pma.h"
+#include "collectors/port_key.h"
 
 namespace ibfx {
-
-struct PortKey {
-  std::uint64_t guid = 0;
-  std::uint8_t port = 0;
-  bool operator==(const PortKey&) const = default;
-};
-struct PortKeyHash {
-  std::size_t operator()(const PortKey& k) const noexcept {
-    return std::hash<std::uint64_t>{}(k.guid * 0x9E3779B97F4A7C15ull ^ k.port);
-  }
-};
 
 struct ClearPolicy {
   bool enabled = false;
@@ -53,13 +45,21 @@ class CounterAccumulator {
   void note_cleared(const PortKey& key, std::uint32_t mask);
 
   const State* find(const PortKey& key) const;
-  void forget(const PortKey& key) { ports_.erase(key); }
+  // Per-VL / per-SL counters of the opt-in groups, kept beside the per-port
+  // ones so that forgetting a port forgets both.
+  LaneAccumulator& lanes() { return lanes_; }
+  const LaneAccumulator& lanes() const { return lanes_; }
+  void forget(const PortKey& key) {
+    ports_.erase(key);
+    lanes_.forget(key);
+  }
   std::size_t size() const { return ports_.size(); }
   const AccumulatorStats& stats() const { return stats_; }
 
  private:
   std::unordered_map<PortKey, State, PortKeyHash> ports_;
   AccumulatorStats stats_;
+  LaneAccumulator lanes_;
 };
 
 }  // namespace ibfx

@@ -10,16 +10,16 @@ namespace {
 // CounterSelect2 bit 0 -> mask bit 16 for PortXmitWait).
 constexpr CounterInfo kCounters[kCounterCount] = {
     {"infiniband_port_transmit_wait_total",
-     "Ticks during which the port had data to send but no flow-control credits (PortXmitWait).",
-     32, 16, 1},
+     "Ticks during which the port had data to send but no flow-control credits (PortXmitWait).", 32,
+     16, 1},
     {"infiniband_port_transmit_data_bytes_total",
      "Bytes transmitted on the port (PortXmitData, device counts 4-octet words).", 32, 12, 4},
     {"infiniband_port_receive_data_bytes_total",
      "Bytes received on the port (PortRcvData, device counts 4-octet words).", 32, 13, 4},
     {"infiniband_port_transmit_packets_total", "Packets transmitted on the port (PortXmitPkts).",
      32, 14, 1},
-    {"infiniband_port_receive_packets_total", "Packets received on the port (PortRcvPkts).", 32,
-     15, 1},
+    {"infiniband_port_receive_packets_total", "Packets received on the port (PortRcvPkts).", 32, 15,
+     1},
     {"infiniband_port_unicast_transmit_packets_total",
      "Unicast packets transmitted (PortUnicastXmitPkts).", 0, -1, 1},
     {"infiniband_port_unicast_receive_packets_total",
@@ -32,18 +32,18 @@ constexpr CounterInfo kCounters[kCounterCount] = {
      0, 1},
     {"infiniband_port_link_error_recovery_total",
      "Successful link error recoveries (LinkErrorRecoveryCounter).", 8, 1, 1},
-    {"infiniband_port_link_downed_total", "Failed link error recoveries: link went down (LinkDownedCounter).",
-     8, 2, 1},
-    {"infiniband_port_receive_errors_total", "Received packets containing an error (PortRcvErrors).",
-     16, 3, 1},
+    {"infiniband_port_link_downed_total",
+     "Failed link error recoveries: link went down (LinkDownedCounter).", 8, 2, 1},
+    {"infiniband_port_receive_errors_total",
+     "Received packets containing an error (PortRcvErrors).", 16, 3, 1},
     {"infiniband_port_receive_remote_physical_errors_total",
      "Received packets marked with the EBP delimiter (PortRcvRemotePhysicalErrors).", 16, 4, 1},
     {"infiniband_port_receive_switch_relay_errors_total",
      "Received packets discarded because they could not be forwarded (PortRcvSwitchRelayErrors).",
      16, 5, 1},
     {"infiniband_port_transmit_discards_total",
-     "Outbound packets discarded because the port was down or congested (PortXmitDiscards).", 16,
-     6, 1},
+     "Outbound packets discarded because the port was down or congested (PortXmitDiscards).", 16, 6,
+     1},
     {"infiniband_port_transmit_constraint_errors_total",
      "Outbound packets not transmitted due to constraints (PortXmitConstraintErrors).", 8, 7, 1},
     {"infiniband_port_receive_constraint_errors_total",
@@ -58,7 +58,95 @@ constexpr CounterInfo kCounters[kCounterCount] = {
      "Incoming VL15 (subnet management) packets dropped (VL15Dropped).", 16, 11, 1},
     {"infiniband_port_qp1_dropped_total",
      "Incoming QP1 (general management) packets dropped (QP1Dropped).", 16, -1, 1},
+    // PortRcvErrorDetails (IBA 1.3 Table 249), 16-bit fields; cleared only by
+    // a Set of that attribute, which this daemon never sends.
+    {"infiniband_port_local_physical_errors_total",
+     "Received packets with a local physical error: ICRC, VCRC, FCCRC or a bad "
+     "delimiter (PortRcvErrorDetails.PortLocalPhysicalErrors).",
+     16, -1, 1},
+    {"infiniband_port_malformed_packet_errors_total",
+     "Received packets that were malformed: bad LRH, VL or length "
+     "(PortRcvErrorDetails.PortMalformedPacketErrors).",
+     16, -1, 1},
+    {"infiniband_port_buffer_overrun_errors_total",
+     "Received packets discarded for an input buffer overrun "
+     "(PortRcvErrorDetails.PortBufferOverrunErrors).",
+     16, -1, 1},
+    {"infiniband_port_dlid_mapping_errors_total",
+     "Received packets whose DLID could not be mapped to an output port "
+     "(PortRcvErrorDetails.PortDLIDMappingErrors).",
+     16, -1, 1},
+    {"infiniband_port_vl_mapping_errors_total",
+     "Received packets whose SL could not be mapped to a VL "
+     "(PortRcvErrorDetails.PortVLMappingErrors).",
+     16, -1, 1},
+    {"infiniband_port_looping_errors_total",
+     "Received packets that would have left through the port they came in by "
+     "(PortRcvErrorDetails.PortLoopingErrors).",
+     16, -1, 1},
+    // PortXmitDiscardDetails (IBA 1.3 Table 250), 16-bit fields.
+    {"infiniband_port_inactive_discards_total",
+     "Outbound packets discarded because the port was not active "
+     "(PortXmitDiscardDetails.PortInactiveDiscards).",
+     16, -1, 1},
+    {"infiniband_port_neighbor_mtu_discards_total",
+     "Outbound packets discarded for exceeding the neighbor's MTU "
+     "(PortXmitDiscardDetails.PortNeighborMTUDiscards).",
+     16, -1, 1},
+    {"infiniband_port_sw_lifetime_limit_discards_total",
+     "Outbound packets discarded by the switch lifetime limit "
+     "(PortXmitDiscardDetails.PortSwLifetimeLimitDiscards).",
+     16, -1, 1},
+    {"infiniband_port_sw_hoq_lifetime_limit_discards_total",
+     "Outbound packets discarded by the head-of-queue lifetime limit "
+     "(PortXmitDiscardDetails.PortSwHOQLifetimeLimitDiscards).",
+     16, -1, 1},
+    // PortRcvConCtrl and PortXmitConCtrl (IBA Annex A10), 32-bit fields.
+    {"infiniband_port_receive_fecn_packets_total",
+     "Received packets marked with FECN: congestion on the path to this port "
+     "(PortRcvConCtrl.PortPktRcvFECN).",
+     32, -1, 1},
+    {"infiniband_port_receive_becn_packets_total",
+     "Received packets marked with BECN: a destination reported congestion back "
+     "(PortRcvConCtrl.PortPktRcvBECN).",
+     32, -1, 1},
+    {"infiniband_port_transmit_congestion_time_total",
+     "Time the port was in the congested state, in the device's congestion-control "
+     "ticks (PortXmitConCtrl.PortXmitTimeCong).",
+     32, -1, 1},
 };
+static_assert(std::size(kCounters) == kCounterCount);
+
+constexpr OptionalAttrInfo kOptionalAttrs[kOptionalAttrCount] = {
+    {IB_GSI_PORT_RCV_ERROR_DETAILS, CounterGroup::kErrorDetails, "PortRcvErrorDetails"},
+    {IB_GSI_PORT_XMIT_DISCARD_DETAILS, CounterGroup::kErrorDetails, "PortXmitDiscardDetails"},
+    {IB_GSI_PORT_PORT_VL_XMIT_WAIT_COUNTERS, CounterGroup::kVlXmitWait, "PortVLXmitWaitCounters"},
+    {IB_GSI_PORT_RCV_CON_CTRL, CounterGroup::kCongestionControl, "PortRcvConCtrl"},
+    {IB_GSI_PORT_SL_RCV_FECN, CounterGroup::kCongestionControl, "PortSLRcvFECN"},
+    {IB_GSI_PORT_SL_RCV_BECN, CounterGroup::kCongestionControl, "PortSLRcvBECN"},
+    {IB_GSI_PORT_XMIT_CON_CTRL, CounterGroup::kCongestionControl, "PortXmitConCtrl"},
+    {IB_GSI_PORT_VL_XMIT_TIME_CONG, CounterGroup::kCongestionControl, "PortVLXmitTimeCong"},
+};
+
+constexpr LaneCounterInfo kLaneCounters[kLaneCounterCount] = {
+    {"infiniband_port_vl_transmit_wait_total",
+     "Ticks during which the port had data to send on this VL but no flow-control credits "
+     "(PortVLXmitWaitCounters.PortVLXmitWait).",
+     "vl", 16, 16},
+    {"infiniband_port_sl_receive_fecn_packets_total",
+     "Received packets of this SL marked with FECN (PortSLRcvFECN).", "sl", 16, 32},
+    {"infiniband_port_sl_receive_becn_packets_total",
+     "Received packets of this SL marked with BECN (PortSLRcvBECN).", "sl", 16, 32},
+    {"infiniband_port_vl_transmit_congestion_time_total",
+     "Time this VL was in the congested state, in congestion-control ticks "
+     "(PortVLXmitTimeCong).",
+     "vl", 15, 32},
+};
+// The first field of each lane array in libibmad's table; the others follow
+// in lane order.
+constexpr MAD_FIELDS kLaneFirstField[kLaneCounterCount] = {
+    IB_PC_PORT_VL_XMIT_WAIT0_F, IB_PC_SL_RCV_FECN0_F, IB_PC_SL_RCV_BECN0_F,
+    IB_PC_VL_XMIT_TIME_CONG0_F};
 
 // libibmad's field accessors take a mutable pointer even to read.
 std::uint8_t* mut(const PmaData& d) { return const_cast<std::uint8_t*>(d.data()); }
@@ -121,9 +209,88 @@ constexpr NarrowField kExtErrorFields[] = {
     {Counter::kQp1Dropped, IB_PC_EXT_QP1_DROP_F},
 };
 
+constexpr NarrowField kRcvErrorDetailFields[] = {
+    {Counter::kPortLocalPhysicalErrors, IB_PC_RCV_LOCAL_PHY_ERR_F},
+    {Counter::kPortMalformedPacketErrors, IB_PC_RCV_MALFORMED_PKT_ERR_F},
+    {Counter::kPortBufferOverrunErrors, IB_PC_RCV_BUF_OVR_ERR_F},
+    {Counter::kPortDlidMappingErrors, IB_PC_RCV_DLID_MAP_ERR_F},
+    {Counter::kPortVlMappingErrors, IB_PC_RCV_VL_MAP_ERR_F},
+    {Counter::kPortLoopingErrors, IB_PC_RCV_LOOPING_ERR_F},
+};
+constexpr NarrowField kXmitDiscardDetailFields[] = {
+    {Counter::kPortInactiveDiscards, IB_PC_XMT_INACT_DISC_F},
+    {Counter::kPortNeighborMtuDiscards, IB_PC_XMT_NEIGH_MTU_DISC_F},
+    {Counter::kPortSwLifetimeLimitDiscards, IB_PC_XMT_SW_LIFE_DISC_F},
+    {Counter::kPortSwHoqLifetimeLimitDiscards, IB_PC_XMT_SW_HOL_DISC_F},
+};
+constexpr NarrowField kRcvConCtrlFields[] = {
+    {Counter::kPortPktRcvFecn, IB_PC_RCV_CON_CTRL_PKT_RCV_FECN_F},
+    {Counter::kPortPktRcvBecn, IB_PC_RCV_CON_CTRL_PKT_RCV_BECN_F},
+};
+constexpr NarrowField kXmitConCtrlFields[] = {
+    {Counter::kPortXmitTimeCong, IB_PC_XMIT_CON_CTRL_TIME_CONG_F},
+};
+
+template <std::size_t N>
+void decode_fields(const NarrowField (&fields)[N], const PmaData& data, CounterReading& out) {
+  for (const auto& f : fields)
+    out.set(f.counter, get32(data, f.field), counter_info(f.counter).narrow_bits);
+}
+
+void decode_lanes(LaneCounter c, const PmaData& data, LaneReading& out) {
+  const auto i = static_cast<std::size_t>(c);
+  const LaneCounterInfo& info = kLaneCounters[i];
+  for (std::size_t lane = 0; lane < info.lanes; ++lane) {
+    out.value[i][lane] = get32(data, static_cast<MAD_FIELDS>(kLaneFirstField[i] + lane));
+  }
+  out.bits[i] = info.bits;
+}
+
 }  // namespace
 
 const CounterInfo& counter_info(Counter c) { return kCounters[static_cast<std::size_t>(c)]; }
+
+const OptionalAttrInfo& optional_attr_info(OptionalAttr a) {
+  return kOptionalAttrs[static_cast<std::size_t>(a)];
+}
+
+const LaneCounterInfo& lane_counter_info(LaneCounter c) {
+  return kLaneCounters[static_cast<std::size_t>(c)];
+}
+
+PmaData optional_attr_request(std::uint8_t port) { return port_counters_request(port); }
+
+void decode_optional_attr(OptionalAttr attr, const PmaData& data, CounterReading& out,
+                          LaneReading& lanes) {
+  switch (attr) {
+    case OptionalAttr::kRcvErrorDetails:
+      decode_fields(kRcvErrorDetailFields, data, out);
+      break;
+    case OptionalAttr::kXmitDiscardDetails:
+      decode_fields(kXmitDiscardDetailFields, data, out);
+      break;
+    case OptionalAttr::kVlXmitWait:
+      decode_lanes(LaneCounter::kVlXmitWait, data, lanes);
+      break;
+    case OptionalAttr::kRcvConCtrl:
+      decode_fields(kRcvConCtrlFields, data, out);
+      break;
+    case OptionalAttr::kSlRcvFecn:
+      decode_lanes(LaneCounter::kSlRcvFecn, data, lanes);
+      break;
+    case OptionalAttr::kSlRcvBecn:
+      decode_lanes(LaneCounter::kSlRcvBecn, data, lanes);
+      break;
+    case OptionalAttr::kXmitConCtrl:
+      decode_fields(kXmitConCtrlFields, data, out);
+      break;
+    case OptionalAttr::kVlXmitTimeCong:
+      decode_lanes(LaneCounter::kVlXmitTimeCong, data, lanes);
+      break;
+    default:
+      break;
+  }
+}
 
 PmaData port_counters_request(std::uint8_t port) {
   PmaData d{};

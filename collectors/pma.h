@@ -35,6 +35,24 @@ enum class Counter : std::uint8_t {
   kExcessiveBufferOverrunErrors,
   kVl15Dropped,
   kQp1Dropped,
+  // Opt-in groups (config counters.error_details, counters.congestion_control),
+  // read only from PMAs that answered their attribute (docs/counters.md).
+  // PortRcvErrorDetails (IBA 16.1.4.2): the causes behind PortRcvErrors.
+  kPortLocalPhysicalErrors,
+  kPortMalformedPacketErrors,
+  kPortBufferOverrunErrors,
+  kPortDlidMappingErrors,
+  kPortVlMappingErrors,
+  kPortLoopingErrors,
+  // PortXmitDiscardDetails (IBA 16.1.4.3): the causes behind PortXmitDiscards.
+  kPortInactiveDiscards,
+  kPortNeighborMtuDiscards,
+  kPortSwLifetimeLimitDiscards,
+  kPortSwHoqLifetimeLimitDiscards,
+  // PortRcvConCtrl and PortXmitConCtrl (IBA Annex A10, congestion control).
+  kPortPktRcvFecn,
+  kPortPktRcvBecn,
+  kPortXmitTimeCong,
   kCount
 };
 inline constexpr std::size_t kCounterCount = static_cast<std::size_t>(Counter::kCount);
@@ -55,6 +73,9 @@ struct CounterInfo {
 };
 
 const CounterInfo& counter_info(Counter c);
+// The first counter of the opt-in groups: everything before it is read from
+// PortCounters / PortCountersExtended on every sweep.
+inline constexpr Counter kFirstOptionalCounter = Counter::kPortLocalPhysicalErrors;
 inline const CounterInfo& counter_info(std::size_t i) { return counter_info(static_cast<Counter>(i)); }
 
 // PMA ClassPortInfo.CapabilityMask bits (IBA 16.1.3.1, Table 227 footnotes;
@@ -103,6 +124,89 @@ inline constexpr std::uint16_t kAttrPortSamplesControl = 0x0010;
 inline constexpr std::uint16_t kAttrPortCounters = 0x0012;
 inline constexpr std::uint16_t kAttrPortCountersExtended = 0x001D;
 
+// The opt-in groups of optional PMA attributes. IBA defines no ClassPortInfo
+// CapabilityMask / CapabilityMask2 bit for any of them (libibmad's and
+// opensm's IB_PM_* name only AllPortSelect, the extended widths, SamplesOnly,
+// PortXmitWait, QP1Dropped, PM_Key and the additional PortCountersExtended
+// fields), so support is learnt from one Get per node and attribute.
+enum class CounterGroup : std::uint8_t { kErrorDetails, kVlXmitWait, kCongestionControl, kCount };
+inline constexpr std::size_t kCounterGroupCount = static_cast<std::size_t>(CounterGroup::kCount);
+
+struct CounterGroups {
+  bool error_details = false;
+  bool vl_xmit_wait = false;
+  bool congestion_control = false;
+  bool enabled(CounterGroup g) const {
+    switch (g) {
+      case CounterGroup::kErrorDetails:
+        return error_details;
+      case CounterGroup::kVlXmitWait:
+        return vl_xmit_wait;
+      case CounterGroup::kCongestionControl:
+        return congestion_control;
+      default:
+        return false;
+    }
+  }
+  bool any() const { return error_details || vl_xmit_wait || congestion_control; }
+  bool operator==(const CounterGroups&) const = default;
+};
+
+// One optional attribute of a group.
+enum class OptionalAttr : std::uint8_t {
+  kRcvErrorDetails,     // PortRcvErrorDetails 0x0015
+  kXmitDiscardDetails,  // PortXmitDiscardDetails 0x0016
+  kVlXmitWait,          // PortVLXmitWaitCounters 0x001C
+  kRcvConCtrl,          // PortRcvConCtrl (A10) 0x0031
+  kSlRcvFecn,           // PortSLRcvFECN (A10) 0x0032
+  kSlRcvBecn,           // PortSLRcvBECN (A10) 0x0033
+  kXmitConCtrl,         // PortXmitConCtrl (A10) 0x0034
+  kVlXmitTimeCong,      // PortVLXmitTimeCong (A10) 0x0035
+  kCount
+};
+inline constexpr std::size_t kOptionalAttrCount = static_cast<std::size_t>(OptionalAttr::kCount);
+
+struct OptionalAttrInfo {
+  std::uint16_t attr_id;
+  CounterGroup group;
+  std::string_view name;  // IBA attribute name, for logs and docs
+};
+const OptionalAttrInfo& optional_attr_info(OptionalAttr a);
+inline const OptionalAttrInfo& optional_attr_info(std::size_t i) {
+  return optional_attr_info(static_cast<OptionalAttr>(i));
+}
+
+// Per-lane (per-VL or per-SL) counters: one array of up to 16 per attribute.
+enum class LaneCounter : std::uint8_t {
+  kVlXmitWait,      // PortVLXmitWaitCounters.PortVLXmitWait[0..15], 16 bits
+  kSlRcvFecn,       // PortSLRcvFECN.PortSLRcvFECN[0..15], 32 bits
+  kSlRcvBecn,       // PortSLRcvBECN.PortSLRcvBECN[0..15], 32 bits
+  kVlXmitTimeCong,  // PortVLXmitTimeCong.PortVLXmitTimeCong[0..14], 32 bits
+  kCount
+};
+inline constexpr std::size_t kLaneCounterCount = static_cast<std::size_t>(LaneCounter::kCount);
+inline constexpr std::size_t kLanes = 16;
+
+struct LaneCounterInfo {
+  std::string_view metric;  // full Prometheus family name
+  std::string_view help;
+  std::string_view label;  // "vl" or "sl"
+  std::uint8_t lanes;      // valid lanes (PortVLXmitTimeCong has no VL15)
+  std::uint8_t bits;       // field width
+};
+const LaneCounterInfo& lane_counter_info(LaneCounter c);
+inline const LaneCounterInfo& lane_counter_info(std::size_t i) {
+  return lane_counter_info(static_cast<LaneCounter>(i));
+}
+
+// Per-lane values read in one sweep; an attribute is present when its bit
+// width is set.
+struct LaneReading {
+  std::array<std::array<std::uint64_t, kLanes>, kLaneCounterCount> value{};
+  std::array<std::uint8_t, kLaneCounterCount> bits{};
+  bool has(LaneCounter c) const { return bits[static_cast<std::size_t>(c)] != 0; }
+};
+
 inline constexpr std::size_t kMadSize = 256;
 inline constexpr std::size_t kPmaDataOffset = 64;  // 24-byte header + 40 reserved
 inline constexpr std::size_t kPmaDataSize = kMadSize - kPmaDataOffset;
@@ -126,6 +230,14 @@ void decode_port_counters(const PmaData& data, const PmaCapabilities& caps, Coun
 // error counters and PortXmitWait when CapabilityMask2 advertises them.
 void decode_port_counters_ext(const PmaData& data, const PmaCapabilities& caps,
                               CounterReading& out);
+// Get of an optional attribute for one port (PortSelect at the PortCounters
+// offset, as libibmad's tables for all of them say).
+PmaData optional_attr_request(std::uint8_t port);
+// Decodes an optional attribute's response: scalar fields into `out`,
+// per-lane fields into `lanes`.
+void decode_optional_attr(OptionalAttr attr, const PmaData& data, CounterReading& out,
+                          LaneReading& lanes);
+
 // PortSelect echoed back in a response (for sanity checks).
 std::uint8_t decoded_port_select(const PmaData& data);
 

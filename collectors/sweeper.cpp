@@ -78,8 +78,8 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
       probe_node(fabric, n);
       continue;
     }
-    // The tick probe waits for the LID check where there is one.
-    const bool probe = !cached->second.tick_probed;
+    // The optional probes wait for the LID check where there is one.
+    const bool probe = needs_probe(cached->second, options);
     if (!query_ports(fabric, n, cached->second.caps, probe) && probe) probe_tick(fabric, n);
   }
   // The budget covers the whole sweep: a run cut short still cancels what
@@ -119,11 +119,23 @@ void Sweeper::probe_node(const Fabric& fabric, std::uint32_t n) {
                    ++ns.answered_mads;
                    const FabricNode& node = fabric.nodes[n];
                    const PmaCapabilities caps = decode_class_port_info(c.data);
-                   capabilities_[node.guid] = Probed{caps, node.vendor_id, node.device_id, false};
+                   capabilities_[node.guid] =
+                       Probed{caps, node.vendor_id, node.device_id, false, {}, {}};
                    // The tick probe waits for the LID check where there is
                    // one (verify_lid()).
                    if (!query_ports(fabric, n, caps, true)) probe_tick(fabric, n);
                  });
+}
+
+bool Sweeper::needs_probe(const Probed& p, const SweepOptions& options) {
+  if (!p.tick_probed) return true;
+  for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
+    if (options.groups.enabled(optional_attr_info(a).group) && p.optional[a] == Support::kUnknown &&
+        !p.probing[a]) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n) {
@@ -134,24 +146,77 @@ void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n) {
   // Never to the SM's node or our own (SmGuard, docs/safety.md): a PMA that
   // does not answer it itself hands it to the software registered at the
   // port, which there is the SM. Withheld once, then remembered as asked.
+  // The opt-in groups' attributes (PortRcvErrorDetails, ...) have no
+  // ClassPortInfo capability bit: one Get to one port says whether the PMA
+  // implements them. They are optional MADs too (an unimplemented one is
+  // handed to the software at the port): same guard, same once-per-node.
   const FabricNode& self = fabric.nodes[n];
   const std::uint64_t guid = self.guid;
+  auto it = capabilities_.find(guid);
+  if (it == capabilities_.end()) return;
+  Probed& probed = it->second;
+  // ClassPortInfo.CapabilityMask.IsSamplesOnlySupported (IBA 16.1.3.1):
+  // a PMA that implements PortSamples only has none of these attributes.
+  const bool samples_only = (probed.caps.cap_mask & pma_cap::kSamplesOnly) != 0;
+  std::array<bool, kOptionalAttrCount> wanted{};
+  bool any_wanted = false;
+  for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
+    wanted[a] = ctx_.options->groups.enabled(optional_attr_info(a).group) &&
+                probed.optional[a] == Support::kUnknown && !probed.probing[a];
+    if (wanted[a] && samples_only) {
+      probed.optional[a] = Support::kUnsupported;
+      wanted[a] = false;
+    }
+    any_wanted = any_wanted || wanted[a];
+  }
   if (ctx_.options->guard.protects(guid)) {
-    ++ctx_.result->probes_withheld;
-    auto it = capabilities_.find(guid);
-    if (it != capabilities_.end()) it->second.tick_probed = true;
+    if (!probed.tick_probed || any_wanted) ++ctx_.result->probes_withheld;
+    probed.tick_probed = true;
+    for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
+      if (wanted[a]) probed.optional[a] = Support::kUnsupported;  // never asked: never read
+    }
     return;
   }
-  const std::uint8_t port = self.ports.empty() ? 1 : self.ports.front().number;
+  // A switch answers for all its ports at its LID: ask about a cabled one
+  // (port 0 may lack what the external ports have). An HCA: the port
+  // whose LID the node's is.
+  std::uint8_t port = self.ports.empty() ? 1 : self.ports.front().number;
+  for (const FabricPort& p : self.ports) {
+    if ((self.type == NodeType::kSwitch && p.linked()) ||
+        (self.type != NodeType::kSwitch && p.lid == self.lid)) {
+      port = p.number;
+      break;
+    }
+  }
+  for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
+    if (!wanted[a]) continue;
+    probed.probing[a] = true;
+    ++ctx_.result->optional_probes;
+    engine_.submit_optional(self.lid, kMethodGet, optional_attr_info(a).attr_id, 0,
+                            optional_attr_request(port), [this, guid, a](const MadCompletion& c) {
+                              auto pit = capabilities_.find(guid);
+                              if (pit == capabilities_.end()) return;
+                              pit->second.probing[a] = false;
+                              if (c.result == MadResult::kCancelled) return;  // ask next sweep
+                              // No answer is taken as no: a PMA that drops
+                              // what it does not implement would otherwise
+                              // cost a timeout every sweep.
+                              pit->second.optional[a] = c.result == MadResult::kOk
+                                                            ? Support::kSupported
+                                                            : Support::kUnsupported;
+                            });
+  }
+  if (probed.tick_probed) return;
   engine_.submit_optional(self.lid, kMethodGet, kAttrPortSamplesControl, 0,
-                          port_samples_control_request(port),
+                          port_samples_control_request(
+                              self.ports.empty() ? std::uint8_t{1} : self.ports.front().number),
                           [this, guid](const MadCompletion& sc) {
                             if (sc.result == MadResult::kCancelled) return;
-                            auto it = capabilities_.find(guid);
-                            if (it == capabilities_.end()) return;
-                            it->second.tick_probed = true;
+                            auto tit = capabilities_.find(guid);
+                            if (tit == capabilities_.end()) return;
+                            tit->second.tick_probed = true;
                             if (sc.result == MadResult::kOk) {
-                              it->second.caps.sample_tick = decode_sample_tick(sc.data);
+                              tit->second.caps.sample_tick = decode_sample_tick(sc.data);
                             }
                           });
 }
@@ -224,6 +289,12 @@ bool Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
                           bool probe) {
   const FabricNode& node = fabric.nodes[n];
   const bool verify = engine_.smp_supported();
+  // The opt-in groups' attributes this node answered (none when all are off).
+  const Probed* probed = nullptr;
+  if (ctx_.options->groups.any()) {
+    auto it = capabilities_.find(node.guid);
+    if (it != capabilities_.end()) probed = &it->second;
+  }
   std::uint32_t switch_check = kNoCheck;  // a switch answers at one LID for all its ports
   // A node a cut-short sweep left half read starts where it stopped.
   const auto resume = port_resume_.find(node.guid);
@@ -241,7 +312,7 @@ bool Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
         accumulator_.find(PortKey{node.guid, port.number}) == nullptr) {
       continue;  // an empty cage: nothing has ever been plugged in
     }
-    work_.push_back(PortWork{n, i, 0, false, kNoCheck, {}});
+    work_.push_back(PortWork{n, i, 0, false, kNoCheck, {}, nullptr});
     const auto w = static_cast<std::uint32_t>(work_.size() - 1);
     // IBA 16.1.4.x: PortCountersExtended carries 64-bit data/packet counters;
     // the 32-bit PortCounters is still needed for the error counters (and
@@ -256,6 +327,24 @@ bool Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
       ++work_[w].outstanding;
       engine_.submit(lid, kMethodGet, kAttrPortCounters, 0, port_counters_request(port.number),
                      [this, w](const MadCompletion& c) { on_port_reply(w, c, false); });
+    }
+    if (probed != nullptr && work_[w].outstanding != 0) {
+      for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
+        if (probed->optional[a] != Support::kSupported ||
+            !ctx_.options->groups.enabled(optional_attr_info(a).group)) {
+          continue;
+        }
+        const auto attr = static_cast<OptionalAttr>(a);
+        if (attr == OptionalAttr::kVlXmitWait || attr == OptionalAttr::kSlRcvFecn ||
+            attr == OptionalAttr::kSlRcvBecn || attr == OptionalAttr::kVlXmitTimeCong) {
+          if (!work_[w].lanes) work_[w].lanes = std::make_unique<LaneReading>();
+        }
+        ++work_[w].outstanding;
+        ++ctx_.result->optional_reads;
+        engine_.submit(lid, kMethodGet, optional_attr_info(a).attr_id, 0,
+                       optional_attr_request(port.number),
+                       [this, w, attr](const MadCompletion& c) { on_optional_reply(w, attr, c); });
+      }
     }
     if (!verify || work_[w].outstanding == 0) continue;
     // Callbacks run only from engine_.run(), so the reads just submitted
@@ -304,6 +393,32 @@ void Sweeper::on_port_reply(std::uint32_t w, const MadCompletion& c, bool extend
   } else {
     work.failed = true;
     ++ctx_.result->nodes[work.node].failed_mads;
+  }
+  if (--work.outstanding == 0) port_done(fabric, w, *ctx_.options, *ctx_.result);
+}
+
+void Sweeper::on_optional_reply(std::uint32_t w, OptionalAttr attr, const MadCompletion& c) {
+  const Fabric& fabric = *ctx_.fabric;
+  PortWork& work = work_[w];
+  NodeSweep& ns = ctx_.result->nodes[work.node];
+  if (c.result == MadResult::kOk) {
+    LaneReading scratch;
+    decode_optional_attr(attr, c.data, work.reading, work.lanes ? *work.lanes : scratch);
+    ++ns.answered_mads;
+  } else if (c.result == MadResult::kCancelled) {
+    work.failed = true;  // as for the main reads: a cut port is read next sweep
+    ++ns.cut_mads;
+  } else {
+    // The group's counters of this port keep their last totals; the port's
+    // other counters are still good. A PMA that says no (an error status)
+    // is not asked again until rediscovery.
+    ++ns.failed_mads;
+    if (c.result == MadResult::kError) {
+      auto it = capabilities_.find(fabric.nodes[work.node].guid);
+      if (it != capabilities_.end()) {
+        it->second.optional[static_cast<std::size_t>(attr)] = Support::kUnsupported;
+      }
+    }
   }
   if (--work.outstanding == 0) port_done(fabric, w, *ctx_.options, *ctx_.result);
 }
@@ -360,6 +475,7 @@ void Sweeper::apply_reading(const Fabric& fabric, PortWork& work, const SweepOpt
   result.port_read[work.node][work.port_index] = true;
   ++result.ports_read;
   const std::uint32_t mask = accumulator_.apply(key, work.reading, options.clear);
+  if (work.lanes) accumulator_.lanes().apply(key, *work.lanes);
   if (mask == 0) return;
   // A write the operator enabled, but not one to make to the SM's node:
   // the counter then saturates and is counted as such.

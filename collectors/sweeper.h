@@ -18,8 +18,10 @@
 // sweeps however slow the fabric.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -38,9 +40,15 @@ struct SweepOptions {
   // Sharding: sweep only nodes with hash(guid) % shard_count == shard_index.
   std::uint32_t shard_count = 1;
   std::uint32_t shard_index = 0;
-  // Nodes that get no optional MAD (the PortSamplesControl probe, counter
-  // clears): the SM's and this management node's own (docs/safety.md).
+  // Nodes that get no optional MAD (the PortSamplesControl probe, the
+  // opt-in groups' attributes, counter clears): the SM's and this management
+  // node's own (docs/safety.md).
   SmGuard guard;
+  // Opt-in counter groups (config counters.error_details, ...). Each of
+  // their attributes costs one probe per node, remembered; only a node that
+  // answered it is read, one more Get per port and attribute. All off: not
+  // one MAD more than without them.
+  CounterGroups groups;
 };
 
 struct NodeSweep {
@@ -88,6 +96,9 @@ struct SweepResult {
   double oldest_reading_age_seconds = 0;
   // Optional MADs not sent because SweepOptions::guard protects the node.
   std::size_t probes_withheld = 0;
+  // Opt-in group attributes probed this sweep, and port reads of them.
+  std::size_t optional_probes = 0;
+  std::size_t optional_reads = 0;
   std::size_t clears_withheld = 0;
 };
 
@@ -115,6 +126,16 @@ class Sweeper {
     auto it = capabilities_.find(guid);
     return it == capabilities_.end() ? nullptr : &it->second.caps;
   }
+  // What the node's PMA said about an opt-in group's attribute: probed on
+  // the same terms as PortSamplesControl (once per node, remembered with
+  // the capabilities, asked again only after rediscovery marks the node new
+  // or changed).
+  enum class Support : std::uint8_t { kUnknown, kSupported, kUnsupported };
+  Support support(std::uint64_t guid, OptionalAttr attr) const {
+    auto it = capabilities_.find(guid);
+    return it == capabilities_.end() ? Support::kUnknown
+                                     : it->second.optional[static_cast<std::size_t>(attr)];
+  }
   std::size_t cached_capabilities() const { return capabilities_.size(); }
 
  private:
@@ -123,7 +144,11 @@ class Sweeper {
     std::uint32_t vendor_id = 0;  // NodeInfo identity the probe was made for
     std::uint32_t device_id = 0;
     bool tick_probed = false;  // PortSamplesControl asked (answered or not)
+    std::array<Support, kOptionalAttrCount> optional{};  // opt-in group attributes
+    std::array<bool, kOptionalAttrCount> probing{};      // probe in flight this sweep
   };
+  // Whether the node still needs an optional probe under `options`.
+  static bool needs_probe(const Probed& p, const SweepOptions& options);
   // What the last sweep that reached a node said about it.
   struct LastState {
     bool answered = false;
@@ -134,7 +159,8 @@ class Sweeper {
     std::chrono::steady_clock::time_point touched_at{};
   };
   void probe_node(const Fabric& fabric, std::uint32_t n);
-  // The PortSamplesControl probe, unless the guard protects the node.
+  // The optional probes the node still needs (PortSamplesControl, the
+  // enabled groups' attributes), unless the guard protects the node.
   void probe_tick(const Fabric& fabric, std::uint32_t n);
   void finish_nodes(const Fabric& fabric, const std::vector<std::uint32_t>& order,
                     std::chrono::steady_clock::time_point now, SweepResult& result);
@@ -147,6 +173,9 @@ class Sweeper {
     bool failed = false;
     std::uint32_t check = kNoCheck;  // index into checks_; kNoCheck: apply right away
     CounterReading reading;
+    // Per-lane attributes of the opt-in groups; allocated only for a port
+    // that reads one, so the default sweep's work list stays small.
+    std::unique_ptr<LaneReading> lanes;
   };
   // The readings taken at one LID, waiting for that LID's owner to be
   // confirmed.
@@ -192,6 +221,7 @@ class Sweeper {
     SweepResult* result = nullptr;
   };
   void on_port_reply(std::uint32_t w, const MadCompletion& c, bool extended);
+  void on_optional_reply(std::uint32_t w, OptionalAttr attr, const MadCompletion& c);
   Context ctx_;
   std::vector<PortWork> work_;
   std::vector<LidCheck> checks_;

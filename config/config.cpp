@@ -164,7 +164,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 34> kKeys{{
+const std::array<Key, 37> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -250,6 +250,15 @@ const std::array<Key, 34> kKeys{{
     {"counters.probe_sm_and_local_ports",
      [](Config& c, const Scalar& v) { c.counters.probe_sm_and_local_ports = to_bool(v); },
      [](const Config& c) { return bool_text(c.counters.probe_sm_and_local_ports); }},
+    {"counters.error_details",
+     [](Config& c, const Scalar& v) { c.counters.error_details = to_bool(v); },
+     [](const Config& c) { return bool_text(c.counters.error_details); }},
+    {"counters.vl_transmit_wait",
+     [](Config& c, const Scalar& v) { c.counters.vl_transmit_wait = to_bool(v); },
+     [](const Config& c) { return bool_text(c.counters.vl_transmit_wait); }},
+    {"counters.congestion_control",
+     [](Config& c, const Scalar& v) { c.counters.congestion_control = to_bool(v); },
+     [](const Config& c) { return bool_text(c.counters.congestion_control); }},
     {"sharding.count", [](Config& c, const Scalar& v) { c.sharding.count = to_int(v, 1, 1024); },
      [](const Config& c) { return std::to_string(c.sharding.count); }},
     {"sharding.index", [](Config& c, const Scalar& v) { c.sharding.index = to_int(v, 0, 1023); },

@@ -66,6 +66,13 @@ struct CountersConfig {
   // the SM's node and this management node's own HCA too. Off: under the
   // simulator such a probe kills opensm (docs/safety.md).
   bool probe_sm_and_local_ports = false;
+  // Opt-in counter groups (docs/counters.md), each off by default: each of
+  // their attributes costs one probe per node and, where the PMA answers
+  // it, one more Get per port and sweep.
+  bool error_details = false;       // PortRcvErrorDetails, PortXmitDiscardDetails
+  bool vl_transmit_wait = false;    // PortVLXmitWaitCounters, per VL
+  bool congestion_control = false;  // PortRcvConCtrl, PortSLRcvFECN/BECN, PortXmitConCtrl,
+                                    // PortVLXmitTimeCong
 
   friend bool operator==(const CountersConfig&, const CountersConfig&) = default;
 };

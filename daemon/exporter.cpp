@@ -125,6 +125,9 @@ SweepOptions Exporter::sweep_options(const Fabric& fabric) {
   o.include_switch_port0 = config_.counters.include_switch_port0;
   o.clear.enabled = config_.counters.clear_on_threshold;
   o.clear.threshold = config_.counters.clear_threshold;
+  o.groups.error_details = config_.counters.error_details;
+  o.groups.vl_xmit_wait = config_.counters.vl_transmit_wait;
+  o.groups.congestion_control = config_.counters.congestion_control;
   o.shard_count = static_cast<std::uint32_t>(config_.sharding.count);
   o.shard_index = static_cast<std::uint32_t>(config_.sharding.index);
   // A sweep may use its interval less what the sweep thread does after it
@@ -173,10 +176,12 @@ SmGuard Exporter::sm_guard(const Fabric& fabric) {
       const FabricNode* node = fabric.find(guid);
       std::string name = node != nullptr ? node->description : std::string();
       if (const auto it = names_.find(guid); it != names_.end()) name = it->second;
-      log_info("not sending optional MADs (the PortSamplesControl probe, counter clears) to " +
-               name + " (" + guid_hex(guid) + ", LID " +
-               std::to_string(node != nullptr ? node->lid : 0) + "): " + why +
-               "; its counters are read as usual; counters.probe_sm_and_local_ports allows them");
+      log_info(
+          "not sending optional MADs (the PortSamplesControl probe, counter-group probes, counter "
+          "clears) to " +
+          name + " (" + guid_hex(guid) + ", LID " +
+          std::to_string(node != nullptr ? node->lid : 0) + "): " + why +
+          "; its counters are read as usual; counters.probe_sm_and_local_ports allows them");
     }
     guarded_ = guard.nodes();
   }
@@ -270,10 +275,14 @@ std::shared_ptr<Snapshot> Exporter::assemble(std::shared_ptr<const Fabric> f,
     // how stale the counters are).
     snap->topology = previous->topology;
     snap->analysis = previous->analysis;
+    snap->lanes = previous->lanes;
     snap->sweep_timestamp_seconds = previous->sweep_timestamp_seconds;
     snap->exporting = previous->exporting;
   } else {
-    if (snap->fabric) analyze_sweep(*snap, sweep);
+    if (snap->fabric) {
+      snap->lanes = lane_totals(*snap->fabric, accumulator_.lanes());
+      analyze_sweep(*snap, sweep);
+    }
     snap->exporting = config_.exporting;
   }
   snap->exporter_metrics_text = std::move(own_metrics);

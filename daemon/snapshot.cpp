@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "daemon/gzip.h"
+#include "daemon/render_vl_counters.h"
 
 namespace ibfx {
 namespace {
@@ -429,6 +430,7 @@ void render_fabric(const Snapshot& s, ExpositionWriter& w) {
     }
   }
   render_analysis(s, port_labels, node_labels, tier_of, rail_of, port_exported, w);
+  render_lane_counters(s, port_labels, w);
 }
 
 }  // namespace

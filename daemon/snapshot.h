@@ -61,6 +61,9 @@ struct Snapshot {
   std::string ca_name;
   int ca_port = 0;
   ExportConfig exporting;  // which per-port series to render
+  // Per-VL / per-SL totals of the opt-in counter groups (empty when off);
+  // rendered by daemon/render_vl_counters.
+  std::vector<PortLaneTotals> lanes;
   // The daemon's own metrics (prometheus-cpp registry), serialized when the
   // snapshot was built so that it and the fabric series are one instant.
   std::string exporter_metrics_text;

@@ -375,7 +375,12 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
   const std::string config = sim.dir() + "/exporter.yaml";
   // The driver's PortXmitWait tick; frequent discoveries so port states
   // (read at discovery) follow the flap within the test.
-  std::ofstream(config) << "scores:\n  tick_seconds: 256e-9\ndiscovery:\n  interval: 2s\n";
+  // The opt-in groups too, with an error detail on the culprit spine and a
+  // stalled VL, so the panels that show them have data (docs/counters.md).
+  std::ofstream(config) << "scores:\n  tick_seconds: 256e-9\ndiscovery:\n  interval: 2s\n"
+                           "counters:\n  error_details: true\n  vl_transmit_wait: true\n";
+  sim.perf_set("spine-02", 1, "PortRcvErrorDetails.PortLocalPhysicalErrors", 12);
+  sim.perf_set("spine-02", 1, "PortVLXmitWaitCounters.PortVLXmitWaitCounters1", 4000);
   Daemon daemon(sim, {"--config.file=" + config});
   REQUIRE(daemon.wait_ready());
   Prometheus prom(daemon.port(), source + "/dashboards/rules/ibfabric_exporter.rules.yaml");

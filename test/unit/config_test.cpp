@@ -160,6 +160,9 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK_FALSE(c.counters.include_hcas);
   CHECK(c.counters.include_switch_port0);
   CHECK(c.counters.probe_sm_and_local_ports);
+  CHECK(c.counters.error_details);
+  CHECK(c.counters.vl_transmit_wait);
+  CHECK(c.counters.congestion_control);
   CHECK(c.sharding.count == 4);
   CHECK(c.sharding.index == 3);
   CHECK_FALSE(c.exporting.port_counters);

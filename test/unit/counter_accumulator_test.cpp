@@ -97,3 +97,91 @@ TEST_CASE("Accumulator keeps ports apart by GUID and port", "[accumulator]") {
   CHECK(acc.find(PortKey{1, 2})->total[kWait] == 6);
   CHECK(acc.find(PortKey{3, 1}) == nullptr);
 }
+
+TEST_CASE("Accumulator keeps error details monotonic and never clears them", "[accumulator]") {
+  CounterAccumulator acc;
+  const PortKey k{0xabc, 1};
+  const auto loc = static_cast<std::size_t>(Counter::kPortLocalPhysicalErrors);
+  ClearPolicy clear{true, 0.5};
+  // At its 16-bit maximum: counted as a saturation, never put in a clear
+  // mask (PortCounters' CounterSelect cannot clear PortRcvErrorDetails).
+  CHECK(acc.apply(k, reading(Counter::kPortLocalPhysicalErrors, 0xFFFF, 16), clear) == 0);
+  CHECK(acc.stats().saturations[loc] == 1);
+  // perfquery -E -R: back to 3. Total grows by 3.
+  acc.apply(k, reading(Counter::kPortLocalPhysicalErrors, 3, 16), clear);
+  CHECK(acc.find(k)->total[loc] == 0xFFFF + 3);
+  CHECK(acc.stats().external_clears[loc] == 1);
+  acc.apply(k, reading(Counter::kPortLocalPhysicalErrors, 10, 16), clear);
+  CHECK(acc.find(k)->total[loc] == 0xFFFF + 10);
+  // A sweep whose group read failed keeps the total.
+  acc.apply(k, reading(Counter::kTransmitWait, 1, 32), clear);
+  CHECK(acc.find(k)->total[loc] == 0xFFFF + 10);
+}
+
+TEST_CASE("Lane accumulator: per-VL totals, width-aware, out-of-band clears", "[accumulator]") {
+  CounterAccumulator acc;
+  const PortKey k{0xdef, 4};
+  const auto vl = static_cast<std::size_t>(LaneCounter::kVlXmitWait);
+  LaneReading r;
+  r.bits[vl] = 16;
+  r.value[vl][0] = 100;
+  r.value[vl][3] = 0xFFF0;
+  acc.lanes().apply(k, r);
+  const LaneAccumulator::State* s = acc.lanes().find(k, LaneCounter::kVlXmitWait);
+  REQUIRE(s != nullptr);
+  CHECK(s->total[0] == 100);
+  CHECK(s->total[3] == 0xFFF0);
+  CHECK(acc.lanes().find(k, LaneCounter::kSlRcvFecn) == nullptr);  // never read: no memory
+
+  r.value[vl][0] = 150;
+  r.value[vl][3] = 5;  // cleared out of band (perfquery --vlxmitcounters -R)
+  acc.lanes().apply(k, r);
+  CHECK(s->total[0] == 150);
+  CHECK(s->total[3] == 0xFFF0 + 5);
+  CHECK(acc.lanes().external_clears()[vl] == 1);
+
+  // A reading without the attribute leaves the totals alone.
+  acc.lanes().apply(k, LaneReading{});
+  CHECK(s->total[0] == 150);
+
+  // The same attribute read at another width (cannot happen with a fixed
+  // IBA layout, but the rule is the per-port one): rebased, no delta.
+  r.bits[vl] = 32;
+  r.value[vl][0] = 1000;
+  acc.lanes().apply(k, r);
+  CHECK(s->total[0] == 150);
+  r.value[vl][0] = 1010;
+  acc.lanes().apply(k, r);
+  CHECK(s->total[0] == 160);
+
+  acc.forget(k);
+  CHECK(acc.lanes().find(k, LaneCounter::kVlXmitWait) == nullptr);
+  CHECK(acc.lanes().size() == 0);
+}
+
+TEST_CASE("lane_totals lists ports in fabric order and nothing when no lane group ran",
+          "[accumulator]") {
+  Fabric f;
+  FabricNode a;
+  a.guid = 1;
+  a.ports.resize(2);
+  a.ports[0].number = 1;
+  a.ports[1].number = 2;
+  FabricNode b = a;
+  b.guid = 2;
+  f.nodes = {a, b};
+  LaneAccumulator lanes;
+  CHECK(lane_totals(f, lanes).empty());
+  LaneReading r;
+  const auto fecn = static_cast<std::size_t>(LaneCounter::kSlRcvFecn);
+  r.bits[fecn] = 32;
+  r.value[fecn][2] = 9;
+  lanes.apply(PortKey{2, 1}, r);
+  lanes.apply(PortKey{1, 2}, r);
+  const auto t = lane_totals(f, lanes);
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].port == 1);  // node 1 port 2
+  CHECK(t[1].port == 2);  // node 2 port 1
+  CHECK(t[1].counter == LaneCounter::kSlRcvFecn);
+  CHECK(t[1].total[2] == 9);
+}

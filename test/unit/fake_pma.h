@@ -8,6 +8,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "collectors/mad_transport.h"
@@ -18,6 +19,9 @@ namespace ibfx::test {
 struct FakePort {
   std::map<MAD_FIELDS, std::uint64_t> narrow;    // PortCounters fields
   std::map<MAD_FIELDS, std::uint64_t> extended;  // PortCountersExtended fields
+  // Fields of the optional attributes (PortRcvErrorDetails, PortSLRcvFECN,
+  // ...), set into the response with libibmad's own field tables.
+  std::map<std::uint16_t, std::map<MAD_FIELDS, std::uint64_t>> optional;  // by attribute ID
   std::uint32_t last_clear_mask = 0;
   int clears = 0;
 };
@@ -32,6 +36,12 @@ struct FakeNode {
   std::uint16_t error_status = 0;  // answers every request with this status
   int sample_tick = 7;             // PortSamplesControl.Tick; -1: attribute unsupported
   int sample_controls = 0;         // PortSamplesControl requests received
+  // Optional PMA attributes (IB_GSI_PORT_RCV_ERROR_DETAILS, ...) this PMA
+  // implements; the others get status 0x0C, or no answer with
+  // drop_unsupported (a PMA that ignores what it does not know).
+  std::set<std::uint16_t> optional_attrs;
+  bool drop_unsupported = false;
+  std::map<std::uint16_t, int> requests;  // by attribute ID, every PMA request
   int max_seen_inflight = 0;
   int inflight = 0;
   // NodeInfo as its SMA answers a LID-routed SMP (FakePma::smp): who owns
@@ -86,6 +96,17 @@ class FakePma final : public MadTransport {
     std::uint8_t* data = m + kPmaDataOffset;
     const auto attr = mad_get_field(m, 0, IB_MAD_ATTRID_F);
     if (attr == kAttrPortSamplesControl) ++node.sample_controls;
+    if (mad_get_field(m, 0, IB_MAD_MGMTCLASS_F) != IB_SMI_CLASS) ++node.requests[attr];
+    const bool optional_attr =
+        attr == IB_GSI_PORT_RCV_ERROR_DETAILS || attr == IB_GSI_PORT_XMIT_DISCARD_DETAILS ||
+        attr == IB_GSI_PORT_PORT_VL_XMIT_WAIT_COUNTERS ||
+        (attr >= IB_GSI_PORT_RCV_CON_CTRL && attr <= IB_GSI_PORT_VL_XMIT_TIME_CONG);
+    if (optional_attr && node.optional_attrs.count(static_cast<std::uint16_t>(attr)) == 0 &&
+        node.drop_unsupported) {
+      --node.inflight;
+      --inflight_;
+      return true;
+    }
     if (mad_get_field(m, 0, IB_MAD_MGMTCLASS_F) == IB_SMI_CLASS) {
       ++node.smps;
       if (attr == IB_ATTR_NODE_INFO) {
@@ -110,6 +131,13 @@ class FakePma final : public MadTransport {
       for (auto& [f, v] : p.narrow) mad_set_field(data, 0, f, static_cast<std::uint32_t>(v));
     } else if (attr == kAttrPortSamplesControl && node.sample_tick >= 0) {
       mad_set_field(data, 0, IB_PSC_TICK_F, static_cast<std::uint32_t>(node.sample_tick));
+    } else if (optional_attr && node.optional_attrs.count(static_cast<std::uint16_t>(attr)) != 0) {
+      const auto port = static_cast<std::uint8_t>(mad_get_field(data, 0, IB_PC_PORT_SELECT_F));
+      FakePort& p = node.ports[port];
+      for (auto& [f, v] : p.optional[static_cast<std::uint16_t>(attr)]) {
+        std::uint32_t value = static_cast<std::uint32_t>(v);
+        mad_encode_field(data, f, &value);
+      }
     } else if (attr == kAttrPortCountersExtended) {
       const auto port = static_cast<std::uint8_t>(mad_get_field(data, 0, IB_PC_EXT_PORT_SELECT_F));
       FakePort& p = node.ports[port];

@@ -567,3 +567,167 @@ TEST_CASE("Sweeper probes a node once, across rediscoveries, unless it changed",
   const SweepResult third = sweeper.sweep(again, {});
   CHECK(third.mads_sent == 12 + 2);
 }
+
+namespace {
+constexpr std::uint16_t kRcvDetails = IB_GSI_PORT_RCV_ERROR_DETAILS;
+constexpr std::uint16_t kXmitDetails = IB_GSI_PORT_XMIT_DISCARD_DETAILS;
+constexpr std::uint16_t kVlWait = IB_GSI_PORT_PORT_VL_XMIT_WAIT_COUNTERS;
+
+int optional_requests(FakePma& fake) {
+  int n = 0;
+  for (auto& [lid, node] : fake.nodes) {
+    for (auto& [attr, count] : node.requests) {
+      if (attr == kRcvDetails || attr == kXmitDetails || attr == kVlWait ||
+          (attr >= IB_GSI_PORT_RCV_CON_CTRL && attr <= IB_GSI_PORT_VL_XMIT_TIME_CONG)) {
+        n += count;
+      }
+    }
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("Opt-in counter groups: not one MAD more while they are off", "[sweeper][groups]") {
+  const Fabric f = ibfx::test::star_fabric(3);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  for (auto& [lid, node] : fake.nodes) node.optional_attrs = {kRcvDetails, kXmitDetails, kVlWait};
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  const SweepResult first = sweeper.sweep(f, {});
+  CHECK(first.mads_sent == 4 + 4 + 12);  // as without the groups
+  const SweepResult second = sweeper.sweep(f, {});
+  CHECK(second.mads_sent == 12);
+  CHECK(optional_requests(fake) == 0);
+  CHECK(first.optional_probes + second.optional_reads == 0);
+  CHECK(acc.lanes().size() == 0);
+}
+
+TEST_CASE("Opt-in counter groups: one probe per node and attribute, then one Get per port",
+          "[sweeper][groups]") {
+  const Fabric f = ibfx::test::star_fabric(2);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  // The switch implements the error details and per-VL PortXmitWait; HCA
+  // 0x200 says "unsupported" (status 0x0C) to everything optional; HCA
+  // 0x201 drops what it does not implement and has PortXmitDiscardDetails.
+  fake.nodes[1].optional_attrs = {kRcvDetails, kXmitDetails, kVlWait};
+  fake.nodes[3].optional_attrs = {kXmitDetails};
+  fake.nodes[3].drop_unsupported = true;
+  auto& sw2 = fake.nodes[1].ports[2];
+  sw2.optional[kRcvDetails][IB_PC_RCV_LOCAL_PHY_ERR_F] = 11;
+  sw2.optional[kRcvDetails][IB_PC_RCV_LOOPING_ERR_F] = 3;
+  sw2.optional[kXmitDetails][IB_PC_XMT_NEIGH_MTU_DISC_F] = 4;
+  sw2.optional[kVlWait][IB_PC_PORT_VL_XMIT_WAIT3_F] = 500;
+  fake.nodes[3].ports[1].optional[kXmitDetails][IB_PC_XMT_INACT_DISC_F] = 8;
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  SweepOptions opt;
+  opt.groups.error_details = true;
+  opt.groups.vl_xmit_wait = true;
+
+  // First sweep: ClassPortInfo, then the probes (3 attributes x 3 nodes)
+  // beside PortSamplesControl; no port is read for the groups yet.
+  const SweepResult first = sweeper.sweep(f, opt);
+  CHECK(first.optional_probes == 9);
+  CHECK(first.optional_reads == 0);
+  CHECK(optional_requests(fake) == 9);
+  CHECK(sweeper.support(0x100, OptionalAttr::kRcvErrorDetails) == Sweeper::Support::kSupported);
+  CHECK(sweeper.support(0x100, OptionalAttr::kVlXmitWait) == Sweeper::Support::kSupported);
+  CHECK(sweeper.support(0x200, OptionalAttr::kRcvErrorDetails) == Sweeper::Support::kUnsupported);
+  CHECK(sweeper.support(0x201, OptionalAttr::kXmitDiscardDetails) == Sweeper::Support::kSupported);
+  // No answer is remembered as no: it would time out every sweep.
+  CHECK(sweeper.support(0x201, OptionalAttr::kRcvErrorDetails) == Sweeper::Support::kUnsupported);
+  CHECK(sweeper.support(0x100, OptionalAttr::kRcvConCtrl) == Sweeper::Support::kUnknown);  // off
+  for (const NodeSweep& ns : first.nodes) CHECK(ns.answered);
+
+  // Second sweep: 3 Gets per switch port (2 ports), 1 on HCA 0x201, no probe.
+  const SweepResult second = sweeper.sweep(f, opt);
+  CHECK(second.optional_probes == 0);
+  CHECK(second.optional_reads == 3 * 2 + 1);
+  CHECK(second.mads_sent == 2 * 4 + second.optional_reads);
+  const auto* st = acc.find(PortKey{0x100, 2});
+  REQUIRE(st != nullptr);
+  CHECK(st->total[idx(Counter::kPortLocalPhysicalErrors)] == 11);
+  CHECK(st->bits[idx(Counter::kPortLocalPhysicalErrors)] == 16);
+  CHECK(st->total[idx(Counter::kPortLoopingErrors)] == 3);
+  CHECK(st->total[idx(Counter::kPortNeighborMtuDiscards)] == 4);
+  CHECK(st->bits[idx(Counter::kPortPktRcvFecn)] == 0);  // congestion control is off
+  const auto* vl = acc.lanes().find(PortKey{0x100, 2}, LaneCounter::kVlXmitWait);
+  REQUIRE(vl != nullptr);
+  CHECK(vl->total[3] == 500);
+  CHECK(vl->total[0] == 0);
+  // The HCA that said no exports nothing of the groups, its port the rest.
+  CHECK(acc.find(PortKey{0x200, 1})->bits[idx(Counter::kPortLocalPhysicalErrors)] == 0);
+  CHECK(acc.find(PortKey{0x200, 1})->bits[idx(Counter::kTransmitWait)] == 32);
+  CHECK(acc.find(PortKey{0x201, 1})->total[idx(Counter::kPortInactiveDiscards)] == 8);
+
+  // Counters move and wrap like any other: an out-of-band clear keeps the
+  // total monotonic.
+  sw2.optional[kRcvDetails][IB_PC_RCV_LOCAL_PHY_ERR_F] = 2;
+  sw2.optional[kVlWait][IB_PC_PORT_VL_XMIT_WAIT3_F] = 700;
+  sweeper.sweep(f, opt);
+  CHECK(st->total[idx(Counter::kPortLocalPhysicalErrors)] == 13);
+  CHECK(vl->total[3] == 700);
+
+  // Congestion control turned on later (a reload): only its attributes are
+  // probed, once.
+  opt.groups.congestion_control = true;
+  const int before = optional_requests(fake);
+  const SweepResult cc = sweeper.sweep(f, opt);
+  CHECK(cc.optional_probes == 5 * 3);
+  sweeper.sweep(f, opt);
+  CHECK(optional_requests(fake) - before == 5 * 3 + 2 * 7);  // probes, then reads as before
+
+  // A node replaced under the same GUID is asked again.
+  Fabric changed = f;
+  changed.nodes[2].device_id = 0x1021;
+  const SweepResult after = sweeper.sweep(changed, opt);
+  CHECK(after.optional_probes == 8);  // every enabled attribute, only for 0x201
+}
+
+TEST_CASE("Opt-in counter groups: a node the SmGuard protects is neither probed nor read",
+          "[sweeper][groups]") {
+  Fabric f = ibfx::test::star_fabric(2);
+  f.sm_lid = 2;
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  for (auto& [lid, node] : fake.nodes) node.optional_attrs = {kRcvDetails, kXmitDetails};
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  SweepOptions opt;
+  opt.groups.error_details = true;
+  opt.guard = SmGuard(f, LocalPort{});
+  REQUIRE(opt.guard.protects(0x200));
+  const SweepResult first = sweeper.sweep(f, opt);
+  CHECK(first.probes_withheld == 1);
+  sweeper.sweep(f, opt);
+  CHECK(fake.nodes[2].requests[kRcvDetails] == 0);
+  CHECK(fake.nodes[2].requests[kXmitDetails] == 0);
+  CHECK(fake.nodes[2].sample_controls == 0);
+  CHECK(fake.nodes[3].requests[kRcvDetails] == 2);  // probe + one read
+  CHECK(sweeper.support(0x200, OptionalAttr::kRcvErrorDetails) == Sweeper::Support::kUnsupported);
+  // Its other counters are read as usual.
+  CHECK(acc.find(PortKey{0x200, 1}) != nullptr);
+}
+
+TEST_CASE("Opt-in counter groups: a samples-only PMA is not probed", "[sweeper][groups]") {
+  const Fabric f = ibfx::test::star_fabric(1);
+  FakePma fake;
+  add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
+  fake.nodes[2].cap_mask |= pma_cap::kSamplesOnly;
+  for (auto& [lid, node] : fake.nodes) node.optional_attrs = {kVlWait};
+  MadEngine engine(fake, fast_limits());
+  CounterAccumulator acc;
+  Sweeper sweeper(engine, acc);
+  SweepOptions opt;
+  opt.groups.vl_xmit_wait = true;
+  sweeper.sweep(f, opt);
+  sweeper.sweep(f, opt);
+  CHECK(fake.nodes[2].requests[kVlWait] == 0);
+  CHECK(fake.nodes[1].requests[kVlWait] == 2);
+  CHECK(sweeper.support(0x200, OptionalAttr::kVlXmitWait) == Sweeper::Support::kUnsupported);
+}
