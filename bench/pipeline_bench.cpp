@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
   spec.radix = 64;
   spec.tiers = 3;
   int sweeps = 3;
+  std::string dump;  // --dump FILE: the full exposition, for per-family measurements
   try {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(1, 1 << 20)); };
@@ -150,6 +151,8 @@ int main(int argc, char** argv) {
         continue;
       else if (args.is("--sweeps"))
         sweeps = number();
+      else if (args.is("--dump"))
+        dump = args.value();
       else
         args.unknown();
     }
@@ -188,6 +191,15 @@ int main(int argc, char** argv) {
     std::printf("sweep+publish %d: %.3f s (RSS %.0f MiB)\n", i + 1, since(t), peak_rss_mib());
   }
   const auto snap = exporter.snapshot();
+  if (!dump.empty()) {
+    std::FILE* out = std::fopen(dump.c_str(), "w");
+    if (out == nullptr) {
+      std::perror(dump.c_str());
+      return 1;
+    }
+    snap->render([out](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), out); });
+    std::fclose(out);
+  }
 
   double render_s = 1e9;
   std::size_t text_bytes = 0;

@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "daemon/exposition.h"
 #include "daemon/gzip.h"
+#include "daemon/renderer.h"
 
 namespace ibfx {
 
@@ -73,6 +74,11 @@ struct Snapshot {
   // never held at once.
   void render(const ExpositionWriter::Sink& sink,
               std::size_t chunk_bytes = std::size_t{1} << 20) const;
+  // One group's families only (`collect[]=`), recording where each node's
+  // series sit into `index` when given.
+  void render_group(RenderGroup group, const ExpositionWriter::Sink& sink,
+                    std::size_t chunk_bytes = std::size_t{1} << 20,
+                    ExpositionIndex* index = nullptr) const;
   // The whole text in one string (tests, --once): a fresh render per call.
   std::string text() const;
   // The exposition gzip-compressed, rendered once and cached: the daemon
