@@ -1,0 +1,146 @@
+// Golden .prom fixtures for each renderer (node_exporter's collector
+// fixtures): a small fixed fabric rendered by one renderer, compared byte
+// for byte with test/data/golden/<name>.prom. After an intended change,
+// regenerate with IBFX_UPDATE_GOLDEN=1 build/release/test/unit_tests "[golden]"
+// and review the diff.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "daemon/render_health.h"
+#include "daemon/render_port_counters.h"
+#include "daemon/render_port_info.h"
+#include "daemon/render_scores.h"
+#include "daemon/render_topology.h"
+#include "daemon/snapshot.h"
+#include "fake_fabric.h"
+
+using namespace ibfx;
+
+namespace {
+
+// leaf-01 with two HCAs and one spare port; counters on two ports; one root
+// of congestion, a utilisation histogram, a fixed daemon-metrics text.
+std::shared_ptr<Snapshot> fixed_snapshot(bool port_scores) {
+  auto fabric = std::make_shared<const Fabric>(ibfx::test::star_fabric(2, 1));
+  CounterAccumulator acc;
+  CounterReading r;
+  r.set(Counter::kTransmitWait, 1000, 32);
+  r.set(Counter::kTransmitDataBytes, 250, 64);
+  r.set(Counter::kSymbolErrors, 3, 16);
+  acc.apply(PortKey{0x100, 2}, r, {});
+  CounterReading h;
+  h.set(Counter::kReceiveDataBytes, 7, 64);
+  acc.apply(PortKey{0x200, 1}, h, {});
+  SweepResult sweep;
+  sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
+  sweep.nodes[2].answered = false;
+  auto snap = build_snapshot(fabric, std::move(sweep), acc, {{0x201, "gpu-b"}}, {});
+  snap->exporting.port_scores = port_scores;
+  PortScore root;
+  root.node = 0;
+  root.port_index = 1;
+  root.valid = true;
+  root.stall = 0.25;
+  root.utilization_valid = true;
+  root.utilization = 0.75;
+  AnalysisResult& result = snap->analysis.result;
+  result.ports.push_back(root);
+  result.top_ports.push_back(0);
+  result.congestion.roots.push_back({0, CongestionCause::kIncast, 2.5, 2});
+  result.congestion.imbalance.push_back({0, 2, 1.5});
+  snap->analysis.utilization_histograms[{Tier::kLeaf, 0}].observe(0.75);
+  snap->analysis.clamped_total = 1;
+  snap->exporter_metrics_text =
+      "# HELP infiniband_exporter_sweeps_total PMA sweeps run.\n"
+      "# TYPE infiniband_exporter_sweeps_total counter\n"
+      "infiniband_exporter_sweeps_total 2\n";
+  return snap;
+}
+
+std::string render(const Renderer& renderer, const Snapshot& snap) {
+  std::string out;
+  ExpositionWriter w(out);
+  renderer.render(RenderContext(snap), w);
+  return out;
+}
+
+void check_golden(const std::string& name, const std::string& text) {
+  const std::string path = IBFX_SOURCE_DIR "/test/data/golden/" + name + ".prom";
+  const char* update = std::getenv("IBFX_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::stringstream golden;
+  golden << in.rdbuf();
+  INFO(path << " (IBFX_UPDATE_GOLDEN=1 regenerates it)");
+  CHECK(text == golden.str());
+}
+
+}  // namespace
+
+TEST_CASE("TopologyRenderer matches its golden file", "[golden]") {
+  check_golden("topology", render(TopologyRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("PortInfoRenderer matches its golden file", "[golden]") {
+  check_golden("port_info", render(PortInfoRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("PortCounterRenderer matches its golden files, default and with port scores",
+          "[golden]") {
+  check_golden("port_counters", render(PortCounterRenderer{}, *fixed_snapshot(false)));
+  check_golden("port_counters_scores", render(PortCounterRenderer{}, *fixed_snapshot(true)));
+}
+
+TEST_CASE("ScoresRenderer matches its golden file", "[golden]") {
+  check_golden("scores", render(ScoresRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("ExporterHealthRenderer matches its golden file", "[golden]") {
+  check_golden("health", render(ExporterHealthRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("The full exposition is every group in order, and each group is its renderers",
+          "[golden]") {
+  const auto snap = fixed_snapshot(false);
+  std::string groups;
+  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+    snap->render_group(static_cast<RenderGroup>(g),
+                       [&groups](std::string_view piece) { groups += piece; });
+  }
+  CHECK(groups == snap->text());
+  std::string ports;
+  snap->render_group(RenderGroup::kPorts, [&ports](std::string_view piece) { ports += piece; });
+  CHECK(ports == render(PortInfoRenderer{}, *snap) + render(PortCounterRenderer{}, *snap));
+}
+
+TEST_CASE("The exposition index records each node's runs and every family header", "[golden]") {
+  const auto snap = fixed_snapshot(false);
+  ExpositionIndex index;
+  std::string text;
+  snap->render_group(RenderGroup::kPorts, [&text](std::string_view piece) { text += piece; }, 64,
+                     &index);
+  CHECK(index.size == text.size());
+  std::size_t families = 0;
+  for (std::size_t at = 0; (at = text.find("# HELP ", at)) != std::string::npos; ++at) ++families;
+  CHECK(index.families.size() == families);
+  // Every run is whole lines of its node's series.
+  REQUIRE_FALSE(index.runs.empty());
+  for (const ExpositionIndex::Run& run : index.runs) {
+    const std::string bytes = text.substr(run.bytes.begin, run.bytes.end - run.bytes.begin);
+    CHECK(bytes.back() == '\n');
+    const std::string guid = guid_hex(snap->fabric->nodes[run.node].guid);
+    std::size_t lines = 0;
+    for (std::size_t at = 0; at < bytes.size(); at = bytes.find('\n', at) + 1) {
+      CHECK(bytes.compare(at, 1, "#") != 0);
+      CHECK(bytes.find("node_guid=\"" + guid + "\"", at) < bytes.find('\n', at));
+      ++lines;
+    }
+    CHECK(lines > 0);
+  }
+}
