@@ -216,6 +216,10 @@ void Exporter::publish(std::shared_ptr<const Fabric> f, SweepResult sweep, bool 
     std::lock_guard lock(metrics_mu_);
     metrics_.on_sweep(sweep, not_answering, overrun);
     metrics_.update_totals(engine_.stats(), accumulator_.stats());
+    if (http_stats_) {
+      const auto [evicted, refused] = http_stats_();
+      metrics_.on_http(evicted, refused);
+    }
     own = metrics_.serialize();
   }
   log_sweep(sweep, not_answering, overrun);
