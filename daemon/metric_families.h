@@ -39,10 +39,10 @@ inline constexpr MetricFamily kSingleRail{
 // --- ports group (render_port_info, render_port_counters) ---
 inline constexpr MetricFamily kPortInfo{
     "infiniband_port_info", "gauge",
-    "A port: its node's name, tier and rail, its active link width and speed, and the far end "
+    "A port: its node's name, type, tier and rail, its active link width and speed, and the far end "
     "of its cable (remote_* empty when unlinked); value is always 1.",
-    "node_guid,port,node_name,tier,rail,link_width,link_speed,remote_node_guid,remote_node_name,"
-    "remote_port"};
+    "node_guid,port,node_name,node_type,tier,rail,link_width,link_speed,remote_node_guid,"
+    "remote_node_name,remote_port,remote_node_type,remote_tier"};
 inline constexpr MetricFamily kPortUp{
     "infiniband_port_up", "gauge", "Whether the port's link is up (PortState >= Init and LinkUp).",
     "node_guid,port"};

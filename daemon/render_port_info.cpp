@@ -23,6 +23,7 @@ void PortInfoRenderer::render(const RenderContext& ctx, ExpositionWriter& w) con
     const std::uint32_t n = s.ports[i].node;
     std::string l = ctx.port_id(i);
     ExpositionWriter::add_label(l, "node_name", s.node_names[n]);
+    ExpositionWriter::add_label(l, "node_type", node_type_name(f.nodes[n].type));
     ExpositionWriter::add_label(l, "tier", ctx.tier_of(n));
     ExpositionWriter::add_label(l, "rail", ctx.rail_of(n));
     ExpositionWriter::add_label(l, "link_width", link_width_name(fp.width_active));
@@ -32,6 +33,10 @@ void PortInfoRenderer::render(const RenderContext& ctx, ExpositionWriter& w) con
     ExpositionWriter::add_label(l, "remote_node_guid", linked ? guid_hex(f.nodes[r].guid) : "");
     ExpositionWriter::add_label(l, "remote_node_name", linked ? s.node_names[r] : "");
     ExpositionWriter::add_label(l, "remote_port", linked ? std::to_string(fp.remote_port) : "");
+    // What kind of link this is (the peers a degraded link is compared with).
+    ExpositionWriter::add_label(l, "remote_node_type",
+                                linked ? node_type_name(f.nodes[r].type) : "");
+    ExpositionWriter::add_label(l, "remote_tier", linked ? ctx.tier_of(r) : "");
     w.node(n);
     w.sample(families::kPortInfo.name, l, std::uint64_t{1});
   }

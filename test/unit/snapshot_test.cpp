@@ -51,7 +51,7 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
   // Names, tier, rail and the far end of the cable: once per port, on the info metric.
   CHECK(has_line(
       text,
-      R"(infiniband_port_info{node_guid="0x0000000000000200",port="1",node_name="gpu0 mlx5_0",tier="",rail="",link_width="4x",link_speed="SDR",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_port="1"} 1)"));
+      R"(infiniband_port_info{node_guid="0x0000000000000200",port="1",node_name="gpu0 mlx5_0",node_type="hca",tier="",rail="",link_width="4x",link_speed="SDR",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_port="1",remote_node_type="switch",remote_tier=""} 1)"));
   // State and LID are gauges: no label changes when they do.
   CHECK(text.find("state=") == std::string::npos);
   CHECK(text.find("lid=") == std::string::npos);
