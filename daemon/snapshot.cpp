@@ -75,6 +75,58 @@ const std::string& Snapshot::gzip() const {
   return gzip_;
 }
 
+const Snapshot::RenderedGroup& Snapshot::rendered(RenderGroup group) const {
+  const auto g = static_cast<std::size_t>(group);
+  std::call_once(group_once_[g], [this, group, g] {
+    GzipWriter gz(gzip_level);
+    render_group(group, [&gz](std::string_view piece) { gz.write(piece); }, std::size_t{1} << 20,
+                 &groups_[g].index);
+    groups_[g].text_size = gz.bytes_in();
+    groups_[g].gzip = gz.finish();
+  });
+  return groups_[g];
+}
+
+std::string Snapshot::node_slice(const std::vector<bool>& wanted,
+                                 const std::array<bool, kRenderGroupCount>& groups) const {
+  std::string out;
+  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+    if (!groups[g]) continue;
+    const RenderedGroup& r = rendered(static_cast<RenderGroup>(g));
+    // The byte ranges to copy, in text order: a family's header before its
+    // first wanted run.
+    std::vector<ExpositionIndex::Range> ranges;
+    std::uint32_t last_family = UINT32_MAX;
+    for (const ExpositionIndex::Run& run : r.index.runs) {
+      if (run.node >= wanted.size() || !wanted[run.node]) continue;
+      if (run.family != last_family) {
+        ranges.push_back(r.index.families[run.family]);
+        last_family = run.family;
+      }
+      ranges.push_back(run.bytes);
+    }
+    if (ranges.empty()) continue;
+    GunzipReader reader(r.gzip);
+    std::string piece;
+    std::size_t offset = 0;  // of piece[0] in the text
+    std::size_t next = 0;    // the first range not fully copied
+    bool more = true;
+    while (more && next < ranges.size()) {
+      more = reader.read(piece, std::size_t{1} << 20);
+      const std::size_t end = offset + piece.size();
+      while (next < ranges.size() && ranges[next].begin < end) {
+        const std::size_t from = std::max(ranges[next].begin, offset);
+        const std::size_t to = std::min(ranges[next].end, end);
+        out.append(piece, from - offset, to - from);
+        if (ranges[next].end > end) break;  // continues in the next piece
+        ++next;
+      }
+      offset = end;
+    }
+  }
+  return out;
+}
+
 std::size_t Snapshot::text_size() const {
   gzip();
   return text_size_;

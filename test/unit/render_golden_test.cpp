@@ -4,11 +4,15 @@
 // regenerate with IBFX_UPDATE_GOLDEN=1 build/release/test/unit_tests "[golden]"
 // and review the diff.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "daemon/gzip.h"
 #include "daemon/render_health.h"
 #include "daemon/render_port_counters.h"
 #include "daemon/render_port_info.h"
@@ -143,4 +147,48 @@ TEST_CASE("The exposition index records each node's runs and every family header
     }
     CHECK(lines > 0);
   }
+}
+
+TEST_CASE("A rendered group is its text, compressed once, and a node slice is that node's lines",
+          "[golden]") {
+  const auto snap = fixed_snapshot(false);
+  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+    std::string text;
+    snap->render_group(static_cast<RenderGroup>(g), [&text](std::string_view p) { text += p; });
+    const Snapshot::RenderedGroup& r = snap->rendered(static_cast<RenderGroup>(g));
+    CHECK(gunzip(r.gzip) == text);
+    CHECK(r.text_size == text.size());
+    CHECK(&snap->rendered(static_cast<RenderGroup>(g)) == &r);  // cached
+  }
+  // gpu-b (node 2): its lines in every group, each under its family's header.
+  std::vector<bool> wanted{false, false, true};
+  std::array<bool, kRenderGroupCount> all{};
+  all.fill(true);
+  const std::string slice = snap->node_slice(wanted, all);
+  const std::string full = snap->text();
+  std::size_t lines = 0;
+  std::string family;
+  for (std::size_t at = 0; at < slice.size(); at = slice.find('\n', at) + 1) {
+    const std::string line = slice.substr(at, slice.find('\n', at) - at);
+    if (line.rfind("# TYPE ", 0) == 0) family = line.substr(7, line.find(' ', 7) - 7);
+    if (line[0] == '#') continue;
+    ++lines;
+    CHECK(line.find(R"(node_guid="0x0000000000000201")") != std::string::npos);
+    CHECK(line.rfind(family, 0) == 0);
+    CHECK(full.find("\n" + line + "\n") != std::string::npos);
+  }
+  // Every series of node 2 in the full text is in the slice.
+  std::size_t expected = 0;
+  for (std::size_t at = 0; at < full.size(); at = full.find('\n', at) + 1) {
+    const std::string line = full.substr(at, full.find('\n', at) - at);
+    if (line.find(R"({node_guid="0x0000000000000201")") != std::string::npos) ++expected;
+  }
+  CHECK(lines == expected);
+  // The slice of nodes and the aggregates pass promtool.
+  const std::string path = "/tmp/ibfx_slice_" + std::to_string(::getpid()) + ".prom";
+  for (const std::string& text : {slice, gunzip(snap->rendered(RenderGroup::kAggregates).gzip)}) {
+    std::ofstream(path) << text;
+    CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
+  }
+  std::remove(path.c_str());
 }
