@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <optional>
 #include <memory>
 #include <string>
 
 #include "daemon/gzip.h"
 #include "daemon/scrape_query.h"
+#include "daemon/top_view.h"
 
 namespace ibfx {
 namespace {
@@ -35,6 +37,7 @@ std::string landing_page(std::string_view telemetry_path) {
 <li><a href=")" +
          path + "\">" + path +
          R"(</a> &mdash; the latest sweep, in the Prometheus text format</li>
+<li><a href="/top">/top</a> &mdash; roots of congestion, hottest ports, silent nodes (plain text)</li>
 <li><a href="/-/healthy">/-/healthy</a> &mdash; the process is alive</li>
 <li><a href="/-/ready">/-/ready</a> &mdash; the first sweep has completed</li>
 </ul>
@@ -190,6 +193,26 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
             return reader->read(piece, kPieceBytes);
           }};
     }
+    return r;
+  }
+  if (request.path == "/top") {
+    auto snap = exporter.snapshot();
+    if (!snap) {
+      r.status = 503;
+      r.body = "no sweep has completed yet\n";
+      return r;
+    }
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    std::size_t rows = kTopDefaultRows;
+    if (!q.n.empty()) {
+      const auto n = std::strtoul(q.n.c_str(), nullptr, 10);
+      if (q.n.find_first_not_of("0123456789") != std::string::npos || n == 0 ||
+          n > kTopMaxRows) {
+        return bad_request("n must be a number from 1 to " + std::to_string(kTopMaxRows) + "\n");
+      }
+      rows = n;
+    }
+    r.body = render_top(*snap, rows);
     return r;
   }
   if (request.path == "/") {

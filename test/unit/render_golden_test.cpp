@@ -19,6 +19,7 @@
 #include "daemon/render_scores.h"
 #include "daemon/render_topology.h"
 #include "daemon/snapshot.h"
+#include "daemon/top_view.h"
 #include "fake_fabric.h"
 
 using namespace ibfx;
@@ -191,4 +192,25 @@ TEST_CASE("A rendered group is its text, compressed once, and a node slice is th
     CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
   }
   std::remove(path.c_str());
+}
+
+TEST_CASE("render_top lists the root, the hottest ports with W, U and far end, silent nodes",
+          "[top]") {
+  const auto snap = fixed_snapshot(false);
+  const std::string top = render_top(*snap, 10);
+  INFO(top);
+  // The root: leaf-01 port 2, incast, 2 victims, towards gpu-b port 1.
+  CHECK(top.find("leaf-01:2") != std::string::npos);
+  CHECK(top.find("incast") != std::string::npos);
+  CHECK(top.find("gpu-b:1") != std::string::npos);
+  // The hottest port with its W, U and cumulative errors (3 symbol errors).
+  CHECK(top.find("0.250  0.750") != std::string::npos);
+  CHECK(top.find(" 3  gpu-b:1") != std::string::npos);
+  // gpu-b (node 2) answered nothing.
+  const auto silent = top.find("NODES NOT ANSWERING");
+  REQUIRE(silent != std::string::npos);
+  CHECK(top.find("gpu-b", silent) != std::string::npos);
+  CHECK(top.find("0x0000000000000201", silent) != std::string::npos);
+  // n bounds every table.
+  CHECK(render_top(*snap, 1).find("leaf-01:2") != std::string::npos);
 }
