@@ -70,10 +70,9 @@ std::optional<std::uint64_t> parse_guid(std::string_view text) {
   return v;
 }
 
-// Streams the gzip forms of the selected groups one after the other: a
-// gzip file may hold several members (RFC 1952 2.2), which Prometheus (Go's
-// gzip reader) reads as one text. Clients that refuse gzip get each group
-// inflated in turn.
+// Streams the selected groups in exposition order: one group as its gzip
+// form, several inflated in turn (concatenated gzip members are valid RFC
+// 1952 but not every client reads past the first).
 HttpResponse serve_groups(std::shared_ptr<const Snapshot> snap,
                           const std::array<bool, kRenderGroupCount>& groups, bool gzip) {
   std::vector<const Snapshot::RenderedGroup*> parts;
@@ -132,7 +131,10 @@ HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQ
     groups[static_cast<std::size_t>(*g)] = true;
   }
   if (q.collect.empty()) groups.fill(true);
-  if (q.nodes.empty()) return serve_groups(snap, groups, accepts_gzip);
+  if (q.nodes.empty()) {
+    const auto selected = std::count(groups.begin(), groups.end(), true);
+    return serve_groups(snap, groups, accepts_gzip && selected == 1);
+  }
 
   const std::size_t count = snap->fabric ? snap->fabric->nodes.size() : 0;
   std::vector<bool> wanted(count, false);
@@ -169,7 +171,19 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     if (request.target.find('?') != std::string::npos) {
       const ScrapeQuery q = parse_scrape_query(request.target);
       if (!q.error.empty()) return bad_request(q.error + "\n");
-      if (!q.collect.empty() || !q.nodes.empty()) return targeted(snap, q, request.accepts_gzip);
+      const bool everything = q.nodes.empty() && q.collect.size() >= kRenderGroupCount &&
+                              [&] {
+                                for (const auto name : kRenderGroupNames) {
+                                  if (std::find(q.collect.begin(), q.collect.end(), name) ==
+                                      q.collect.end()) {
+                                    return false;
+                                  }
+                                }
+                                return true;
+                              }();
+      if (!everything && (!q.collect.empty() || !q.nodes.empty())) {
+        return targeted(snap, q, request.accepts_gzip);
+      }
     }
     r.content_type = kExpositionType;
     // The snapshot holds only the gzip form (built on the sweep thread); each
