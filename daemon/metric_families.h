@@ -39,7 +39,8 @@ inline constexpr MetricFamily kSingleRail{
 // --- ports group (render_port_info, render_port_counters) ---
 inline constexpr MetricFamily kPortInfo{
     "infiniband_port_info", "gauge",
-    "A port: its node's name, type, tier and rail, its active link width and speed, and the far end "
+    "A port: its node's name, type, tier and rail, its active link width and speed, and the far "
+    "end "
     "of its cable (remote_* empty when unlinked); value is always 1.",
     "node_guid,port,node_name,node_type,tier,rail,link_width,link_speed,remote_node_guid,"
     "remote_node_name,remote_port,remote_node_type,remote_tier"};
@@ -60,8 +61,7 @@ inline constexpr MetricFamily kPortLid{
     "node_guid,port"};
 inline constexpr MetricFamily kPortRate{
     "infiniband_port_rate_bytes_per_second", "gauge",
-    "IBTA data rate of the active link in bytes/s (4x HDR: 25e9; 0 when down).",
-    "node_guid,port"};
+    "IBTA data rate of the active link in bytes/s (4x HDR: 25e9; 0 when down).", "node_guid,port"};
 inline constexpr MetricFamily kWaitSeconds{
     "infiniband_port_transmit_wait_seconds_total", "counter",
     "PortXmitWait converted to seconds of stall (counts x the seconds one count stands for on "
@@ -133,7 +133,6 @@ inline constexpr MetricFamily kWorstPath{
 // --- aggregates group (render_health) ---
 inline constexpr MetricFamily kClamped{
     "infiniband_exporter_stall_ratio_clamped_total", "counter",
-    "Stall ratios outside [0, 1] (impossible: wrong tick length or counter glitch), clamped.",
-    ""};
+    "Stall ratios outside [0, 1] (impossible: wrong tick length or counter glitch), clamped.", ""};
 
 }  // namespace ibfx::families

@@ -1,4 +1,5 @@
-// The daemon's own health: its prometheus-cpp registry (serialized with the snapshot) and the few values the analysis keeps.
+// The daemon's own health: its prometheus-cpp registry (serialized with the snapshot) and the few
+// values the analysis keeps.
 #pragma once
 
 #include "daemon/renderer.h"

@@ -44,8 +44,8 @@ void PortCounterRenderer::render(const RenderContext& ctx, ExpositionWriter& w) 
   for (std::size_t i = 0; i < s.ports.size(); ++i) {
     const PortView& p = s.ports[i];
     if (p.present[wait] == 0 || !ctx.port_exported(i)) continue;
-    units[i] = wait_model.resolve(f.nodes[p.node], f.nodes[p.node].ports[p.port_index],
-                                  p.device_tick);
+    units[i] =
+        wait_model.resolve(f.nodes[p.node], f.nodes[p.node].ports[p.port_index], p.device_tick);
     any_unit = any_unit || units[i].seconds > 0;
   }
   if (any_unit) {

@@ -1,4 +1,6 @@
-// Per-port counters, rendered generically from the collectors' counter table (collectors/pma.h CounterInfo) so a new entry there appears here unchanged; PortXmitWait in seconds; the opt-in per-port scores (export.port_scores).
+// Per-port counters, rendered generically from the collectors' counter table (collectors/pma.h
+// CounterInfo) so a new entry there appears here unchanged; PortXmitWait in seconds; the opt-in
+// per-port scores (export.port_scores).
 #pragma once
 
 #include "daemon/renderer.h"

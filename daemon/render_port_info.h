@@ -1,4 +1,5 @@
-// Per-port link state and info: the info metric per-port series join on for names, tier, rail and the far end of the cable; state and LIDs as gauges.
+// Per-port link state and info: the info metric per-port series join on for names, tier, rail and
+// the far end of the cable; state and LIDs as gauges.
 #pragma once
 
 #include "daemon/renderer.h"

@@ -1,4 +1,5 @@
-// The analysis: W and U histograms, roots of congestion and their victims, hotspot and tail scores, worst paths, rail/tier/switch aggregates.
+// The analysis: W and U histograms, roots of congestion and their victims, hotspot and tail scores,
+// worst paths, rail/tier/switch aggregates.
 #pragma once
 
 #include "daemon/renderer.h"

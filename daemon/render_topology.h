@@ -1,4 +1,5 @@
-// Node info and LIDs, whether each node answered, and what the topology classification found (rails, miscabling).
+// Node info and LIDs, whether each node answered, and what the topology classification found
+// (rails, miscabling).
 #pragma once
 
 #include "daemon/renderer.h"

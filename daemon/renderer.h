@@ -18,8 +18,8 @@ enum class RenderGroup : int {
   kAggregates = 2,  // histograms, scores, roots, rail/tier/switch aggregates, exporter health
 };
 inline constexpr std::size_t kRenderGroupCount = 3;
-inline constexpr std::array<std::string_view, kRenderGroupCount> kRenderGroupNames{
-    "nodes", "ports", "aggregates"};
+inline constexpr std::array<std::string_view, kRenderGroupCount> kRenderGroupNames{"nodes", "ports",
+                                                                                   "aggregates"};
 std::optional<RenderGroup> render_group_named(std::string_view name);
 
 class Renderer {

@@ -62,9 +62,9 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
   out += "\nHOTTEST PORTS (W: stall ratio, U: utilisation, last interval)\n";
   std::vector<std::size_t> order(a.ports.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  order.erase(std::remove_if(order.begin(), order.end(),
-                             [&](std::size_t k) { return !a.ports[k].valid; }),
-              order.end());
+  order.erase(
+      std::remove_if(order.begin(), order.end(), [&](std::size_t k) { return !a.ports[k].valid; }),
+      order.end());
   std::sort(order.begin(), order.end(),
             [&](std::size_t x, std::size_t y) { return a.ports[x].stall > a.ports[y].stall; });
   if (order.empty()) out += "  (none yet)\n";

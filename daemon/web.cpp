@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "daemon/gzip.h"
@@ -56,7 +56,8 @@ HttpResponse bad_request(std::string text) {
 
 // A GUID as written by users: 0x-prefixed or not, any number of leading zeros.
 std::optional<std::uint64_t> parse_guid(std::string_view text) {
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) text.remove_prefix(2);
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+    text.remove_prefix(2);
   if (text.empty() || text.size() > 16) return std::nullopt;
   std::uint64_t v = 0;
   for (const char c : text) {
@@ -90,30 +91,31 @@ HttpResponse serve_groups(std::shared_ptr<const Snapshot> snap,
     std::unique_ptr<GunzipReader> reader;
   };
   auto state = std::make_shared<State>();
-  r.stream = HttpResponse::BodyStream{
-      size, [snap, parts, state, gzip](std::string& piece) {
-        piece.clear();
-        while (state->part < parts.size()) {
-          const std::string& gz = parts[state->part]->gzip;
-          bool part_done = false;
-          if (gzip) {
-            const std::size_t n = std::min(kPieceBytes, gz.size() - state->offset);
-            piece.assign(gz, state->offset, n);
-            state->offset += n;
-            part_done = state->offset >= gz.size();
-          } else {
-            if (!state->reader) state->reader = std::make_unique<GunzipReader>(gz);
-            part_done = !state->reader->read(piece, kPieceBytes);
-          }
-          if (part_done) {
-            ++state->part;
-            state->offset = 0;
-            state->reader.reset();
-          }
-          if (!piece.empty()) break;
-        }
-        return state->part < parts.size();
-      }};
+  r.stream = HttpResponse::BodyStream{size, [snap, parts, state, gzip](std::string& piece) {
+                                        piece.clear();
+                                        while (state->part < parts.size()) {
+                                          const std::string& gz = parts[state->part]->gzip;
+                                          bool part_done = false;
+                                          if (gzip) {
+                                            const std::size_t n =
+                                                std::min(kPieceBytes, gz.size() - state->offset);
+                                            piece.assign(gz, state->offset, n);
+                                            state->offset += n;
+                                            part_done = state->offset >= gz.size();
+                                          } else {
+                                            if (!state->reader)
+                                              state->reader = std::make_unique<GunzipReader>(gz);
+                                            part_done = !state->reader->read(piece, kPieceBytes);
+                                          }
+                                          if (part_done) {
+                                            ++state->part;
+                                            state->offset = 0;
+                                            state->reader.reset();
+                                          }
+                                          if (!piece.empty()) break;
+                                        }
+                                        return state->part < parts.size();
+                                      }};
   return r;
 }
 
@@ -143,8 +145,7 @@ HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQ
     bool found = false;
     for (std::size_t n = 0; n < count; ++n) {
       const FabricNode& node = snap->fabric->nodes[n];
-      if (snap->node_names[n] == name || node.description == name ||
-          (guid && node.guid == *guid)) {
+      if (snap->node_names[n] == name || node.description == name || (guid && node.guid == *guid)) {
         wanted[n] = true;
         found = true;
       }
@@ -171,16 +172,14 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     if (request.target.find('?') != std::string::npos) {
       const ScrapeQuery q = parse_scrape_query(request.target);
       if (!q.error.empty()) return bad_request(q.error + "\n");
-      const bool everything = q.nodes.empty() && q.collect.size() >= kRenderGroupCount &&
-                              [&] {
-                                for (const auto name : kRenderGroupNames) {
-                                  if (std::find(q.collect.begin(), q.collect.end(), name) ==
-                                      q.collect.end()) {
-                                    return false;
-                                  }
-                                }
-                                return true;
-                              }();
+      const bool everything = q.nodes.empty() && q.collect.size() >= kRenderGroupCount && [&] {
+        for (const auto name : kRenderGroupNames) {
+          if (std::find(q.collect.begin(), q.collect.end(), name) == q.collect.end()) {
+            return false;
+          }
+        }
+        return true;
+      }();
       if (!everything && (!q.collect.empty() || !q.nodes.empty())) {
         return targeted(snap, q, request.accepts_gzip);
       }
@@ -202,10 +201,9 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
           }};
     } else {
       auto reader = std::make_shared<GunzipReader>(gz);
-      r.stream = HttpResponse::BodyStream{
-          snap->text_size(), [snap, reader](std::string& piece) {
-            return reader->read(piece, kPieceBytes);
-          }};
+      r.stream = HttpResponse::BodyStream{snap->text_size(), [snap, reader](std::string& piece) {
+                                            return reader->read(piece, kPieceBytes);
+                                          }};
     }
     return r;
   }
@@ -220,8 +218,7 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     std::size_t rows = kTopDefaultRows;
     if (!q.n.empty()) {
       const auto n = std::strtoul(q.n.c_str(), nullptr, 10);
-      if (q.n.find_first_not_of("0123456789") != std::string::npos || n == 0 ||
-          n > kTopMaxRows) {
+      if (q.n.find_first_not_of("0123456789") != std::string::npos || n == 0 || n > kTopMaxRows) {
         return bad_request("n must be a number from 1 to " + std::to_string(kTopMaxRows) + "\n");
       }
       rows = n;

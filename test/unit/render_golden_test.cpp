@@ -3,9 +3,9 @@
 // for byte with test/data/golden/<name>.prom. After an intended change,
 // regenerate with IBFX_UPDATE_GOLDEN=1 build/release/test/unit_tests "[golden]"
 // and review the diff.
-#include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -128,8 +128,8 @@ TEST_CASE("The exposition index records each node's runs and every family header
   const auto snap = fixed_snapshot(false);
   ExpositionIndex index;
   std::string text;
-  snap->render_group(RenderGroup::kPorts, [&text](std::string_view piece) { text += piece; }, 64,
-                     &index);
+  snap->render_group(
+      RenderGroup::kPorts, [&text](std::string_view piece) { text += piece; }, 64, &index);
   CHECK(index.size == text.size());
   std::size_t families = 0;
   for (std::size_t at = 0; (at = text.find("# HELP ", at)) != std::string::npos; ++at) ++families;
