@@ -117,10 +117,12 @@ std::size_t count_samples(const ibfx::Snapshot& snap) {
 }
 
 // Pulls a whole /metrics body through the web handler, as a scrape would.
-std::pair<double, std::size_t> scrape(const ibfx::Exporter& exporter, bool gzip) {
+std::pair<double, std::size_t> scrape(const ibfx::Exporter& exporter, bool gzip,
+                                      const std::string& query = "") {
   ibfx::HttpRequest req;
   req.method = "GET";
-  req.path = req.target = "/metrics";
+  req.path = "/metrics";
+  req.target = "/metrics" + query;
   req.accepts_gzip = gzip;
   const auto t = Clock::now();
   ibfx::HttpResponse res = ibfx::handle_web(exporter, req);
@@ -131,6 +133,7 @@ std::pair<double, std::size_t> scrape(const ibfx::Exporter& exporter, bool gzip)
     more = res.stream->next(piece);
     bytes += piece.size();
   }
+  bytes += res.body.size();
   return {since(t), bytes};
 }
 }  // namespace
@@ -142,6 +145,7 @@ int main(int argc, char** argv) {
   spec.radix = 64;
   spec.tiers = 3;
   int sweeps = 3;
+  std::string dump;  // --dump FILE: the full exposition, for per-family measurements
   try {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(1, 1 << 20)); };
@@ -150,6 +154,8 @@ int main(int argc, char** argv) {
         continue;
       else if (args.is("--sweeps"))
         sweeps = number();
+      else if (args.is("--dump"))
+        dump = args.value();
       else
         args.unknown();
     }
@@ -196,6 +202,15 @@ int main(int argc, char** argv) {
     std::printf("sweep+publish %d: %.3f s (RSS %.0f MiB)\n", i + 1, since(t), peak_rss_mib());
   }
   const auto snap = exporter.snapshot();
+  if (!dump.empty()) {
+    std::FILE* out = std::fopen(dump.c_str(), "w");
+    if (out == nullptr) {
+      std::perror(dump.c_str());
+      return 1;
+    }
+    snap->render([out](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), out); });
+    std::fclose(out);
+  }
 
   double render_s = 1e9;
   std::size_t text_bytes = 0;
@@ -228,6 +243,20 @@ int main(int argc, char** argv) {
   const auto [id_s, id_bytes] = scrape(exporter, false);
   std::printf("scrape gzip: %.4f s, %zu bytes; scrape identity (inflated): %.3f s, %zu bytes\n",
               gz_s, gz_bytes, id_s, id_bytes);
+  // Targeted scrapes (issue #15): the first renders the group once per
+  // snapshot, the second is what every later scrape of that snapshot costs.
+  for (const char* query : {"?collect[]=aggregates", "?collect[]=ports", "?collect[]=nodes"}) {
+    const auto [first_s, first_bytes] = scrape(exporter, true, query);
+    const auto [again_s, again_bytes] = scrape(exporter, true, query);
+    const auto [id_s2, id_bytes2] = scrape(exporter, false, query);
+    std::printf("scrape %s: first %.4f s, then %.4f s, %zu bytes gzip, %zu bytes text (%.4f s)\n",
+                query, first_s, again_s, again_bytes, id_bytes2, id_s2);
+  }
+  {
+    const std::string node = "?node=" + ibfx::guid_hex(snap->fabric->nodes[0].guid);
+    const auto [node_s, node_bytes] = scrape(exporter, false, node);
+    std::printf("scrape ?node=<first switch>: %.4f s, %zu bytes\n", node_s, node_bytes);
+  }
   std::printf("peak RSS: %.0f MiB\n", peak_rss_mib());
 
   // Series per cardinality setting (config `export:`), same snapshot data.

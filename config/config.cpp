@@ -164,7 +164,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 37> kKeys{{
+const std::array<Key, 38> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -275,6 +275,9 @@ const std::array<Key, 37> kKeys{{
     {"export.traffic_counters",
      [](Config& c, const Scalar& v) { c.exporting.traffic_counters = to_bool(v); },
      [](const Config& c) { return bool_text(c.exporting.traffic_counters); }},
+    {"export.port_scores",
+     [](Config& c, const Scalar& v) { c.exporting.port_scores = to_bool(v); },
+     [](const Config& c) { return bool_text(c.exporting.port_scores); }},
 }};
 
 const Key* find_key(std::string_view name) {

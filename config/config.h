@@ -92,6 +92,9 @@ struct ExportConfig {
   bool hca_port_counters = true;  // per-port counters of HCA ports
   bool error_counters = true;     // the error counter families
   bool traffic_counters = true;   // data, packets, uni/multicast families
+  // Per-port series derivable in PromQL (W and U of the last interval, the
+  // PortXmitWait unit): off by default, they cost ~20 % of the exposition.
+  bool port_scores = false;
   bool operator==(const ExportConfig&) const = default;
 };
 

@@ -39,9 +39,16 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       merger_(forget_policy(config_.discovery)),
       pacer_(DiscoveryPacing{.interval = config_.discovery.interval}),
       // Rendering is the publisher's step: Snapshot::gzip() renders the
-      // exposition and compresses it once; scrapes serve that.
+      // exposition and compresses it once; scrapes serve that. The small
+      // group a frequent `collect[]=aggregates` job scrapes is rendered here
+      // too; the others render on their first targeted scrape (once per
+      // snapshot).
       publisher_(
-          store_, [](const Snapshot& snap) { snap.gzip(); },
+          store_,
+          [](const Snapshot& snap) {
+            snap.gzip();
+            snap.rendered(RenderGroup::kAggregates);
+          },
           [this](const Snapshot& snap, const PublisherStats& stats) { on_published(snap, stats); },
           kPublisherNice) {}
 
@@ -246,6 +253,10 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     std::lock_guard lock(metrics_mu_);
     metrics_.on_sweep(sweep, not_answering, overrun);
     metrics_.update_totals(engine_.stats(), accumulator_.stats());
+    if (http_stats_) {
+      const auto [evicted, refused] = http_stats_();
+      metrics_.on_http(evicted, refused);
+    }
     own = metrics_.serialize();
   }
   log_sweep(sweep, not_answering, overrun);

@@ -66,6 +66,11 @@ class Exporter {
   // Told of discoveries and of every published sweep. Call before start().
   void set_status_callback(StatusFn status) { status_ = std::move(status); }
 
+  // Where the daemon's HTTP connection counts come from (evicted, refused),
+  // exported with its health after each sweep. Call before start().
+  using HttpStatsFn = std::function<std::pair<std::uint64_t, std::uint64_t>()>;
+  void set_http_stats(HttpStatsFn stats) { http_stats_ = std::move(stats); }
+
   // Background mode: discovery thread + collector thread.
   void start();
   void stop();
@@ -127,6 +132,7 @@ class Exporter {
   } trouble_;
 
   TransportHealth* health_ = nullptr;
+  HttpStatsFn http_stats_;
   // Worker generation the current fabric was discovered through.
   std::atomic<std::uint64_t> fabric_generation_{0};
   int unaddressed_discoveries_ = 0;        // discovery thread only

@@ -129,6 +129,16 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
       counter(r, "infiniband_exporter_mad_requests_cancelled_total",
               "MAD requests a sweep's budget ended before they were answered (not sent, or "
               "in flight): not asked, not counted as timeouts.");
+  // Nodes that may run a subnet manager get no optional MAD
+  // (docs/safety.md): what that withheld, so a missing probe is explained.
+  probes_withheld_ =
+      counter(r, "infiniband_exporter_optional_probes_withheld_total",
+              "Optional PMA probes not sent because the node may run a subnet manager "
+              "(docs/safety.md).");
+  clears_withheld_ =
+      counter(r, "infiniband_exporter_clears_withheld_total",
+              "Counter clears (PortCounters Set) not sent because the node may run a subnet "
+              "manager (docs/safety.md).");
   sweep_duration_ = &prometheus::BuildHistogram()
                          .Name("infiniband_exporter_sweep_duration_seconds")
                          .Help("Distribution of PMA sweep durations.")
@@ -205,6 +215,23 @@ void ExporterMetrics::on_worker(bool up, std::uint64_t restarts) {
   }
 }
 
+void ExporterMetrics::on_http(std::uint64_t evicted, std::uint64_t refused) {
+  if (http_evicted_ == nullptr) {
+    http_evicted_ = counter(*registry_, "infiniband_exporter_http_connections_evicted_total",
+                            "HTTP connections closed to make room for a newcomer (web limits).");
+    http_refused_ = counter(*registry_, "infiniband_exporter_http_connections_refused_total",
+                            "HTTP connections refused because every slot was busy.");
+  }
+  if (evicted > last_http_evicted_) {
+    http_evicted_->Increment(static_cast<double>(evicted - last_http_evicted_));
+    last_http_evicted_ = evicted;
+  }
+  if (refused > last_http_refused_) {
+    http_refused_->Increment(static_cast<double>(refused - last_http_refused_));
+    last_http_refused_ = refused;
+  }
+}
+
 void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering,
                                bool overrun) {
   sweeps_->Increment();
@@ -212,6 +239,8 @@ void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_a
   if (overrun) sweep_overruns_->Increment();
   lid_mismatches_->Increment(static_cast<double>(sweep.lid_mismatches));
   clears_sent_->Increment(static_cast<double>(sweep.clears_sent));
+  probes_withheld_->Increment(static_cast<double>(sweep.probes_withheld));
+  clears_withheld_->Increment(static_cast<double>(sweep.clears_withheld));
   last_sweep_duration_->Set(sweep.duration_seconds);
   last_sweep_timestamp_->Set(now_seconds());
   sweep_duration_->Observe(sweep.duration_seconds);

@@ -39,6 +39,11 @@ class ExporterMetrics {
   // first use, so that in-process transports (tests) export neither.
   void on_worker(bool up, std::uint64_t restarts);
 
+  // The HTTP server's cumulative connection counts (evicted to make room,
+  // refused with every slot busy); the difference since the last call is
+  // added. Registered on first use, like the worker's.
+  void on_http(std::uint64_t evicted, std::uint64_t refused);
+
   std::string serialize() const;
   prometheus::Registry& registry() { return *registry_; }
 
@@ -82,6 +87,11 @@ class ExporterMetrics {
   prometheus::Gauge* worker_up_ = nullptr;
   prometheus::Counter* worker_restarts_ = nullptr;
   std::uint64_t last_worker_restarts_ = 0;
+  prometheus::Counter* probes_withheld_;
+  prometheus::Counter* clears_withheld_;
+  prometheus::Counter* http_evicted_ = nullptr;
+  prometheus::Counter* http_refused_ = nullptr;
+  std::uint64_t last_http_evicted_ = 0, last_http_refused_ = 0;
   MadEngineStats last_mad_;
   AccumulatorStats last_acc_;
 };

@@ -31,7 +31,26 @@ void ExpositionWriter::add_label(std::string& labels, std::string_view key, std:
   labels += '"';
 }
 
+void ExpositionWriter::close_run() {
+  if (index_ == nullptr || node_ == ExpositionIndex::kNoNode || index_->families.empty()) return;
+  if (offset() > run_begin_) {
+    index_->runs.push_back(
+        {node_, static_cast<std::uint32_t>(index_->families.size() - 1), {run_begin_, offset()}});
+  }
+}
+
+void ExpositionWriter::switch_node(std::uint32_t n) {
+  close_run();
+  node_ = n;
+  run_begin_ = offset();
+}
+
 void ExpositionWriter::family(std::string_view name, std::string_view help, std::string_view type) {
+  const std::size_t begin = offset();
+  if (index_ != nullptr) {
+    close_run();
+    node_ = ExpositionIndex::kNoNode;
+  }
   out_ += "# HELP ";
   out_ += name;
   out_ += ' ';
@@ -49,11 +68,24 @@ void ExpositionWriter::family(std::string_view name, std::string_view help, std:
   out_ += name;
   out_ += ' ';
   out_ += type;
-  line_done();
+  out_ += '\n';
+  if (index_ != nullptr) index_->families.push_back({begin, offset()});
+  if (sink_ && out_.size() >= chunk_bytes_) hand_off();
 }
 
 void ExpositionWriter::flush() {
+  if (index_ != nullptr) {
+    // The end of the text: close the last run.
+    close_run();
+    node_ = ExpositionIndex::kNoNode;
+    index_->size = offset();
+  }
+  hand_off();
+}
+
+void ExpositionWriter::hand_off() {
   if (sink_ && !out_.empty()) {
+    flushed_ += out_.size();
     sink_(out_);
     out_.clear();
   }

@@ -208,6 +208,9 @@ int run(int argc, char** argv) {
     ibfx::log_error(e.what());
     return 1;
   }
+  exporter.set_http_stats([srv = server.get()] {
+    return std::pair{srv->evicted_connections(), srv->refused_connections()};
+  });
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int sig) {

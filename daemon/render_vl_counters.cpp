@@ -42,6 +42,7 @@ void render_lane_counters(const Snapshot& s, const std::vector<std::string>& por
     w.family(info.metric, info.help, "counter");
     for (const PortLaneTotals& t : s.lanes) {
       if (t.counter != counter || !exported(t)) continue;
+      w.node(s.ports[t.port].node);  // for ?node= slices
       for (std::size_t lane = 0; lane < info.lanes; ++lane) {
         if (t.total[lane] == 0) continue;  // a lane never used has no series
         w.sample(info.metric, port_labels[t.port], info.label, kLaneNames[lane],
@@ -68,12 +69,19 @@ void render_lane_counters(const Snapshot& s, const std::vector<std::string>& por
                "counter");
       family_written = true;
     }
+    w.node(p.node);
     for (std::size_t lane = 0; lane < kLanes; ++lane) {
       if (t.total[lane] == 0) continue;
       w.sample(kSeconds, port_labels[t.port], "vl", kLaneNames[lane],
                static_cast<double>(t.total[lane]) * unit.seconds);
     }
   }
+}
+
+RenderGroup LaneCounterRenderer::group() const { return RenderGroup::kPorts; }
+
+void LaneCounterRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const {
+  render_lane_counters(ctx.snapshot(), ctx.port_ids(), w);
 }
 
 }  // namespace ibfx

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "daemon/exposition.h"
+#include "daemon/renderer.h"
 
 namespace ibfx {
 
@@ -17,5 +18,12 @@ struct Snapshot;
 // `port_labels` is parallel to snapshot.ports (the port's usual labels).
 void render_lane_counters(const Snapshot& snapshot, const std::vector<std::string>& port_labels,
                           ExpositionWriter& w);
+
+// The per-lane families as one concern of the `ports` group.
+class LaneCounterRenderer final : public Renderer {
+ public:
+  RenderGroup group() const override;
+  void render(const RenderContext& ctx, ExpositionWriter& w) const override;
+};
 
 }  // namespace ibfx

@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "daemon/exposition.h"
 #include "daemon/gzip.h"
+#include "daemon/renderer.h"
 
 namespace ibfx {
 
@@ -76,6 +77,11 @@ struct Snapshot {
   // never held at once.
   void render(const ExpositionWriter::Sink& sink,
               std::size_t chunk_bytes = std::size_t{1} << 20) const;
+  // One group's families only (`collect[]=`), recording where each node's
+  // series sit into `index` when given.
+  void render_group(RenderGroup group, const ExpositionWriter::Sink& sink,
+                    std::size_t chunk_bytes = std::size_t{1} << 20,
+                    ExpositionIndex* index = nullptr) const;
   // The whole text in one string (tests, --once): a fresh render per call.
   std::string text() const;
   // The exposition gzip-compressed, rendered once and cached: the daemon
@@ -85,7 +91,24 @@ struct Snapshot {
   // Length of the uncompressed text (Content-Length of an identity scrape).
   std::size_t text_size() const;
 
+  // One group as a scrape with `collect[]=` serves it: rendered and
+  // gzip-compressed once per snapshot (on first use), with the byte ranges
+  // of each node's series for `?node=`. Later scrapes only read it.
+  struct RenderedGroup {
+    std::string gzip;
+    std::size_t text_size = 0;
+    ExpositionIndex index;
+  };
+  const RenderedGroup& rendered(RenderGroup group) const;
+  // The series of the nodes flagged in `wanted` (parallel to fabric->nodes)
+  // in the groups flagged in `groups`, with their families' HELP and TYPE,
+  // copied out of the rendered groups (inflated piece by piece).
+  std::string node_slice(const std::vector<bool>& wanted,
+                         const std::array<bool, kRenderGroupCount>& groups) const;
+
  private:
+  mutable std::array<std::once_flag, kRenderGroupCount> group_once_;
+  mutable std::array<RenderedGroup, kRenderGroupCount> groups_;
   mutable std::once_flag gzip_once_;
   mutable std::string gzip_;
   mutable std::size_t text_size_ = 0;

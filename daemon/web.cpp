@@ -1,10 +1,15 @@
 #include "daemon/web.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "daemon/gzip.h"
+#include "daemon/scrape_query.h"
+#include "daemon/top_view.h"
 
 namespace ibfx {
 namespace {
@@ -32,6 +37,7 @@ std::string landing_page(std::string_view telemetry_path) {
 <li><a href=")" +
          path + "\">" + path +
          R"(</a> &mdash; the latest sweep, in the Prometheus text format</li>
+<li><a href="/top">/top</a> &mdash; roots of congestion, hottest ports, silent nodes (plain text)</li>
 <li><a href="/-/healthy">/-/healthy</a> &mdash; the process is alive</li>
 <li><a href="/-/ready">/-/ready</a> &mdash; the first sweep has completed</li>
 </ul>
@@ -40,6 +46,117 @@ std::string landing_page(std::string_view telemetry_path) {
 }
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
+
+HttpResponse bad_request(std::string text) {
+  HttpResponse r;
+  r.status = 400;
+  r.body = std::move(text);
+  return r;
+}
+
+// A GUID as written by users: 0x-prefixed or not, any number of leading zeros.
+std::optional<std::uint64_t> parse_guid(std::string_view text) {
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+    text.remove_prefix(2);
+  if (text.empty() || text.size() > 16) return std::nullopt;
+  std::uint64_t v = 0;
+  for (const char c : text) {
+    int d = -1;
+    if (c >= '0' && c <= '9') d = c - '0';
+    if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    if (d < 0) return std::nullopt;
+    v = v * 16 + static_cast<std::uint64_t>(d);
+  }
+  return v;
+}
+
+// Streams the selected groups in exposition order: one group as its gzip
+// form, several inflated in turn (concatenated gzip members are valid RFC
+// 1952 but not every client reads past the first).
+HttpResponse serve_groups(std::shared_ptr<const Snapshot> snap,
+                          const std::array<bool, kRenderGroupCount>& groups, bool gzip) {
+  std::vector<const Snapshot::RenderedGroup*> parts;
+  std::uint64_t size = 0;
+  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+    if (!groups[g]) continue;
+    parts.push_back(&snap->rendered(static_cast<RenderGroup>(g)));
+    size += gzip ? parts.back()->gzip.size() : parts.back()->text_size;
+  }
+  HttpResponse r;
+  r.content_type = kExpositionType;
+  r.precompressed_gzip = gzip;
+  struct State {
+    std::size_t part = 0, offset = 0;
+    std::unique_ptr<GunzipReader> reader;
+  };
+  auto state = std::make_shared<State>();
+  r.stream = HttpResponse::BodyStream{size, [snap, parts, state, gzip](std::string& piece) {
+                                        piece.clear();
+                                        while (state->part < parts.size()) {
+                                          const std::string& gz = parts[state->part]->gzip;
+                                          bool part_done = false;
+                                          if (gzip) {
+                                            const std::size_t n =
+                                                std::min(kPieceBytes, gz.size() - state->offset);
+                                            piece.assign(gz, state->offset, n);
+                                            state->offset += n;
+                                            part_done = state->offset >= gz.size();
+                                          } else {
+                                            if (!state->reader)
+                                              state->reader = std::make_unique<GunzipReader>(gz);
+                                            part_done = !state->reader->read(piece, kPieceBytes);
+                                          }
+                                          if (part_done) {
+                                            ++state->part;
+                                            state->offset = 0;
+                                            state->reader.reset();
+                                          }
+                                          if (!piece.empty()) break;
+                                        }
+                                        return state->part < parts.size();
+                                      }};
+  return r;
+}
+
+// /metrics with a query: collect[]= groups and node= slices.
+HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQuery& q,
+                      bool accepts_gzip) {
+  std::array<bool, kRenderGroupCount> groups{};
+  for (const std::string& name : q.collect) {
+    const auto g = render_group_named(name);
+    if (!g) {
+      std::string valid;
+      for (const auto v : kRenderGroupNames) valid += (valid.empty() ? "" : ", ") + std::string(v);
+      return bad_request("unknown collect[] group \"" + name + "\"; valid: " + valid + "\n");
+    }
+    groups[static_cast<std::size_t>(*g)] = true;
+  }
+  if (q.collect.empty()) groups.fill(true);
+  if (q.nodes.empty()) {
+    const auto selected = std::count(groups.begin(), groups.end(), true);
+    return serve_groups(snap, groups, accepts_gzip && selected == 1);
+  }
+
+  const std::size_t count = snap->fabric ? snap->fabric->nodes.size() : 0;
+  std::vector<bool> wanted(count, false);
+  for (const std::string& name : q.nodes) {
+    const auto guid = parse_guid(name);
+    bool found = false;
+    for (std::size_t n = 0; n < count; ++n) {
+      const FabricNode& node = snap->fabric->nodes[n];
+      if (snap->node_names[n] == name || node.description == name || (guid && node.guid == *guid)) {
+        wanted[n] = true;
+        found = true;
+      }
+    }
+    if (!found) return bad_request("unknown node \"" + name + "\" (a node name or GUID)\n");
+  }
+  HttpResponse r;
+  r.content_type = kExpositionType;
+  r.body = snap->node_slice(wanted, groups);  // small: the server gzips it when asked
+  return r;
+}
 }  // namespace
 
 HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
@@ -51,6 +168,21 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
       r.status = 503;
       r.body = "no sweep has completed yet\n";
       return r;
+    }
+    if (request.target.find('?') != std::string::npos) {
+      const ScrapeQuery q = parse_scrape_query(request.target);
+      if (!q.error.empty()) return bad_request(q.error + "\n");
+      const bool everything = q.nodes.empty() && q.collect.size() >= kRenderGroupCount && [&] {
+        for (const auto name : kRenderGroupNames) {
+          if (std::find(q.collect.begin(), q.collect.end(), name) == q.collect.end()) {
+            return false;
+          }
+        }
+        return true;
+      }();
+      if (!everything && (!q.collect.empty() || !q.nodes.empty())) {
+        return targeted(snap, q, request.accepts_gzip);
+      }
     }
     r.content_type = kExpositionType;
     // The snapshot holds only the gzip form (built on the sweep thread); each
@@ -69,11 +201,29 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
           }};
     } else {
       auto reader = std::make_shared<GunzipReader>(gz);
-      r.stream = HttpResponse::BodyStream{
-          snap->text_size(), [snap, reader](std::string& piece) {
-            return reader->read(piece, kPieceBytes);
-          }};
+      r.stream = HttpResponse::BodyStream{snap->text_size(), [snap, reader](std::string& piece) {
+                                            return reader->read(piece, kPieceBytes);
+                                          }};
     }
+    return r;
+  }
+  if (request.path == "/top") {
+    auto snap = exporter.snapshot();
+    if (!snap) {
+      r.status = 503;
+      r.body = "no sweep has completed yet\n";
+      return r;
+    }
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    std::size_t rows = kTopDefaultRows;
+    if (!q.n.empty()) {
+      const auto n = std::strtoul(q.n.c_str(), nullptr, 10);
+      if (q.n.find_first_not_of("0123456789") != std::string::npos || n == 0 || n > kTopMaxRows) {
+        return bad_request("n must be a number from 1 to " + std::to_string(kTopMaxRows) + "\n");
+      }
+      rows = n;
+    }
+    r.body = render_top(*snap, rows);
     return r;
   }
   if (request.path == "/") {

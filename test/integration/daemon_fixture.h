@@ -79,10 +79,11 @@ inline Series parse_exposition(const std::string& text) {
   return s;
 }
 
-inline std::string port_labels(const std::string& guid, const std::string& name,
-                               const std::string& type, int port) {
-  return "{node_guid=\"" + guid + "\",node_name=\"" + name + "\",node_type=\"" + type +
-         "\",port=\"" + std::to_string(port) + "\"";
+// Per-port series carry node_guid and port only (the lean exposition); the
+// name and type stay in the signature for the callers' readability.
+inline std::string port_labels(const std::string& guid, const std::string& /*name*/,
+                               const std::string& /*type*/, int port) {
+  return "{node_guid=\"" + guid + "\",port=\"" + std::to_string(port) + "\"";
 }
 
 // The value of the first series whose key starts with `prefix` (a family

@@ -393,8 +393,10 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
   // daemon reporting the flap a little early (it takes a sweep and a
   // discovery) was enough for the panel to rightly leave the link out.
   const std::string link_up =
-      "infiniband_port_up{node_name=\"gpu0003 mlx5_1\",port=\"1\"} == 1 "
-      "and on () infiniband_port_up{node_name=\"leaf-r1-01\",port=\"3\"} == 1";
+      "(infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
+      "infiniband_port_info{node_name=\"gpu0003 mlx5_1\",port=\"1\"}) == 1 "
+      "and on () (infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
+      "infiniband_port_info{node_name=\"leaf-r1-01\",port=\"3\"}) == 1";
   if (!eventually([&] { return samples(prom.query(link_up)).size() == 1; },
                   std::chrono::seconds(30))) {
     INFO(prom.targets() << "prometheus log (tail):\n" << tail(prom.log(), 20));
@@ -423,11 +425,13 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
       const std::vector<std::string> selectors = {
           "up",
           "scrape_duration_seconds",
-          "infiniband_port_up{node_name=~\"gpu0003 mlx5_1|leaf-r1-01\",port=~\"1|3\"}",
-          "infiniband_exporter_node_up{node_name=~\"" + faulted + "\"}",
+          "infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
+          "infiniband_port_info{node_name=~\"gpu0003 mlx5_1|leaf-r1-01\",port=~\"1|3\"}",
+          "infiniband_exporter_node_up * on (instance, node_guid) group_left (node_name) "
+          "infiniband_node_info{node_name=~\"" + faulted + "\"}",
           "infiniband_exporter_node_up == 0",
           "infiniband_exporter_nodes_not_answering",
-          "topk(3, infiniband_port_stall_ratio_last)"};
+          "topk(3, rate(infiniband_port_transmit_wait_seconds_total[30s]))"};
       for (const std::string& selector : selectors) {
         // A plain selector's raw samples; an expression's, through a subquery.
         const std::string range =
@@ -443,8 +447,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
     try {
       std::istringstream metrics(daemon.metrics());
       const std::regex involved(
-          "^(infiniband_port_up|infiniband_exporter_node_up|"
-          "infiniband_port_info|infiniband_node_info)\\{.*node_name=\"(" +
+          "^(infiniband_port_info|infiniband_node_info)\\{.*node_name=\"(" +
           faulted + ")\".*|^infiniband_exporter_[a-z_]+(\\{.*)? .*");
       for (std::string line; std::getline(metrics, line);) {
         if (line.find("_bucket") == std::string::npos && std::regex_match(line, involved)) {
@@ -468,10 +471,13 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
        "node_port:infiniband_port_rate_bytes_per_second:below_peers{node_name=\"gpu0005 "
        "mlx5_0\",port=\"1\"}"},
       {"gpu0007 mlx5_0 is not answering",
-       "infiniband_exporter_node_up{node_name=\"gpu0007 mlx5_0\"} == 0"},
+       "infiniband_exporter_node_up * on (instance, node_guid) group_left (node_name) "
+       "infiniband_node_info{node_name=\"gpu0007 mlx5_0\"} == 0"},
       {"the flapped link is down",
-       "infiniband_port_up{node_name=\"gpu0003 mlx5_1\",port=\"1\"} == 0 "
-       "or infiniband_port_up{node_name=\"leaf-r1-01\",port=\"3\"} == 0"},
+       "(infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
+       "infiniband_port_info{node_name=\"gpu0003 mlx5_1\",port=\"1\"}) == 0 "
+       "or (infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
+       "infiniband_port_info{node_name=\"leaf-r1-01\",port=\"3\"}) == 0"},
   };
   auto unsettled = [&] {
     std::string out;

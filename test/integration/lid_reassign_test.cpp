@@ -53,14 +53,12 @@ bool data_matches(double bytes, std::uint64_t words) {
   return bytes >= set && bytes < set + kTrafficSlackBytes;
 }
 
-// The LID label of node `name` in infiniband_node_info; -1 if absent.
+// The LID of node `name` (infiniband_node_lid, joined to the name by its
+// GUID); -1 if absent.
 int exported_lid(const Series& s, const std::string& name) {
-  const std::regex re("infiniband_node_info\\{.*node_name=\"" + name + "\",.*,lid=\"([0-9]+)\".*");
-  for (const auto& [key, v] : s) {
-    std::smatch m;
-    if (std::regex_match(key, m, re)) return std::stoi(m[1]);
-  }
-  return -1;
+  const std::string guid = guid_of(s, name);
+  const auto it = s.find("infiniband_node_lid{node_guid=\"" + guid + "\"}");
+  return guid.empty() || it == s.end() ? -1 : static_cast<int>(it->second);
 }
 
 }  // namespace

@@ -169,6 +169,7 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK_FALSE(c.exporting.hca_port_counters);
   CHECK_FALSE(c.exporting.error_counters);
   CHECK_FALSE(c.exporting.traffic_counters);
+  CHECK(c.exporting.port_scores);
 
   // Each value differs from the default, so a key silently ignored shows up here.
   for (const std::string_view key : ibfx::config_keys()) {

@@ -33,27 +33,35 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
   auto snap = build_snapshot(fabric, std::move(sweep), acc, {}, {});
   const std::string& text = snap->text();
-  const std::string labels =
-      R"(node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2",tier="",rail="")";
+  // Per-port series carry only the port's identity (the lean exposition).
+  const std::string labels = R"(node_guid="0x0000000000000100",port="2")";
   CHECK(has_line(text, "infiniband_port_transmit_wait_total{" + labels + "} 1234"));
   CHECK(has_line(text, "infiniband_port_transmit_data_bytes_total{" + labels + "} 4000"));
   CHECK(has_line(text, "infiniband_port_symbol_errors_total{" + labels + "} 3"));
   CHECK(has_line(text, "infiniband_port_up{" + labels + "} 1"));
   CHECK(text.find("# TYPE infiniband_port_transmit_wait_total counter\n") != std::string::npos);
-  CHECK(has_line(text,
-                 R"(infiniband_exporter_node_up{node_guid="0x0000000000000200",node_name="gpu0 mlx5_0",node_type="hca"} 1)"));
+  CHECK(has_line(text, "infiniband_port_state{" + labels + "} 4"));
+  CHECK(has_line(text, "infiniband_port_physical_state{" + labels + "} 5"));
+  CHECK(has_line(text, R"(infiniband_exporter_node_up{node_guid="0x0000000000000200"} 1)"));
+  CHECK(has_line(text, R"(infiniband_port_lid{node_guid="0x0000000000000200",port="1"} 2)"));
+  CHECK(has_line(text, R"(infiniband_node_lid{node_guid="0x0000000000000100"} 1)"));
   // Ports never read have no counter series, but stay visible as up/info.
   CHECK(text.find(R"(infiniband_port_transmit_wait_total{node_guid="0x0000000000000200")") ==
         std::string::npos);
-  CHECK(text.find(R"(infiniband_port_info{node_guid="0x0000000000000200",node_name="gpu0 mlx5_0",node_type="hca",port="1",tier="",rail="",state="active",link_width="4x",link_speed="SDR",rate_gbps="10",lid="2",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_node_type="switch",remote_port="1",remote_tier="",remote_rail=""} 1)") !=
-        std::string::npos);
+  // Names, tier, rail and the far end of the cable: once per port, on the info metric.
+  CHECK(has_line(
+      text,
+      R"(infiniband_port_info{node_guid="0x0000000000000200",port="1",node_name="gpu0 mlx5_0",node_type="hca",tier="",rail="",link_width="4x",link_speed="SDR",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_port="1",remote_node_type="switch",remote_tier=""} 1)"));
+  // State and LID are gauges: no label changes when they do.
+  CHECK(text.find("state=") == std::string::npos);
+  CHECK(text.find("lid=") == std::string::npos);
 }
 
 TEST_CASE("Snapshot keeps down ports visible with up 0", "[snapshot]") {
   Fabric f = ibfx::test::star_fabric(1, 1);
   auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, {}, {});
   CHECK(snap->text().find(
-            R"(infiniband_port_up{node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2",tier="",rail=""} 0)") !=
+            R"(infiniband_port_up{node_guid="0x0000000000000100",port="2"} 0)") !=
         std::string::npos);
 }
 
@@ -144,6 +152,7 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{true, true, 0});
   auto snap = build_snapshot(fabric, std::move(sweep), acc, {}, {});
+  snap->exporting.port_scores = true;  // the unit and U of the last interval are opt-in
   // leaf-01 port 2 (index 1) faces "gpu1 mlx5_0": full, with two victims.
   PortScore root;
   root.node = 0;
@@ -157,7 +166,9 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   result.congestion.imbalance.push_back({0, 2, 1.5});
   snap->analysis.utilization_histograms[{Tier::kLeaf, 0}].observe(0.75);
   const std::string text = snap->text();
-  const std::string labels =
+  const std::string labels = R"(node_guid="0x0000000000000100",port="2")";
+  // Roots are few and read without a join: they keep the names.
+  const std::string named =
       R"(node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",port="2",tier="",rail="")";
   // No known device: IBA's 8 bytes per lane per count over 4x SDR's 4 x 2 Gb/s.
   CHECK(value_of(text, "infiniband_port_transmit_wait_unit_seconds{" + labels +
@@ -169,7 +180,7 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   CHECK(has_line(text, R"(infiniband_port_utilization_bucket{tier="leaf",rail="0",le="0.7"} 0)"));
   CHECK(has_line(text, R"(infiniband_port_utilization_bucket{tier="leaf",rail="0",le="0.8"} 1)"));
   const std::string root_labels =
-      labels + R"(,cause="incast",remote_node_guid="0x0000000000000201",remote_node_name="gpu1 mlx5_0",remote_port="1")";
+      named + R"(,cause="incast",remote_node_guid="0x0000000000000201",remote_node_name="gpu1 mlx5_0",remote_port="1")";
   CHECK(has_line(text, "infiniband_congestion_root_score{" + root_labels + "} 2.5"));
   CHECK(has_line(text, "infiniband_congestion_victim_ports{" + root_labels + "} 2"));
   CHECK(has_line(

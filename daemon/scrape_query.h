@@ -1,0 +1,23 @@
+// The query string of a scrape: /metrics?collect[]=ports&node=leaf-01,
+// /top?n=20. One parser, in the daemon layer (not the HTTP server's job).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ibfx {
+
+struct ScrapeQuery {
+  std::vector<std::string> collect;  // collect[]= values, in order, repeatable
+  std::vector<std::string> nodes;    // node= values (names or GUIDs), repeatable
+  std::string n;                     // n= (the /top length), empty when absent
+  std::string error;                 // non-empty: malformed (e.g. a bad %-escape)
+};
+
+// Parses the part of `target` after '?': '&'-separated key=value pairs,
+// %-escapes and '+' decoded; `collect%5B%5D` is `collect[]`. Other keys are
+// ignored, as node_exporter does.
+ScrapeQuery parse_scrape_query(std::string_view target);
+
+}  // namespace ibfx

@@ -1,0 +1,107 @@
+#include "daemon/top_view.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <numeric>
+
+#include "daemon/snapshot.h"
+
+namespace ibfx {
+namespace {
+
+std::string far_end(const Snapshot& s, const FabricPort& fp) {
+  if (!fp.linked() || static_cast<std::size_t>(fp.remote_node) >= s.node_names.size()) return "-";
+  return s.node_names[static_cast<std::size_t>(fp.remote_node)] + ":" +
+         std::to_string(fp.remote_port);
+}
+
+// printf into `out`; the attribute lets -Wformat check every call.
+__attribute__((format(printf, 2, 3))) void line(std::string& out, const char* format, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  out += buf;
+}
+
+}  // namespace
+
+std::string render_top(const Snapshot& s, std::size_t rows) {
+  std::string out;
+  if (!s.fabric) return "no fabric discovered yet\n";
+  const Fabric& f = *s.fabric;
+  const AnalysisResult& a = s.analysis.result;
+  auto port_of = [&](const PortScore& ps) -> const FabricPort& {
+    return f.nodes[static_cast<std::size_t>(ps.node)].ports[ps.port_index];
+  };
+  auto name_of = [&](const PortScore& ps) {
+    return s.node_names[static_cast<std::size_t>(ps.node)] + ":" +
+           std::to_string(port_of(ps).number);
+  };
+
+  out += "ROOTS OF CONGESTION (docs/scores.md, \"Root or victim\")\n";
+  if (a.ports.empty()) {
+    out += "  (none yet: scores need two sweeps)\n";
+  } else if (a.congestion.roots.empty()) {
+    out += "  (none)\n";
+  }
+  if (!a.congestion.roots.empty()) {
+    line(out, "  %-32s %-20s %7s %8s  %s\n", "PORT", "CAUSE", "SCORE", "VICTIMS", "FAR END");
+  }
+  for (std::size_t k = 0; k < a.congestion.roots.size() && k < rows; ++k) {
+    const CongestionRoot& r = a.congestion.roots[k];
+    const PortScore& ps = a.ports[r.port];
+    line(out, "  %-32s %-20s %7.3f %8zu  %s\n", name_of(ps).c_str(),
+         std::string(cause_name(r.cause)).c_str(), r.score, static_cast<std::size_t>(r.victims),
+         far_end(s, port_of(ps)).c_str());
+  }
+
+  out += "\nHOTTEST PORTS (W: stall ratio, U: utilisation, last interval)\n";
+  std::vector<std::size_t> order(a.ports.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  order.erase(
+      std::remove_if(order.begin(), order.end(), [&](std::size_t k) { return !a.ports[k].valid; }),
+      order.end());
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t x, std::size_t y) { return a.ports[x].stall > a.ports[y].stall; });
+  if (order.empty()) out += "  (none yet)\n";
+  if (!order.empty()) {
+    line(out, "  %-32s %6s %6s %-8s %12s  %s\n", "PORT", "W", "U", "TIER", "ERRORS", "FAR END");
+  }
+  // Cumulative error counts of each port (the per-port counters' error half).
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> errors;
+  for (const PortView& p : s.ports) {
+    std::uint64_t e = 0;
+    for (std::size_t c = static_cast<std::size_t>(Counter::kSymbolErrors); c < kCounterCount; ++c) {
+      e += p.totals[c];
+    }
+    errors[{p.node, p.port_index}] = e;
+  }
+  for (std::size_t k = 0; k < order.size() && k < rows; ++k) {
+    const PortScore& ps = a.ports[order[k]];
+    char u[16] = "-";
+    if (ps.utilization_valid) std::snprintf(u, sizeof u, "%.3f", ps.utilization);
+    const auto e = errors.find({static_cast<std::uint32_t>(ps.node), ps.port_index});
+    line(out, "  %-32s %6.3f %6s %-8s %12llu  %s\n", name_of(ps).c_str(), ps.stall, u,
+         std::string(tier_name(ps.tier)).c_str(),
+         static_cast<unsigned long long>(e == errors.end() ? 0 : e->second),
+         far_end(s, port_of(ps)).c_str());
+  }
+
+  out += "\nNODES NOT ANSWERING\n";
+  std::size_t silent = 0;
+  for (std::size_t n = 0; n < f.nodes.size() && n < s.node_status.size(); ++n) {
+    if (!s.node_status[n].swept || s.node_status[n].answered) continue;
+    if (silent++ < rows) {
+      line(out, "  %-32s %s\n", s.node_names[n].c_str(), guid_hex(f.nodes[n].guid).c_str());
+    }
+  }
+  if (silent == 0) out += "  (none)\n";
+  if (silent > rows) line(out, "  ... and %zu more\n", silent - rows);
+  return out;
+}
+
+}  // namespace ibfx

@@ -1,0 +1,216 @@
+// Golden .prom fixtures for each renderer (node_exporter's collector
+// fixtures): a small fixed fabric rendered by one renderer, compared byte
+// for byte with test/data/golden/<name>.prom. After an intended change,
+// regenerate with IBFX_UPDATE_GOLDEN=1 build/release/test/unit_tests "[golden]"
+// and review the diff.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "daemon/gzip.h"
+#include "daemon/render_health.h"
+#include "daemon/render_port_counters.h"
+#include "daemon/render_port_info.h"
+#include "daemon/render_scores.h"
+#include "daemon/render_topology.h"
+#include "daemon/snapshot.h"
+#include "daemon/top_view.h"
+#include "fake_fabric.h"
+
+using namespace ibfx;
+
+namespace {
+
+// leaf-01 with two HCAs and one spare port; counters on two ports; one root
+// of congestion, a utilisation histogram, a fixed daemon-metrics text.
+std::shared_ptr<Snapshot> fixed_snapshot(bool port_scores) {
+  auto fabric = std::make_shared<const Fabric>(ibfx::test::star_fabric(2, 1));
+  CounterAccumulator acc;
+  CounterReading r;
+  r.set(Counter::kTransmitWait, 1000, 32);
+  r.set(Counter::kTransmitDataBytes, 250, 64);
+  r.set(Counter::kSymbolErrors, 3, 16);
+  acc.apply(PortKey{0x100, 2}, r, {});
+  CounterReading h;
+  h.set(Counter::kReceiveDataBytes, 7, 64);
+  acc.apply(PortKey{0x200, 1}, h, {});
+  SweepResult sweep;
+  sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
+  sweep.nodes[2].answered = false;
+  auto snap = build_snapshot(fabric, std::move(sweep), acc, {{0x201, "gpu-b"}}, {});
+  snap->exporting.port_scores = port_scores;
+  PortScore root;
+  root.node = 0;
+  root.port_index = 1;
+  root.valid = true;
+  root.stall = 0.25;
+  root.utilization_valid = true;
+  root.utilization = 0.75;
+  AnalysisResult& result = snap->analysis.result;
+  result.ports.push_back(root);
+  result.top_ports.push_back(0);
+  result.congestion.roots.push_back({0, CongestionCause::kIncast, 2.5, 2});
+  result.congestion.imbalance.push_back({0, 2, 1.5});
+  snap->analysis.utilization_histograms[{Tier::kLeaf, 0}].observe(0.75);
+  snap->analysis.clamped_total = 1;
+  snap->exporter_metrics_text =
+      "# HELP infiniband_exporter_sweeps_total PMA sweeps run.\n"
+      "# TYPE infiniband_exporter_sweeps_total counter\n"
+      "infiniband_exporter_sweeps_total 2\n";
+  return snap;
+}
+
+std::string render(const Renderer& renderer, const Snapshot& snap) {
+  std::string out;
+  ExpositionWriter w(out);
+  renderer.render(RenderContext(snap), w);
+  return out;
+}
+
+void check_golden(const std::string& name, const std::string& text) {
+  const std::string path = IBFX_SOURCE_DIR "/test/data/golden/" + name + ".prom";
+  const char* update = std::getenv("IBFX_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::stringstream golden;
+  golden << in.rdbuf();
+  INFO(path << " (IBFX_UPDATE_GOLDEN=1 regenerates it)");
+  CHECK(text == golden.str());
+}
+
+}  // namespace
+
+TEST_CASE("TopologyRenderer matches its golden file", "[golden]") {
+  check_golden("topology", render(TopologyRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("PortInfoRenderer matches its golden file", "[golden]") {
+  check_golden("port_info", render(PortInfoRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("PortCounterRenderer matches its golden files, default and with port scores",
+          "[golden]") {
+  check_golden("port_counters", render(PortCounterRenderer{}, *fixed_snapshot(false)));
+  check_golden("port_counters_scores", render(PortCounterRenderer{}, *fixed_snapshot(true)));
+}
+
+TEST_CASE("ScoresRenderer matches its golden file", "[golden]") {
+  check_golden("scores", render(ScoresRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("ExporterHealthRenderer matches its golden file", "[golden]") {
+  check_golden("health", render(ExporterHealthRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("The full exposition is every group in order, and each group is its renderers",
+          "[golden]") {
+  const auto snap = fixed_snapshot(false);
+  std::string groups;
+  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+    snap->render_group(static_cast<RenderGroup>(g),
+                       [&groups](std::string_view piece) { groups += piece; });
+  }
+  CHECK(groups == snap->text());
+  std::string ports;
+  snap->render_group(RenderGroup::kPorts, [&ports](std::string_view piece) { ports += piece; });
+  CHECK(ports == render(PortInfoRenderer{}, *snap) + render(PortCounterRenderer{}, *snap));
+}
+
+TEST_CASE("The exposition index records each node's runs and every family header", "[golden]") {
+  const auto snap = fixed_snapshot(false);
+  ExpositionIndex index;
+  std::string text;
+  snap->render_group(
+      RenderGroup::kPorts, [&text](std::string_view piece) { text += piece; }, 64, &index);
+  CHECK(index.size == text.size());
+  std::size_t families = 0;
+  for (std::size_t at = 0; (at = text.find("# HELP ", at)) != std::string::npos; ++at) ++families;
+  CHECK(index.families.size() == families);
+  // Every run is whole lines of its node's series.
+  REQUIRE_FALSE(index.runs.empty());
+  for (const ExpositionIndex::Run& run : index.runs) {
+    const std::string bytes = text.substr(run.bytes.begin, run.bytes.end - run.bytes.begin);
+    CHECK(bytes.back() == '\n');
+    const std::string guid = guid_hex(snap->fabric->nodes[run.node].guid);
+    std::size_t lines = 0;
+    for (std::size_t at = 0; at < bytes.size(); at = bytes.find('\n', at) + 1) {
+      CHECK(bytes.compare(at, 1, "#") != 0);
+      CHECK(bytes.find("node_guid=\"" + guid + "\"", at) < bytes.find('\n', at));
+      ++lines;
+    }
+    CHECK(lines > 0);
+  }
+}
+
+TEST_CASE("A rendered group is its text, compressed once, and a node slice is that node's lines",
+          "[golden]") {
+  const auto snap = fixed_snapshot(false);
+  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+    std::string text;
+    snap->render_group(static_cast<RenderGroup>(g), [&text](std::string_view p) { text += p; });
+    const Snapshot::RenderedGroup& r = snap->rendered(static_cast<RenderGroup>(g));
+    CHECK(gunzip(r.gzip) == text);
+    CHECK(r.text_size == text.size());
+    CHECK(&snap->rendered(static_cast<RenderGroup>(g)) == &r);  // cached
+  }
+  // gpu-b (node 2): its lines in every group, each under its family's header.
+  std::vector<bool> wanted{false, false, true};
+  std::array<bool, kRenderGroupCount> all{};
+  all.fill(true);
+  const std::string slice = snap->node_slice(wanted, all);
+  const std::string full = snap->text();
+  std::size_t lines = 0;
+  std::string family;
+  for (std::size_t at = 0; at < slice.size(); at = slice.find('\n', at) + 1) {
+    const std::string line = slice.substr(at, slice.find('\n', at) - at);
+    if (line.rfind("# TYPE ", 0) == 0) family = line.substr(7, line.find(' ', 7) - 7);
+    if (line[0] == '#') continue;
+    ++lines;
+    CHECK(line.find(R"(node_guid="0x0000000000000201")") != std::string::npos);
+    CHECK(line.rfind(family, 0) == 0);
+    CHECK(full.find("\n" + line + "\n") != std::string::npos);
+  }
+  // Every series of node 2 in the full text is in the slice.
+  std::size_t expected = 0;
+  for (std::size_t at = 0; at < full.size(); at = full.find('\n', at) + 1) {
+    const std::string line = full.substr(at, full.find('\n', at) - at);
+    if (line.find(R"({node_guid="0x0000000000000201")") != std::string::npos) ++expected;
+  }
+  CHECK(lines == expected);
+  // The slice of nodes and the aggregates pass promtool.
+  const std::string path = "/tmp/ibfx_slice_" + std::to_string(::getpid()) + ".prom";
+  for (const std::string& text : {slice, gunzip(snap->rendered(RenderGroup::kAggregates).gzip)}) {
+    std::ofstream(path) << text;
+    CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("render_top lists the root, the hottest ports with W, U and far end, silent nodes",
+          "[top]") {
+  const auto snap = fixed_snapshot(false);
+  const std::string top = render_top(*snap, 10);
+  INFO(top);
+  // The root: leaf-01 port 2, incast, 2 victims, towards gpu-b port 1.
+  CHECK(top.find("leaf-01:2") != std::string::npos);
+  CHECK(top.find("incast") != std::string::npos);
+  CHECK(top.find("gpu-b:1") != std::string::npos);
+  // The hottest port with its W, U and cumulative errors (3 symbol errors).
+  CHECK(top.find("0.250  0.750") != std::string::npos);
+  CHECK(top.find(" 3  gpu-b:1") != std::string::npos);
+  // gpu-b (node 2) answered nothing.
+  const auto silent = top.find("NODES NOT ANSWERING");
+  REQUIRE(silent != std::string::npos);
+  CHECK(top.find("gpu-b", silent) != std::string::npos);
+  CHECK(top.find("0x0000000000000201", silent) != std::string::npos);
+  // n bounds every table.
+  CHECK(render_top(*snap, 1).find("leaf-01:2") != std::string::npos);
+}
