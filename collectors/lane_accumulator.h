@@ -44,7 +44,7 @@ class LaneAccumulator {
  private:
   struct Key {
     PortKey port;
-    LaneCounter counter;
+    LaneCounter counter{};
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {

@@ -325,9 +325,7 @@ PmaCapabilities decode_class_port_info(const PmaData& data) {
   return caps;
 }
 
-int decode_sample_tick(const PmaData& data) {
-  return static_cast<int>(get32(data, IB_PSC_TICK_F));
-}
+int decode_sample_tick(const PmaData& data) { return static_cast<int>(get32(data, IB_PSC_TICK_F)); }
 
 void decode_port_counters(const PmaData& data, const PmaCapabilities& caps, CounterReading& out) {
   for (const auto& f : kNarrowErrorFields) {

@@ -76,14 +76,17 @@ const CounterInfo& counter_info(Counter c);
 // The first counter of the opt-in groups: everything before it is read from
 // PortCounters / PortCountersExtended on every sweep.
 inline constexpr Counter kFirstOptionalCounter = Counter::kPortLocalPhysicalErrors;
-inline const CounterInfo& counter_info(std::size_t i) { return counter_info(static_cast<Counter>(i)); }
+inline const CounterInfo& counter_info(std::size_t i) {
+  return counter_info(static_cast<Counter>(i));
+}
 
 // PMA ClassPortInfo.CapabilityMask bits (IBA 16.1.3.1, Table 227 footnotes;
 // same values as opensm's ib_types.h IB_PM_*).
 namespace pma_cap {
 inline constexpr std::uint16_t kAllPortSelect = 1u << 8;
-inline constexpr std::uint16_t kExtWidth = 1u << 9;        // PortCountersExtended, all fields
-inline constexpr std::uint16_t kExtWidthNoIetf = 1u << 10;  // PortCountersExtended, no uni/multicast
+inline constexpr std::uint16_t kExtWidth = 1u << 9;  // PortCountersExtended, all fields
+inline constexpr std::uint16_t kExtWidthNoIetf = 1u
+                                                 << 10;  // PortCountersExtended, no uni/multicast
 inline constexpr std::uint16_t kSamplesOnly = 1u << 11;
 inline constexpr std::uint16_t kXmitWait = 1u << 12;  // PortCounters.PortXmitWait valid
 inline constexpr std::uint16_t kQp1Dropped = 1u << 15;
@@ -95,7 +98,9 @@ inline constexpr std::uint32_t kAddlPortCountersExt = 1u << 1;
 struct PmaCapabilities {
   std::uint16_t cap_mask = 0;
   std::uint32_t cap_mask2 = 0;
-  bool extended() const { return (cap_mask & (pma_cap::kExtWidth | pma_cap::kExtWidthNoIetf)) != 0; }
+  bool extended() const {
+    return (cap_mask & (pma_cap::kExtWidth | pma_cap::kExtWidthNoIetf)) != 0;
+  }
   bool extended_uni_multicast() const { return (cap_mask & pma_cap::kExtWidth) != 0; }
   bool xmit_wait() const { return (cap_mask & pma_cap::kXmitWait) != 0; }
   bool additional_extended() const { return (cap_mask2 & pma_cap::kAddlPortCountersExt) != 0; }

@@ -275,8 +275,7 @@ const std::array<Key, 38> kKeys{{
     {"export.traffic_counters",
      [](Config& c, const Scalar& v) { c.exporting.traffic_counters = to_bool(v); },
      [](const Config& c) { return bool_text(c.exporting.traffic_counters); }},
-    {"export.port_scores",
-     [](Config& c, const Scalar& v) { c.exporting.port_scores = to_bool(v); },
+    {"export.port_scores", [](Config& c, const Scalar& v) { c.exporting.port_scores = to_bool(v); },
      [](const Config& c) { return bool_text(c.exporting.port_scores); }},
 }};
 

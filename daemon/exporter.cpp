@@ -4,7 +4,6 @@
 #include <boost/asio/post.hpp>
 #include <future>
 #include <iostream>
-
 #include <map>
 
 #include "base/log.h"
@@ -183,12 +182,16 @@ SmGuard Exporter::sm_guard(const Fabric& fabric) {
       const FabricNode* node = fabric.find(guid);
       std::string name = node != nullptr ? node->description : std::string();
       if (const auto it = names_.find(guid); it != names_.end()) name = it->second;
-      log_info(
+      std::string line =
           "not sending optional MADs (the PortSamplesControl probe, counter-group probes, counter "
-          "clears) to " +
-          name + " (" + guid_hex(guid) + ", LID " +
-          std::to_string(node != nullptr ? node->lid : 0) + "): " + why +
-          "; its counters are read as usual; counters.probe_sm_and_local_ports allows them");
+          "clears) to ";
+      line += name;
+      line += " (" + guid_hex(guid) + ", LID ";
+      line += std::to_string(node != nullptr ? node->lid : 0);
+      line += "): ";
+      line += why;
+      line += "; its counters are read as usual; counters.probe_sm_and_local_ports allows them";
+      log_info(line);
     }
     guarded_ = guard.nodes();
   }
@@ -214,7 +217,7 @@ bool Exporter::sweep_now() {
   SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
   const bool overrun =
       r.duration_seconds * 1000.0 > static_cast<double>(config_.sweep_interval.count());
-  publish(std::move(f), std::move(r), overrun);
+  publish(f, std::move(r), overrun);
   // Synchronous for its callers (--once, tests, benchmarks): the snapshot
   // is served when it returns.
   publisher_.flush();
@@ -260,7 +263,7 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     own = metrics_.serialize();
   }
   log_sweep(sweep, not_answering, overrun);
-  auto snap = assemble(std::move(f), sweep, std::move(own), nullptr);
+  auto snap = assemble(f, sweep, std::move(own), nullptr);
   // Rendered and compressed on the publisher's thread, while the next sweep
   // runs: a scrape only reads what it published.
   publisher_.submit(std::move(snap));
@@ -493,7 +496,7 @@ void Exporter::on_timer() {
   next_sweep_ += config_.sweep_interval;
   const auto now = std::chrono::steady_clock::now();
   const bool overrun = next_sweep_ < now;
-  publish(std::move(f), std::move(r), overrun);
+  publish(f, std::move(r), overrun);
   // Keep a fixed cadence; after an overrun start again right away rather
   // than piling up missed ticks.
   if (overrun) next_sweep_ = now;

@@ -17,15 +17,15 @@ namespace {
 
 // Every concern of the exposition, in the order the full text lists them.
 const std::array<const Renderer*, 6>& renderers() {
-  static const TopologyRenderer topology;
-  static const PortInfoRenderer port_info;
-  static const PortCounterRenderer port_counters;
-  static const LaneCounterRenderer lane_counters;
-  static const ScoresRenderer scores;
-  static const ExporterHealthRenderer health;
-  static const std::array<const Renderer*, 6> all{&topology,      &port_info, &port_counters,
-                                                  &lane_counters, &scores,    &health};
-  return all;
+  static const TopologyRenderer kTopology;
+  static const PortInfoRenderer kPortInfo;
+  static const PortCounterRenderer kPortCounters;
+  static const LaneCounterRenderer kLaneCounters;
+  static const ScoresRenderer kScores;
+  static const ExporterHealthRenderer kHealth;
+  static const std::array<const Renderer*, 6> kAll{&kTopology,     &kPortInfo, &kPortCounters,
+                                                   &kLaneCounters, &kScores,   &kHealth};
+  return kAll;
 }
 
 }  // namespace
@@ -81,8 +81,9 @@ const Snapshot::RenderedGroup& Snapshot::rendered(RenderGroup group) const {
   const auto g = static_cast<std::size_t>(group);
   std::call_once(group_once_[g], [this, group, g] {
     GzipWriter gz(gzip_level);
-    render_group(group, [&gz](std::string_view piece) { gz.write(piece); }, std::size_t{1} << 20,
-                 &groups_[g].index);
+    render_group(
+        group, [&gz](std::string_view piece) { gz.write(piece); }, std::size_t{1} << 20,
+        &groups_[g].index);
     groups_[g].text_size = gz.bytes_in();
     groups_[g].gzip = gz.finish();
   });

@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -116,7 +116,8 @@ struct Snapshot {
 
 // Builds a snapshot from the latest fabric, sweep and accumulator state.
 std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric,
-                                         const SweepResult& sweep, const CounterAccumulator& accumulator,
+                                         const SweepResult& sweep,
+                                         const CounterAccumulator& accumulator,
                                          const NodeNameMap& names, const ExporterTotals& totals);
 
 // Holds the latest snapshot; readers get a shared_ptr that stays valid

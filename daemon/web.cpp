@@ -74,7 +74,7 @@ std::optional<std::uint64_t> parse_guid(std::string_view text) {
 // Streams the selected groups in exposition order: one group as its gzip
 // form, several inflated in turn (concatenated gzip members are valid RFC
 // 1952 but not every client reads past the first).
-HttpResponse serve_groups(std::shared_ptr<const Snapshot> snap,
+HttpResponse serve_groups(const std::shared_ptr<const Snapshot>& snap,
                           const std::array<bool, kRenderGroupCount>& groups, bool gzip) {
   std::vector<const Snapshot::RenderedGroup*> parts;
   std::uint64_t size = 0;
@@ -126,9 +126,13 @@ HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQ
   for (const std::string& name : q.collect) {
     const auto g = render_group_named(name);
     if (!g) {
-      std::string valid;
-      for (const auto v : kRenderGroupNames) valid += (valid.empty() ? "" : ", ") + std::string(v);
-      return bad_request("unknown collect[] group \"" + name + "\"; valid: " + valid + "\n");
+      std::string message = "unknown collect[] group \"" + name + "\"; valid: ";
+      for (std::size_t i = 0; i < kRenderGroupNames.size(); ++i) {
+        if (i > 0) message += ", ";
+        message += kRenderGroupNames[i];
+      }
+      message += "\n";
+      return bad_request(message);
     }
     groups[static_cast<std::size_t>(*g)] = true;
   }
