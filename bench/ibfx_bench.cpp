@@ -40,6 +40,7 @@
 #include "collectors/mad_transport.h"
 #include "collectors/mad_worker.h"
 #include "collectors/sweeper.h"
+#include "daemon/counter_families.h"
 #include "daemon/snapshot.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/fat_tree_flags.h"
@@ -299,8 +300,8 @@ int main(int argc, char** argv) {
     std::vector<prometheus::Family<prometheus::Counter>*> families;
     for (std::size_t c = 0; c < ibfx::kCounterCount; ++c) {
       families.push_back(&prometheus::BuildCounter()
-                              .Name(std::string(ibfx::counter_info(c).metric))
-                              .Help(std::string(ibfx::counter_info(c).help))
+                              .Name(std::string(ibfx::counter_family(c).name))
+                              .Help(std::string(ibfx::counter_family(c).help))
                               .Register(registry));
     }
     for (const ibfx::PortView& v : snap->ports) {

@@ -17,10 +17,10 @@
 #include <iostream>
 #include <string>
 
+#include "base/log.h"
 #include "collectors/mad_transport.h"
 #include "collectors/pma.h"
 #include "daemon/exporter.h"
-#include "base/log.h"
 #include "daemon/web.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/discovered_fabric.h"
@@ -54,8 +54,12 @@ std::shared_ptr<const ibfx::Fabric> discovered(const ibfx::test::Fabric& spec) {
 
 // A PMA for every LID with CapabilityMask2.AdditionalPortCountersExtended
 // (one MAD per port, as on current switches), counters rising every read.
+// Symbol errors count on error_percent % of the ports (a healthy fabric has
+// a few flaky links; --error-ports 100 is the worst case for the
+// exposition's size, every port erroring).
 class FastPma final : public ibfx::MadTransport {
  public:
+  explicit FastPma(int error_percent = 1) : error_percent_(error_percent) {}
   bool send(std::uint16_t lid, const ibfx::MadBytes& mad, std::chrono::milliseconds) override {
     ibfx::MadBytes resp = mad;
     std::uint8_t* m = resp.data();
@@ -82,7 +86,8 @@ class FastPma final : public ibfx::MadTransport {
       mad_set_field64(data, 0, IB_PC_EXT_XMT_MPKTS_F, t % 7);
       mad_set_field64(data, 0, IB_PC_EXT_RCV_MPKTS_F, t % 5);
       mad_set_field64(data, 0, IB_PC_EXT_XMT_WAIT_F, t * (h % 5000));
-      mad_set_field64(data, 0, IB_PC_EXT_ERR_SYM_F, h % 3 == 0 ? t / 1000 : 0);
+      const bool erroring = static_cast<int>((h >> 7) % 100) < error_percent_;
+      mad_set_field64(data, 0, IB_PC_EXT_ERR_SYM_F, erroring ? t / 1000 + 1 : 0);
     } else {
       mad_set_field(m, 0, IB_MAD_STATUS_F, 0x0C);  // unsupported attribute
     }
@@ -101,11 +106,18 @@ class FastPma final : public ibfx::MadTransport {
  private:
   std::deque<ibfx::MadBytes> queue_;
   std::uint64_t reads_ = 0;
+  int error_percent_;
 };
 
-std::size_t count_samples(const ibfx::Snapshot& snap) {
+struct Counted {
   std::size_t samples = 0;
+  std::size_t bytes = 0;
+};
+Counted count_samples(const ibfx::Snapshot& snap) {
+  Counted counted;
+  std::size_t& samples = counted.samples;
   snap.render([&](std::string_view piece) {
+    counted.bytes += piece.size();
     std::size_t line_start = 0;
     for (std::size_t i = 0; i < piece.size(); ++i) {
       if (piece[i] != '\n') continue;
@@ -113,7 +125,7 @@ std::size_t count_samples(const ibfx::Snapshot& snap) {
       line_start = i + 1;
     }
   });
-  return samples;
+  return counted;
 }
 
 // Pulls a whole /metrics body through the web handler, as a scrape would.
@@ -145,7 +157,8 @@ int main(int argc, char** argv) {
   spec.radix = 64;
   spec.tiers = 3;
   int sweeps = 3;
-  std::string dump;  // --dump FILE: the full exposition, for per-family measurements
+  int error_percent = 1;  // --error-ports PERCENT: ports whose symbol errors count
+  std::string dump;       // --dump FILE: the full exposition, for per-family measurements
   try {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(1, 1 << 20)); };
@@ -154,6 +167,8 @@ int main(int argc, char** argv) {
         continue;
       else if (args.is("--sweeps"))
         sweeps = number();
+      else if (args.is("--error-ports"))
+        error_percent = static_cast<int>(args.integer(0, 100));
       else if (args.is("--dump"))
         dump = args.value();
       else
@@ -192,7 +207,7 @@ int main(int argc, char** argv) {
   }
   ibfx::Config config;
   config.mad.global_inflight = 256;
-  ibfx::Exporter exporter(config, {}, std::make_unique<FastPma>(), [fabric] {
+  ibfx::Exporter exporter(config, {}, std::make_unique<FastPma>(error_percent), [fabric] {
     return ibfx::DiscoveryResult{fabric, {}};
   });
   exporter.discover_now();
@@ -208,7 +223,8 @@ int main(int argc, char** argv) {
       std::perror(dump.c_str());
       return 1;
     }
-    snap->render([out](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), out); });
+    snap->render(
+        [out](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), out); });
     std::fclose(out);
   }
 
@@ -238,7 +254,7 @@ int main(int argc, char** argv) {
                 since(t), out.size());
   }
   std::printf("render (text only, best of 3): %.3f s, %zu bytes, %zu samples\n", render_s,
-              text_bytes, count_samples(*snap));
+              text_bytes, count_samples(*snap).samples);
   const auto [gz_s, gz_bytes] = scrape(exporter, true);
   const auto [id_s, id_bytes] = scrape(exporter, false);
   std::printf("scrape gzip: %.4f s, %zu bytes; scrape identity (inflated): %.3f s, %zu bytes\n",
@@ -265,7 +281,10 @@ int main(int argc, char** argv) {
     ibfx::ExportConfig ex;
   };
   const Setting settings[] = {
-      {"default (everything)", {}},
+      {"default", {}},
+      {"+ zero error counters", {.zero_error_counters = true}},
+      {"+ raw PortXmitWait counts", {.raw_transmit_wait = true}},
+      {"+ per-port scores", {.port_scores = true}},
       {"no HCA port counters", {.hca_port_counters = false}},
       {"no error counters", {.error_counters = false}},
       {"no traffic counters", {.traffic_counters = false}},
@@ -283,7 +302,11 @@ int main(int argc, char** argv) {
     copy.node_status = snap->node_status;
     copy.exporter_metrics_text = snap->exporter_metrics_text;
     copy.exporting = s.ex;
-    std::printf("series: %-40s %zu\n", s.name, count_samples(copy));
+    const Counted c = count_samples(copy);
+    std::printf("series: %-40s %9zu series, %11zu bytes: %6.1f series, %6.0f bytes per port\n",
+                s.name, c.samples, c.bytes,
+                static_cast<double>(c.samples) / static_cast<double>(fabric->port_count()),
+                static_cast<double>(c.bytes) / static_cast<double>(fabric->port_count()));
   }
   return 0;
 }

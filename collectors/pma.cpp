@@ -9,111 +9,45 @@ namespace {
 // infiniband-diags' clear masks (errors 0x0FFF, data/packets 0xF000,
 // CounterSelect2 bit 0 -> mask bit 16 for PortXmitWait).
 constexpr CounterInfo kCounters[kCounterCount] = {
-    {"infiniband_port_transmit_wait_total",
-     "Ticks during which the port had data to send but no flow-control credits (PortXmitWait).", 32,
-     16, 1},
-    {"infiniband_port_transmit_data_bytes_total",
-     "Bytes transmitted on the port (PortXmitData, device counts 4-octet words).", 32, 12, 4},
-    {"infiniband_port_receive_data_bytes_total",
-     "Bytes received on the port (PortRcvData, device counts 4-octet words).", 32, 13, 4},
-    {"infiniband_port_transmit_packets_total", "Packets transmitted on the port (PortXmitPkts).",
-     32, 14, 1},
-    {"infiniband_port_receive_packets_total", "Packets received on the port (PortRcvPkts).", 32, 15,
-     1},
-    {"infiniband_port_unicast_transmit_packets_total",
-     "Unicast packets transmitted (PortUnicastXmitPkts).", 0, -1, 1},
-    {"infiniband_port_unicast_receive_packets_total",
-     "Unicast packets received (PortUnicastRcvPkts).", 0, -1, 1},
-    {"infiniband_port_multicast_transmit_packets_total",
-     "Multicast packets transmitted (PortMulticastXmitPkts).", 0, -1, 1},
-    {"infiniband_port_multicast_receive_packets_total",
-     "Multicast packets received (PortMulticastRcvPkts).", 0, -1, 1},
-    {"infiniband_port_symbol_errors_total", "Minor link errors detected (SymbolErrorCounter).", 16,
-     0, 1},
-    {"infiniband_port_link_error_recovery_total",
-     "Successful link error recoveries (LinkErrorRecoveryCounter).", 8, 1, 1},
-    {"infiniband_port_link_downed_total",
-     "Failed link error recoveries: link went down (LinkDownedCounter).", 8, 2, 1},
-    {"infiniband_port_receive_errors_total",
-     "Received packets containing an error (PortRcvErrors).", 16, 3, 1},
-    {"infiniband_port_receive_remote_physical_errors_total",
-     "Received packets marked with the EBP delimiter (PortRcvRemotePhysicalErrors).", 16, 4, 1},
-    {"infiniband_port_receive_switch_relay_errors_total",
-     "Received packets discarded because they could not be forwarded (PortRcvSwitchRelayErrors).",
-     16, 5, 1},
-    {"infiniband_port_transmit_discards_total",
-     "Outbound packets discarded because the port was down or congested (PortXmitDiscards).", 16, 6,
-     1},
-    {"infiniband_port_transmit_constraint_errors_total",
-     "Outbound packets not transmitted due to constraints (PortXmitConstraintErrors).", 8, 7, 1},
-    {"infiniband_port_receive_constraint_errors_total",
-     "Inbound packets discarded due to constraints (PortRcvConstraintErrors).", 8, 8, 1},
-    {"infiniband_port_local_link_integrity_errors_total",
-     "Times local physical errors exceeded the threshold (LocalLinkIntegrityErrors).", 4, 9, 1},
-    {"infiniband_port_excessive_buffer_overrun_errors_total",
-     "Times consecutive flow-control update periods had buffer overruns "
-     "(ExcessiveBufferOverrunErrors).",
-     4, 10, 1},
-    {"infiniband_port_vl15_dropped_total",
-     "Incoming VL15 (subnet management) packets dropped (VL15Dropped).", 16, 11, 1},
-    {"infiniband_port_qp1_dropped_total",
-     "Incoming QP1 (general management) packets dropped (QP1Dropped).", 16, -1, 1},
+    {32, 16, 1},  // PortXmitWait
+    {32, 12, 4},  // PortXmitData
+    {32, 13, 4},  // PortRcvData
+    {32, 14, 1},  // PortXmitPkts
+    {32, 15, 1},  // PortRcvPkts
+    {0, -1, 1},   // PortUnicastXmitPkts
+    {0, -1, 1},   // PortUnicastRcvPkts
+    {0, -1, 1},   // PortMulticastXmitPkts
+    {0, -1, 1},   // PortMulticastRcvPkts
+    {16, 0, 1},   // SymbolErrorCounter
+    {8, 1, 1},    // LinkErrorRecoveryCounter
+    {8, 2, 1},    // LinkDownedCounter
+    {16, 3, 1},   // PortRcvErrors
+    {16, 4, 1},   // PortRcvRemotePhysicalErrors
+    {16, 5, 1},   // PortRcvSwitchRelayErrors
+    {16, 6, 1},   // PortXmitDiscards
+    {8, 7, 1},    // PortXmitConstraintErrors
+    {8, 8, 1},    // PortRcvConstraintErrors
+    {4, 9, 1},    // LocalLinkIntegrityErrors
+    {4, 10, 1},   // ExcessiveBufferOverrunErrors
+    {16, 11, 1},  // VL15Dropped
+    {16, -1, 1},  // QP1Dropped
     // PortRcvErrorDetails (IBA 1.3 Table 249), 16-bit fields; cleared only by
     // a Set of that attribute, which this daemon never sends.
-    {"infiniband_port_local_physical_errors_total",
-     "Received packets with a local physical error: ICRC, VCRC, FCCRC or a bad "
-     "delimiter (PortRcvErrorDetails.PortLocalPhysicalErrors).",
-     16, -1, 1},
-    {"infiniband_port_malformed_packet_errors_total",
-     "Received packets that were malformed: bad LRH, VL or length "
-     "(PortRcvErrorDetails.PortMalformedPacketErrors).",
-     16, -1, 1},
-    {"infiniband_port_buffer_overrun_errors_total",
-     "Received packets discarded for an input buffer overrun "
-     "(PortRcvErrorDetails.PortBufferOverrunErrors).",
-     16, -1, 1},
-    {"infiniband_port_dlid_mapping_errors_total",
-     "Received packets whose DLID could not be mapped to an output port "
-     "(PortRcvErrorDetails.PortDLIDMappingErrors).",
-     16, -1, 1},
-    {"infiniband_port_vl_mapping_errors_total",
-     "Received packets whose SL could not be mapped to a VL "
-     "(PortRcvErrorDetails.PortVLMappingErrors).",
-     16, -1, 1},
-    {"infiniband_port_looping_errors_total",
-     "Received packets that would have left through the port they came in by "
-     "(PortRcvErrorDetails.PortLoopingErrors).",
-     16, -1, 1},
+    {16, -1, 1},  // PortRcvErrorDetails.PortLocalPhysicalErrors
+    {16, -1, 1},  // PortRcvErrorDetails.PortMalformedPacketErrors
+    {16, -1, 1},  // PortRcvErrorDetails.PortBufferOverrunErrors
+    {16, -1, 1},  // PortRcvErrorDetails.PortDLIDMappingErrors
+    {16, -1, 1},  // PortRcvErrorDetails.PortVLMappingErrors
+    {16, -1, 1},  // PortRcvErrorDetails.PortLoopingErrors
     // PortXmitDiscardDetails (IBA 1.3 Table 250), 16-bit fields.
-    {"infiniband_port_inactive_discards_total",
-     "Outbound packets discarded because the port was not active "
-     "(PortXmitDiscardDetails.PortInactiveDiscards).",
-     16, -1, 1},
-    {"infiniband_port_neighbor_mtu_discards_total",
-     "Outbound packets discarded for exceeding the neighbor's MTU "
-     "(PortXmitDiscardDetails.PortNeighborMTUDiscards).",
-     16, -1, 1},
-    {"infiniband_port_sw_lifetime_limit_discards_total",
-     "Outbound packets discarded by the switch lifetime limit "
-     "(PortXmitDiscardDetails.PortSwLifetimeLimitDiscards).",
-     16, -1, 1},
-    {"infiniband_port_sw_hoq_lifetime_limit_discards_total",
-     "Outbound packets discarded by the head-of-queue lifetime limit "
-     "(PortXmitDiscardDetails.PortSwHOQLifetimeLimitDiscards).",
-     16, -1, 1},
+    {16, -1, 1},  // PortXmitDiscardDetails.PortInactiveDiscards
+    {16, -1, 1},  // PortXmitDiscardDetails.PortNeighborMTUDiscards
+    {16, -1, 1},  // PortXmitDiscardDetails.PortSwLifetimeLimitDiscards
+    {16, -1, 1},  // PortXmitDiscardDetails.PortSwHOQLifetimeLimitDiscards
     // PortRcvConCtrl and PortXmitConCtrl (IBA Annex A10), 32-bit fields.
-    {"infiniband_port_receive_fecn_packets_total",
-     "Received packets marked with FECN: congestion on the path to this port "
-     "(PortRcvConCtrl.PortPktRcvFECN).",
-     32, -1, 1},
-    {"infiniband_port_receive_becn_packets_total",
-     "Received packets marked with BECN: a destination reported congestion back "
-     "(PortRcvConCtrl.PortPktRcvBECN).",
-     32, -1, 1},
-    {"infiniband_port_transmit_congestion_time_total",
-     "Time the port was in the congested state, in the device's congestion-control "
-     "ticks (PortXmitConCtrl.PortXmitTimeCong).",
-     32, -1, 1},
+    {32, -1, 1},  // PortRcvConCtrl.PortPktRcvFECN
+    {32, -1, 1},  // PortRcvConCtrl.PortPktRcvBECN
+    {32, -1, 1},  // PortXmitConCtrl.PortXmitTimeCong
 };
 static_assert(std::size(kCounters) == kCounterCount);
 
@@ -129,18 +63,10 @@ constexpr OptionalAttrInfo kOptionalAttrs[kOptionalAttrCount] = {
 };
 
 constexpr LaneCounterInfo kLaneCounters[kLaneCounterCount] = {
-    {"infiniband_port_vl_transmit_wait_total",
-     "Ticks during which the port had data to send on this VL but no flow-control credits "
-     "(PortVLXmitWaitCounters.PortVLXmitWait).",
-     "vl", 16, 16},
-    {"infiniband_port_sl_receive_fecn_packets_total",
-     "Received packets of this SL marked with FECN (PortSLRcvFECN).", "sl", 16, 32},
-    {"infiniband_port_sl_receive_becn_packets_total",
-     "Received packets of this SL marked with BECN (PortSLRcvBECN).", "sl", 16, 32},
-    {"infiniband_port_vl_transmit_congestion_time_total",
-     "Time this VL was in the congested state, in congestion-control ticks "
-     "(PortVLXmitTimeCong).",
-     "vl", 15, 32},
+    {"vl", 16, 16},
+    {"sl", 16, 32},
+    {"sl", 16, 32},
+    {"vl", 15, 32},
 };
 // The first field of each lane array in libibmad's table; the others follow
 // in lane order.

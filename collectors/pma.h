@@ -11,7 +11,7 @@
 
 namespace ibfx {
 
-// Every per-port counter we export. The order is the order of rendering.
+// Every per-port counter we read. The order is the order of rendering.
 enum class Counter : std::uint8_t {
   kTransmitWait,
   kTransmitDataBytes,
@@ -57,9 +57,9 @@ enum class Counter : std::uint8_t {
 };
 inline constexpr std::size_t kCounterCount = static_cast<std::size_t>(Counter::kCount);
 
+// How a counter is read and scaled; its Prometheus name and help belong to
+// the render layer (daemon/counter_families.h).
 struct CounterInfo {
-  std::string_view metric;  // full Prometheus family name
-  std::string_view help;
   // Width of the field in the 32-bit PortCounters attribute (IBA 16.1.3.5);
   // 0 where the counter exists only in PortCountersExtended.
   std::uint8_t narrow_bits;
@@ -193,9 +193,7 @@ inline constexpr std::size_t kLaneCounterCount = static_cast<std::size_t>(LaneCo
 inline constexpr std::size_t kLanes = 16;
 
 struct LaneCounterInfo {
-  std::string_view metric;  // full Prometheus family name
-  std::string_view help;
-  std::string_view label;  // "vl" or "sl"
+  std::string_view label;  // "vl" or "sl": the lane kind, also the series' label
   std::uint8_t lanes;      // valid lanes (PortVLXmitTimeCong has no VL15)
   std::uint8_t bits;       // field width
 };

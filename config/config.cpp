@@ -164,7 +164,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 38> kKeys{{
+const std::array<Key, 40> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -277,6 +277,12 @@ const std::array<Key, 38> kKeys{{
      [](const Config& c) { return bool_text(c.exporting.traffic_counters); }},
     {"export.port_scores", [](Config& c, const Scalar& v) { c.exporting.port_scores = to_bool(v); },
      [](const Config& c) { return bool_text(c.exporting.port_scores); }},
+    {"export.zero_error_counters",
+     [](Config& c, const Scalar& v) { c.exporting.zero_error_counters = to_bool(v); },
+     [](const Config& c) { return bool_text(c.exporting.zero_error_counters); }},
+    {"export.raw_transmit_wait",
+     [](Config& c, const Scalar& v) { c.exporting.raw_transmit_wait = to_bool(v); },
+     [](const Config& c) { return bool_text(c.exporting.raw_transmit_wait); }},
 }};
 
 const Key* find_key(std::string_view name) {

@@ -95,6 +95,15 @@ struct ExportConfig {
   // Per-port series derivable in PromQL (W and U of the last interval, the
   // PortXmitWait unit): off by default, they cost ~20 % of the exposition.
   bool port_scores = false;
+  // Error and detail counters that have never counted: off by default, a
+  // port's error counter appears once it is non-zero (its totals only grow)
+  // and infiniband_port_errors_total is always there (issue #15: 13 zero
+  // series per healthy port were 40 % of the exposition).
+  bool zero_error_counters = false;
+  // PortXmitWait as raw counts beside transmit_wait_seconds_total: off by
+  // default, the seconds carry the same counter in the unit of the hardware
+  // in use. Ports whose unit is unknown always get the raw counts.
+  bool raw_transmit_wait = false;
   bool operator==(const ExportConfig&) const = default;
 };
 

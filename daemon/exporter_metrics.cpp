@@ -4,15 +4,9 @@
 
 #include <chrono>
 
-namespace ibfx {
+#include "daemon/counter_families.h"
 
-std::string counter_short_name(Counter c) {
-  std::string name(counter_info(c).metric);
-  const std::string prefix = "infiniband_port_";
-  const std::string suffix = "_total";
-  name = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  return name;
-}
+namespace ibfx {
 
 namespace {
 prometheus::Counter* counter(prometheus::Registry& r, const std::string& name,
@@ -161,7 +155,7 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
                   .Register(r);
   for (std::size_t i = 0; i < kCounterCount; ++i) {
     const auto c = static_cast<Counter>(i);
-    const std::string name = counter_short_name(c);
+    const std::string name(counter_short_name(c));
     if (counter_info(c).narrow_bits != 0) saturations_[i] = &sat.Add({{"counter", name}});
     external_clears_[i] = &ext.Add({{"counter", name}});
     if (counter_info(c).select_bit >= 0) clears_[i] = &clr.Add({{"counter", name}});

@@ -96,7 +96,4 @@ class ExporterMetrics {
   AccumulatorStats last_acc_;
 };
 
-// "infiniband_port_symbol_errors_total" -> "symbol_errors"
-std::string counter_short_name(Counter c);
-
 }  // namespace ibfx

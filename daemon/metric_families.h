@@ -39,17 +39,16 @@ inline constexpr MetricFamily kSingleRail{
 // --- ports group (render_port_info, render_port_counters) ---
 inline constexpr MetricFamily kPortInfo{
     "infiniband_port_info", "gauge",
-    "A port: its node's name, type, tier and rail, its active link width and speed, and the far "
-    "end "
-    "of its cable (remote_* empty when unlinked); value is always 1.",
-    "node_guid,port,node_name,node_type,tier,rail,link_width,link_speed,remote_node_guid,"
-    "remote_node_name,remote_port,remote_node_type,remote_tier"};
-inline constexpr MetricFamily kPortUp{
-    "infiniband_port_up", "gauge", "Whether the port's link is up (PortState >= Init and LinkUp).",
-    "node_guid,port"};
+    "A port: its active link width and speed and the far end of its cable (remote_* empty when "
+    "unlinked); the node's name, type, tier and rail are on infiniband_node_info (join on "
+    "node_guid); value is always 1.",
+    "node_guid,port,link_width,link_speed,remote_node_guid,remote_node_name,remote_port,"
+    "remote_node_type,remote_tier"};
 inline constexpr MetricFamily kPortState{
     "infiniband_port_state", "gauge",
-    "PortInfo:PortState: 1 down, 2 init, 3 armed, 4 active (0: unknown).", "node_guid,port"};
+    "PortInfo:PortState: 1 down, 2 init, 3 armed, 4 active (0: unknown). The link is up when "
+    "PortState >= 2 and infiniband_port_physical_state is 5.",
+    "node_guid,port"};
 inline constexpr MetricFamily kPortPhysicalState{
     "infiniband_port_physical_state", "gauge",
     "PortInfo:PortPhysicalState: 1 sleep, 2 polling, 3 disabled, 4 port configuration "
@@ -62,6 +61,12 @@ inline constexpr MetricFamily kPortLid{
 inline constexpr MetricFamily kPortRate{
     "infiniband_port_rate_bytes_per_second", "gauge",
     "IBTA data rate of the active link in bytes/s (4x HDR: 25e9; 0 when down).", "node_guid,port"};
+inline constexpr MetricFamily kPortErrors{
+    "infiniband_port_errors_total", "counter",
+    "Sum of the port's PortCounters error counters (symbol_errors ... qp1_dropped), on every "
+    "port that has them: each error counter appears only once it is non-zero "
+    "(export.zero_error_counters), this sum is always there.",
+    "node_guid,port"};
 inline constexpr MetricFamily kWaitSeconds{
     "infiniband_port_transmit_wait_seconds_total", "counter",
     "PortXmitWait converted to seconds of stall (counts x the seconds one count stands for on "
@@ -110,7 +115,7 @@ inline constexpr MetricFamily kUplinkImbalance{
     "infiniband_switch_uplink_imbalance", "gauge",
     "Per switch with two or more up ports: max over mean of their transmitted bytes in the last "
     "interval (1: evenly spread).",
-    "node_guid,node_name,node_type,tier,rail"};
+    "node_guid,node_name,tier,rail"};
 inline constexpr MetricFamily kHotspot{
     "infiniband_hotspot_score", "gauge",
     "How far a switch (port=\"\") or one of the top-K ports stands out from its peers (same "

@@ -1,6 +1,7 @@
 #include "daemon/render_port_counters.h"
 
 #include "analysis/xmit_wait_model.h"
+#include "daemon/counter_families.h"
 #include "daemon/metric_families.h"
 #include "daemon/snapshot.h"
 
@@ -12,49 +13,81 @@ void PortCounterRenderer::render(const RenderContext& ctx, ExpositionWriter& w) 
   const Snapshot& s = ctx.snapshot();
   const Fabric& f = ctx.fabric();
   const ExportConfig& ex = s.exporting;
+  constexpr auto kWait = static_cast<std::size_t>(Counter::kTransmitWait);
+  constexpr auto kFirstError = static_cast<std::size_t>(Counter::kSymbolErrors);
+  // The PortCounters error counters (IBA 16.1.3.5) whose sum is
+  // infiniband_port_errors_total; the detail attributes after them break
+  // PortRcvErrors and PortXmitDiscards down and would count twice.
+  constexpr auto kLastError = static_cast<std::size_t>(Counter::kQp1Dropped);
 
-  // Every entry of the counter table, whatever it is: its metric name and
-  // help come from there, so a counter added to the table shows up here.
-  for (std::size_t c = 0; c < kCounterCount; ++c) {
-    const CounterInfo& info = counter_info(c);
-    const bool error = c >= static_cast<std::size_t>(Counter::kSymbolErrors);
-    const bool traffic = !error && c != static_cast<std::size_t>(Counter::kTransmitWait);
-    if ((error && !ex.error_counters) || (traffic && !ex.traffic_counters)) continue;
-    bool any = false;
-    for (std::size_t i = 0; i < s.ports.size() && !any; ++i) {
-      any = s.ports[i].present[c] != 0 && ctx.port_exported(i);
-    }
-    if (!any) continue;
-    w.family(info.metric, info.help, "counter");
-    for (std::size_t i = 0; i < s.ports.size(); ++i) {
-      const PortView& p = s.ports[i];
-      if (p.present[c] == 0 || !ctx.port_exported(i)) continue;
-      w.node(p.node);
-      w.sample(info.metric, ctx.port_id(i), p.totals[c] * info.scale);
-    }
-  }
-
-  // Stall seconds: PortXmitWait counts x the seconds one count stands for on
-  // that port's device, width and speed (docs/scores.md, "PortXmitWait and
-  // its unit").
-  const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
+  // The seconds one PortXmitWait count stands for on each port's device,
+  // width and speed (docs/scores.md, "PortXmitWait and its unit").
   const XmitWaitModel wait_model(s.analysis.scores.xmit_wait);
   std::vector<XmitWaitUnit> units(s.ports.size());
   bool any_unit = false;
   for (std::size_t i = 0; i < s.ports.size(); ++i) {
     const PortView& p = s.ports[i];
-    if (p.present[wait] == 0 || !ctx.port_exported(i)) continue;
+    if (p.present[kWait] == 0 || !ctx.port_exported(i)) continue;
     units[i] =
         wait_model.resolve(f.nodes[p.node], f.nodes[p.node].ports[p.port_index], p.device_tick);
     any_unit = any_unit || units[i].seconds > 0;
   }
+
+  // Which series of counter c port i has. Error counters are sparse by
+  // default: a port's counter appears once it has counted (totals only
+  // grow, so it never disappears again); absent means zero.
+  // infiniband_port_errors_total below is always there for the first one.
+  auto shown = [&](std::size_t c, std::size_t i) {
+    const PortView& p = s.ports[i];
+    if (p.present[c] == 0 || !ctx.port_exported(i)) return false;
+    if (c == kWait) return ex.raw_transmit_wait || units[i].seconds <= 0;
+    return c < kFirstError || ex.zero_error_counters || p.totals[c] != 0;
+  };
+  // Every entry of the counter table, whatever it is: a counter added to
+  // the table shows up here.
+  for (std::size_t c = 0; c < kCounterCount; ++c) {
+    const bool error = c >= kFirstError;
+    const bool traffic = !error && c != kWait;
+    if ((error && !ex.error_counters) || (traffic && !ex.traffic_counters)) continue;
+    bool any = false;
+    for (std::size_t i = 0; i < s.ports.size() && !any; ++i) any = shown(c, i);
+    if (!any) continue;
+    const MetricFamily& family = counter_family(c);
+    const std::uint64_t scale = counter_info(c).scale;
+    w.family(family);
+    for (std::size_t i = 0; i < s.ports.size(); ++i) {
+      if (!shown(c, i)) continue;
+      w.node(s.ports[i].node);
+      w.sample(family.name, ctx.port_id(i), s.ports[i].totals[c] * scale);
+    }
+  }
+
+  if (ex.error_counters) {
+    bool family_written = false;
+    for (std::size_t i = 0; i < s.ports.size(); ++i) {
+      const PortView& p = s.ports[i];
+      if (!ctx.port_exported(i)) continue;
+      bool any = false;
+      std::uint64_t sum = 0;
+      for (std::size_t c = kFirstError; c <= kLastError; ++c) {
+        any = any || p.present[c] != 0;
+        sum += p.totals[c];
+      }
+      if (!any) continue;
+      if (!family_written) w.family(families::kPortErrors);
+      family_written = true;
+      w.node(p.node);
+      w.sample(families::kPortErrors.name, ctx.port_id(i), sum);
+    }
+  }
+
   if (any_unit) {
     w.family(families::kWaitSeconds);
     for (std::size_t i = 0; i < s.ports.size(); ++i) {
       if (units[i].seconds <= 0) continue;
       w.node(s.ports[i].node);
       w.sample(families::kWaitSeconds.name, ctx.port_id(i),
-               static_cast<double>(s.ports[i].totals[wait]) * units[i].seconds);
+               static_cast<double>(s.ports[i].totals[kWait]) * units[i].seconds);
     }
   }
   // Derivable in PromQL, hence opt-in: the unit is seconds / counts, W and

@@ -1,6 +1,7 @@
-// Per-port counters, rendered generically from the collectors' counter table (collectors/pma.h
-// CounterInfo) so a new entry there appears here unchanged; PortXmitWait in seconds; the opt-in
-// per-port scores (export.port_scores).
+// Per-port counters, rendered generically from the counter table (collectors/pma.h Counter,
+// named in daemon/counter_families.h) so a new entry there appears here unchanged: error
+// counters once non-zero, their per-port sum always; PortXmitWait in seconds (raw counts opt-in);
+// the opt-in per-port scores (export.port_scores).
 #pragma once
 
 #include "daemon/renderer.h"

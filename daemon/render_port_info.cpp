@@ -14,18 +14,19 @@ void PortInfoRenderer::render(const RenderContext& ctx, ExpositionWriter& w) con
     return f.nodes[s.ports[i].node].ports[s.ports[i].port_index];
   };
 
-  // Link width and speed stay labels: they change only when a link
-  // retrains, which is itself worth a new series. State and LID change
-  // with every flap or SM re-sweep: gauges below.
+  // Facts of the port only: the node's name, type, tier and rail are on
+  // infiniband_node_info (join on node_guid), once per node instead of
+  // once per port (issue #15). Link width and speed stay labels: they
+  // change only when a link retrains, which is itself worth a new series.
+  // State and LID change with every flap or SM re-sweep: gauges below. The
+  // far end's name, type and tier stay here: the 2 AM reader of one port
+  // sees where its cable goes, and the rules compare a link with its peers
+  // without a second join through remote_node_guid.
   w.family(families::kPortInfo);
   for (std::size_t i = 0; i < s.ports.size(); ++i) {
     const FabricPort& fp = port_of(i);
     const std::uint32_t n = s.ports[i].node;
     std::string l = ctx.port_id(i);
-    ExpositionWriter::add_label(l, "node_name", s.node_names[n]);
-    ExpositionWriter::add_label(l, "node_type", node_type_name(f.nodes[n].type));
-    ExpositionWriter::add_label(l, "tier", ctx.tier_of(n));
-    ExpositionWriter::add_label(l, "rail", ctx.rail_of(n));
     ExpositionWriter::add_label(l, "link_width", link_width_name(fp.width_active));
     ExpositionWriter::add_label(l, "link_speed", link_speed_name(fp));
     const bool linked = fp.linked() && static_cast<std::size_t>(fp.remote_node) < f.nodes.size();
@@ -39,11 +40,6 @@ void PortInfoRenderer::render(const RenderContext& ctx, ExpositionWriter& w) con
     ExpositionWriter::add_label(l, "remote_tier", linked ? ctx.tier_of(r) : "");
     w.node(n);
     w.sample(families::kPortInfo.name, l, std::uint64_t{1});
-  }
-  w.family(families::kPortUp);
-  for (std::size_t i = 0; i < s.ports.size(); ++i) {
-    w.node(s.ports[i].node);
-    w.sample(families::kPortUp.name, ctx.port_id(i), std::uint64_t{port_of(i).up() ? 1u : 0u});
   }
   w.family(families::kPortState);
   for (std::size_t i = 0; i < s.ports.size(); ++i) {

@@ -1,6 +1,7 @@
 #include "daemon/render_scores.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "daemon/metric_families.h"
 #include "daemon/snapshot.h"
@@ -13,6 +14,16 @@ std::string tier_rail(std::string_view tier, int rail) {
   ExpositionWriter::add_label(l, "tier", tier);
   ExpositionWriter::add_label(l, "rail", rail == kNoRail ? "" : std::to_string(rail));
   return l;
+}
+
+// Scores, ratios and rates are estimates over one interval: six significant
+// digits say all they know, and cut the aggregates group by a tenth against
+// the 17 digits a double round-trips with (issue #15: the group a 10 s job
+// scrapes stays under 1 MB at 98k ports).
+double estimate(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return std::strtod(text, nullptr);
 }
 
 template <typename Histograms>
@@ -49,9 +60,11 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
   histogram(families::kUtilizationHistogram, a.utilization_histograms, w);
   if (a.result.ports.empty()) return;
 
-  auto node_tier_rail = [&](std::int32_t node) {
+  // Switch-only families: no node_type label, it would always say "switch".
+  auto switch_tier_rail = [&](std::int32_t node) {
     const auto n = static_cast<std::size_t>(node);
-    std::string l = ctx.node_named(n);
+    std::string l = ctx.node_id(n);
+    ExpositionWriter::add_label(l, "node_name", s.node_names[n]);
     ExpositionWriter::add_label(l, "tier", ctx.tier_of(n));
     ExpositionWriter::add_label(l, "rail", ctx.rail_of(n));
     return l;
@@ -87,7 +100,7 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
   w.family(families::kRootScore);
   for (const Root& r : roots) {
     w.node(r.node);
-    w.sample(families::kRootScore.name, r.labels, r.root->score);
+    w.sample(families::kRootScore.name, r.labels, estimate(r.root->score));
   }
   w.family(families::kRootVictims);
   for (const Root& r : roots) {
@@ -97,7 +110,7 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
   w.family(families::kUplinkImbalance);
   for (const UplinkImbalance& u : forest.imbalance) {
     w.node(static_cast<std::uint32_t>(u.node));
-    w.sample(families::kUplinkImbalance.name, node_tier_rail(u.node), u.ratio);
+    w.sample(families::kUplinkImbalance.name, switch_tier_rail(u.node), estimate(u.ratio));
   }
 
   w.family(families::kHotspot);
@@ -108,14 +121,15 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
     ExpositionWriter::add_label(l, "tier", ctx.tier_of(n));
     ExpositionWriter::add_label(l, "rail", ctx.rail_of(n));
     w.node(static_cast<std::uint32_t>(n));
-    w.sample(families::kHotspot.name, l, sw.score);
+    w.sample(families::kHotspot.name, l, estimate(sw.score));
   }
   for (std::size_t k : a.result.top_ports) {
     const PortScore& ps = a.result.ports[k];
     const std::int64_t i = ctx.view_of(ps.node, ps.port_index);
     if (i < 0) continue;
     w.node(static_cast<std::uint32_t>(ps.node));
-    w.sample(families::kHotspot.name, ctx.port_named(static_cast<std::size_t>(i)), ps.score);
+    w.sample(families::kHotspot.name, ctx.port_named(static_cast<std::size_t>(i)),
+             estimate(ps.score));
   }
 
   w.family(families::kTail);
@@ -147,7 +161,7 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
       w.family(name, help, "gauge");
       for (const Aggregate& g : list) {
         w.node(per_node ? static_cast<std::uint32_t>(g.node) : ExpositionIndex::kNoNode);
-        w.sample(name, labels_of(g), value(g));
+        w.sample(name, labels_of(g), estimate(value(g)));
       }
     };
     one(prefix + "_stall_ratio_mean", "Mean stall ratio W over the ports" + of,
@@ -178,7 +192,7 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
   // One series per switch with its name, tier and rail: a rail x leaf grid
   // needs no PromQL join.
   aggregates(
-      "switch", a.result.by_switch, [&](const Aggregate& g) { return node_tier_rail(g.node); },
+      "switch", a.result.by_switch, [&](const Aggregate& g) { return switch_tier_rail(g.node); },
       true);
 }
 

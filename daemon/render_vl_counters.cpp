@@ -3,6 +3,7 @@
 #include <array>
 
 #include "analysis/xmit_wait_model.h"
+#include "daemon/counter_families.h"
 #include "daemon/snapshot.h"
 
 namespace ibfx {
@@ -34,18 +35,19 @@ void render_lane_counters(const Snapshot& s, const std::vector<std::string>& por
   for (std::size_t c = 0; c < kLaneCounterCount; ++c) {
     const auto counter = static_cast<LaneCounter>(c);
     const LaneCounterInfo& info = lane_counter_info(counter);
+    const MetricFamily& family = lane_counter_family(counter);
     bool any = false;
     for (const PortLaneTotals& t : s.lanes) {
       any = any || (t.counter == counter && exported(t) && any_nonzero(t));
     }
     if (!any) continue;
-    w.family(info.metric, info.help, "counter");
+    w.family(family);
     for (const PortLaneTotals& t : s.lanes) {
       if (t.counter != counter || !exported(t)) continue;
       w.node(s.ports[t.port].node);  // for ?node= slices
       for (std::size_t lane = 0; lane < info.lanes; ++lane) {
         if (t.total[lane] == 0) continue;  // a lane never used has no series
-        w.sample(info.metric, port_labels[t.port], info.label, kLaneNames[lane],
+        w.sample(family.name, port_labels[t.port], info.label, kLaneNames[lane],
                  static_cast<double>(t.total[lane]));
       }
     }

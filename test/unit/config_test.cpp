@@ -170,6 +170,8 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK_FALSE(c.exporting.error_counters);
   CHECK_FALSE(c.exporting.traffic_counters);
   CHECK(c.exporting.port_scores);
+  CHECK(c.exporting.zero_error_counters);
+  CHECK(c.exporting.raw_transmit_wait);
 
   // Each value differs from the default, so a key silently ignored shows up here.
   for (const std::string_view key : ibfx::config_keys()) {

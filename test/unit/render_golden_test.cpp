@@ -35,6 +35,8 @@ std::shared_ptr<Snapshot> fixed_snapshot(bool port_scores) {
   r.set(Counter::kTransmitWait, 1000, 32);
   r.set(Counter::kTransmitDataBytes, 250, 64);
   r.set(Counter::kSymbolErrors, 3, 16);
+  r.set(Counter::kLinkDowned, 0, 8);  // never counted: absent unless zero_error_counters
+  r.set(Counter::kLinkErrorRecovery, 2, 8);
   acc.apply(PortKey{0x100, 2}, r, {});
   CounterReading h;
   h.set(Counter::kReceiveDataBytes, 7, 64);
@@ -100,6 +102,22 @@ TEST_CASE("PortCounterRenderer matches its golden files, default and with port s
           "[golden]") {
   check_golden("port_counters", render(PortCounterRenderer{}, *fixed_snapshot(false)));
   check_golden("port_counters_scores", render(PortCounterRenderer{}, *fixed_snapshot(true)));
+}
+
+TEST_CASE("PortCounterRenderer: zero error counters and raw PortXmitWait counts on request",
+          "[golden]") {
+  // Default: link_downed (0) is absent, errors_total (3 + 2) and the
+  // seconds are there, the raw counts are not.
+  const std::string lean = render(PortCounterRenderer{}, *fixed_snapshot(false));
+  CHECK(lean.find("infiniband_port_link_downed_total") == std::string::npos);
+  CHECK(
+      lean.find("infiniband_port_errors_total{node_guid=\"0x0000000000000100\",port=\"2\"} 5\n") !=
+      std::string::npos);
+  CHECK(lean.find("infiniband_port_transmit_wait_total") == std::string::npos);
+  auto snap = fixed_snapshot(false);
+  snap->exporting.zero_error_counters = true;
+  snap->exporting.raw_transmit_wait = true;
+  check_golden("port_counters_everything", render(PortCounterRenderer{}, *snap));
 }
 
 TEST_CASE("ScoresRenderer matches its golden file", "[golden]") {
@@ -205,7 +223,7 @@ TEST_CASE("render_top lists the root, the hottest ports with W, U and far end, s
   CHECK(top.find("gpu-b:1") != std::string::npos);
   // The hottest port with its W, U and cumulative errors (3 symbol errors).
   CHECK(top.find("0.250  0.750") != std::string::npos);
-  CHECK(top.find(" 3  gpu-b:1") != std::string::npos);
+  CHECK(top.find(" 5  gpu-b:1") != std::string::npos);
   // gpu-b (node 2) answered nothing.
   const auto silent = top.find("NODES NOT ANSWERING");
   REQUIRE(silent != std::string::npos);

@@ -18,7 +18,9 @@ double value_of(const std::string& text, const std::string& series) {
   if (at == std::string::npos) return std::nan("");
   return std::stod(text.substr(at + series.size() + 2));
 }
-std::shared_ptr<const Fabric> shared(Fabric f) { return std::make_shared<const Fabric>(std::move(f)); }
+std::shared_ptr<const Fabric> shared(Fabric f) {
+  return std::make_shared<const Fabric>(std::move(f));
+}
 }  // namespace
 
 TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapshot]") {
@@ -35,33 +37,44 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
   const std::string& text = snap->text();
   // Per-port series carry only the port's identity (the lean exposition).
   const std::string labels = R"(node_guid="0x0000000000000100",port="2")";
-  CHECK(has_line(text, "infiniband_port_transmit_wait_total{" + labels + "} 1234"));
+  // PortXmitWait in seconds (Quantum-class unit for this device); raw counts only on request.
+  CHECK(text.find("infiniband_port_transmit_wait_seconds_total{" + labels + "} ") !=
+        std::string::npos);
+  CHECK(text.find("infiniband_port_transmit_wait_total") == std::string::npos);
   CHECK(has_line(text, "infiniband_port_transmit_data_bytes_total{" + labels + "} 4000"));
   CHECK(has_line(text, "infiniband_port_symbol_errors_total{" + labels + "} 3"));
-  CHECK(has_line(text, "infiniband_port_up{" + labels + "} 1"));
-  CHECK(text.find("# TYPE infiniband_port_transmit_wait_total counter\n") != std::string::npos);
+  CHECK(has_line(text, "infiniband_port_errors_total{" + labels + "} 3"));
+  CHECK(text.find("infiniband_port_up{") == std::string::npos);  // = state >= 2 and physical 5
   CHECK(has_line(text, "infiniband_port_state{" + labels + "} 4"));
   CHECK(has_line(text, "infiniband_port_physical_state{" + labels + "} 5"));
   CHECK(has_line(text, R"(infiniband_exporter_node_up{node_guid="0x0000000000000200"} 1)"));
   CHECK(has_line(text, R"(infiniband_port_lid{node_guid="0x0000000000000200",port="1"} 2)"));
   CHECK(has_line(text, R"(infiniband_node_lid{node_guid="0x0000000000000100"} 1)"));
   // Ports never read have no counter series, but stay visible as up/info.
-  CHECK(text.find(R"(infiniband_port_transmit_wait_total{node_guid="0x0000000000000200")") ==
-        std::string::npos);
-  // Names, tier, rail and the far end of the cable: once per port, on the info metric.
+  CHECK(
+      text.find(R"(infiniband_port_transmit_wait_seconds_total{node_guid="0x0000000000000200")") ==
+      std::string::npos);
+  // Link and far end of the cable: once per port, on the port's info metric;
+  // names, type, tier and rail once per node, on the node's.
   CHECK(has_line(
       text,
-      R"(infiniband_port_info{node_guid="0x0000000000000200",port="1",node_name="gpu0 mlx5_0",node_type="hca",tier="",rail="",link_width="4x",link_speed="SDR",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_port="1",remote_node_type="switch",remote_tier=""} 1)"));
+      R"(infiniband_port_info{node_guid="0x0000000000000200",port="1",link_width="4x",link_speed="SDR",remote_node_guid="0x0000000000000100",remote_node_name="leaf-01",remote_port="1",remote_node_type="switch",remote_tier=""} 1)"));
+  CHECK(
+      text.find(
+          R"(infiniband_node_info{node_guid="0x0000000000000200",node_name="gpu0 mlx5_0",node_type="hca")") !=
+      std::string::npos);
   // State and LID are gauges: no label changes when they do.
   CHECK(text.find("state=") == std::string::npos);
   CHECK(text.find("lid=") == std::string::npos);
 }
 
-TEST_CASE("Snapshot keeps down ports visible with up 0", "[snapshot]") {
+TEST_CASE("Snapshot keeps down ports visible with their state", "[snapshot]") {
   Fabric f = ibfx::test::star_fabric(1, 1);
   auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, {}, {});
-  CHECK(snap->text().find(
-            R"(infiniband_port_up{node_guid="0x0000000000000100",port="2"} 0)") !=
+  const std::string port = R"({node_guid="0x0000000000000100",port="2"})";
+  CHECK(snap->text().find("infiniband_port_state" + port + " 1\n") != std::string::npos);
+  CHECK(snap->text().find("infiniband_port_physical_state" + port + " 2\n") != std::string::npos);
+  CHECK(snap->text().find(R"(infiniband_port_info{node_guid="0x0000000000000100",port="2",)") !=
         std::string::npos);
 }
 
@@ -124,22 +137,23 @@ TEST_CASE("Snapshot honours the cardinality controls", "[snapshot]") {
   auto no_hca = build_snapshot(fabric, sweep, acc, {}, {});
   no_hca->exporting.hca_port_counters = false;
   const std::string& t1 = no_hca->text();
-  CHECK(t1.find(R"(infiniband_port_transmit_wait_total{node_guid="0x0000000000000100")") !=
+  CHECK(t1.find(R"(infiniband_port_transmit_wait_seconds_total{node_guid="0x0000000000000100")") !=
         std::string::npos);
-  CHECK(t1.find(R"(infiniband_port_transmit_wait_total{node_guid="0x0000000000000200")") ==
+  CHECK(t1.find(R"(infiniband_port_transmit_wait_seconds_total{node_guid="0x0000000000000200")") ==
         std::string::npos);
 
   auto no_errors = build_snapshot(fabric, sweep, acc, {}, {});
   no_errors->exporting.error_counters = false;
   CHECK(no_errors->text().find("infiniband_port_symbol_errors_total") == std::string::npos);
+  CHECK(no_errors->text().find("infiniband_port_errors_total") == std::string::npos);
   CHECK(no_errors->text().find("infiniband_port_transmit_data_bytes_total") != std::string::npos);
 
   auto aggregates_only = build_snapshot(fabric, sweep, acc, {}, {});
   aggregates_only->exporting.port_counters = false;
   const std::string& t3 = aggregates_only->text();
-  CHECK(t3.find("infiniband_port_transmit_wait_total") == std::string::npos);
+  CHECK(t3.find("infiniband_port_transmit_wait_seconds_total") == std::string::npos);
   CHECK(t3.find("infiniband_port_symbol_errors_total") == std::string::npos);
-  CHECK(t3.find("infiniband_port_up{") != std::string::npos);  // ports stay visible
+  CHECK(t3.find("infiniband_port_state{") != std::string::npos);  // ports stay visible
 }
 
 TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of congestion",
@@ -180,10 +194,11 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   CHECK(has_line(text, R"(infiniband_port_utilization_bucket{tier="leaf",rail="0",le="0.7"} 0)"));
   CHECK(has_line(text, R"(infiniband_port_utilization_bucket{tier="leaf",rail="0",le="0.8"} 1)"));
   const std::string root_labels =
-      named + R"(,cause="incast",remote_node_guid="0x0000000000000201",remote_node_name="gpu1 mlx5_0",remote_port="1")";
+      named +
+      R"(,cause="incast",remote_node_guid="0x0000000000000201",remote_node_name="gpu1 mlx5_0",remote_port="1")";
   CHECK(has_line(text, "infiniband_congestion_root_score{" + root_labels + "} 2.5"));
   CHECK(has_line(text, "infiniband_congestion_victim_ports{" + root_labels + "} 2"));
   CHECK(has_line(
       text,
-      R"(infiniband_switch_uplink_imbalance{node_guid="0x0000000000000100",node_name="leaf-01",node_type="switch",tier="",rail=""} 1.5)"));
+      R"(infiniband_switch_uplink_imbalance{node_guid="0x0000000000000100",node_name="leaf-01",tier="",rail=""} 1.5)"));
 }

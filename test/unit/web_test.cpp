@@ -69,13 +69,12 @@ TEST_CASE("handle_web serves collect[] groups, node slices, 400s and /top", "[we
   // One node by name and by GUID (any spelling): its series only.
   const Reply by_name = get(exporter, "/metrics?node=gpu1%20mlx5_0", false);
   CHECK(by_name.status == 200);
-  CHECK(by_name.text.find(R"(infiniband_port_up{node_guid="0x0000000000000201",port="1"})") !=
+  CHECK(by_name.text.find(R"(infiniband_port_state{node_guid="0x0000000000000201",port="1"})") !=
         std::string::npos);
   CHECK(by_name.text.find(R"({node_guid="0x0000000000000200")") == std::string::npos);
   CHECK(get(exporter, "/metrics?node=0x201", false).text == by_name.text);
-  CHECK(
-      get(exporter, "/metrics?node=201&collect[]=ports", false).text.find("infiniband_node_info") ==
-      std::string::npos);
+  CHECK(get(exporter, "/metrics?node=201&collect[]=ports", false)
+            .text.find("infiniband_node_info{") == std::string::npos);
   CHECK(get(exporter, "/metrics?node=nosuch", false).status == 400);
 
   const Reply top = get(exporter, "/top?n=3", false);
