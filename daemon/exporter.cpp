@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
-#include <iostream>
 #include <map>
 
 #include "base/log.h"
