@@ -97,7 +97,7 @@ void PortCounterRenderer::render(const RenderContext& ctx, ExpositionWriter& w) 
     w.family(families::kWaitUnit);
     for (std::size_t i = 0; i < s.ports.size(); ++i) {
       if (units[i].seconds <= 0) continue;
-      std::string l = ctx.port_id(i);
+      std::string l(ctx.port_id(i));
       ExpositionWriter::add_label(l, "model", units[i].model);
       ExpositionWriter::add_label(l, "source", units[i].source);
       w.node(s.ports[i].node);

@@ -35,3 +35,19 @@ TEST_CASE("ExporterMetrics adds the HTTP server's evicted and refused connection
   CHECK(has_line(text, "infiniband_exporter_http_connections_evicted_total 3"));
   CHECK(has_line(text, "infiniband_exporter_http_connections_refused_total 5"));
 }
+
+TEST_CASE("ExporterMetrics exports the snapshot publisher's published, dropped and render time",
+          "[exporter_metrics]") {
+  ExporterMetrics m;
+  m.on_publisher(0, 0, 0);
+  std::string text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_snapshots_published_total 0"));
+  CHECK(has_line(text, "infiniband_exporter_snapshots_dropped_total 0"));
+  CHECK(has_line(text, "infiniband_exporter_last_render_duration_seconds 0"));
+  m.on_publisher(3, 1, 0.25);
+  m.on_publisher(7, 2, 0.5);  // cumulative: only the difference is added
+  text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_snapshots_published_total 7"));
+  CHECK(has_line(text, "infiniband_exporter_snapshots_dropped_total 2"));
+  CHECK(has_line(text, "infiniband_exporter_last_render_duration_seconds 0.5"));
+}
