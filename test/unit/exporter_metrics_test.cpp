@@ -1,6 +1,11 @@
 #include "daemon/exporter_metrics.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 using namespace ibfx;
@@ -50,4 +55,9 @@ TEST_CASE("ExporterMetrics exports the snapshot publisher's published, dropped a
   CHECK(has_line(text, "infiniband_exporter_snapshots_published_total 7"));
   CHECK(has_line(text, "infiniband_exporter_snapshots_dropped_total 2"));
   CHECK(has_line(text, "infiniband_exporter_last_render_duration_seconds 0.5"));
+  // Names, types and help as promtool wants them.
+  const std::string path = "/tmp/ibfx_exporter_metrics_" + std::to_string(::getpid()) + ".prom";
+  std::ofstream(path) << text;
+  CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
+  std::remove(path.c_str());
 }
