@@ -98,13 +98,9 @@ std::size_t format_value(std::uint64_t v, char* buf) {
   return static_cast<std::size_t>(std::to_chars(buf, buf + 24, v).ptr - buf);
 }
 std::size_t format_value(double v, char* buf) {
-  if (std::isnan(v)) {
-    std::memcpy(buf, "NaN", 3);
-    return 3;
-  }
-  if (std::isinf(v)) {
-    std::memcpy(buf, v > 0 ? "+Inf" : "-Inf", 4);
-    return 4;
+  if (std::isnan(v) || std::isinf(v)) {
+    const std::string_view word = std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
+    return word.copy(buf, word.size());
   }
   return static_cast<std::size_t>(std::to_chars(buf, buf + 32, v).ptr - buf);
 }
