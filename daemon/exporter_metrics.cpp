@@ -16,6 +16,13 @@ prometheus::Gauge* gauge(prometheus::Registry& r, const std::string& name,
                          const std::string& help) {
   return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
 }
+// Adds what a cumulative count gained since `last` (and remembers it).
+void add_since(prometheus::Counter* c, std::uint64_t now, std::uint64_t& last) {
+  if (now > last) {
+    c->Increment(static_cast<double>(now - last));
+    last = now;
+  }
+}
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -113,6 +120,21 @@ ExporterMetrics::ExporterMetrics()
       counter(r, "infiniband_exporter_clears_withheld_total",
               "Counter clears (PortCounters Set) not sent because the node may run a subnet "
               "manager (docs/safety.md).");
+  // The publisher (daemon/snapshot_publisher.h): a snapshot it could not
+  // render before the next one arrived was replaced (its counters are in
+  // the next one's totals), so dropped / published says how much of the
+  // sweep cadence a scrape can see; the render time says why.
+  snapshots_published_ =
+      counter(r, "infiniband_exporter_snapshots_published_total",
+              "Snapshots rendered, compressed and made servable (one per sweep when the render "
+              "keeps up).");
+  snapshots_dropped_ =
+      counter(r, "infiniband_exporter_snapshots_dropped_total",
+              "Snapshots replaced by a newer one before they were rendered (the render took "
+              "longer than a sweep); their counters are in the next snapshot's totals.");
+  last_render_duration_ =
+      gauge(r, "infiniband_exporter_last_render_duration_seconds",
+            "Time taken to render and compress the last published snapshot (before this one).");
   sweep_duration_ = &prometheus::BuildHistogram()
                          .Name("infiniband_exporter_sweep_duration_seconds")
                          .Help("Distribution of PMA sweep durations.")
@@ -162,10 +184,7 @@ void ExporterMetrics::on_worker(bool up, std::uint64_t restarts) {
                                "presumed wedged.");
   }
   worker_up_->Set(up ? 1 : 0);
-  if (restarts > last_worker_restarts_) {
-    worker_restarts_->Increment(static_cast<double>(restarts - last_worker_restarts_));
-    last_worker_restarts_ = restarts;
-  }
+  add_since(worker_restarts_, restarts, last_worker_restarts_);
 }
 
 void ExporterMetrics::on_http(std::uint64_t evicted, std::uint64_t refused) {
@@ -175,14 +194,8 @@ void ExporterMetrics::on_http(std::uint64_t evicted, std::uint64_t refused) {
     http_refused_ = counter(*registry_, "infiniband_exporter_http_connections_refused_total",
                             "HTTP connections refused because every slot was busy.");
   }
-  if (evicted > last_http_evicted_) {
-    http_evicted_->Increment(static_cast<double>(evicted - last_http_evicted_));
-    last_http_evicted_ = evicted;
-  }
-  if (refused > last_http_refused_) {
-    http_refused_->Increment(static_cast<double>(refused - last_http_refused_));
-    last_http_refused_ = refused;
-  }
+  add_since(http_evicted_, evicted, last_http_evicted_);
+  add_since(http_refused_, refused, last_http_refused_);
 }
 
 void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering,
@@ -205,6 +218,13 @@ void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_a
 
 void ExporterMetrics::update_totals(const MadEngineStats& mad, const AccumulatorStats& acc) {
   totals_->set(mad, acc);
+}
+
+void ExporterMetrics::on_publisher(std::uint64_t published, std::uint64_t dropped,
+                                   double last_render_seconds) {
+  add_since(snapshots_published_, published, last_published_);
+  add_since(snapshots_dropped_, dropped, last_dropped_);
+  last_render_duration_->Set(last_render_seconds);
 }
 
 std::string ExporterMetrics::serialize() const {

@@ -45,6 +45,13 @@ class ExporterMetrics {
   // added. Registered on first use, like the worker's.
   void on_http(std::uint64_t evicted, std::uint64_t refused);
 
+  // The snapshot publisher's cumulative counts (daemon/snapshot_publisher.h
+  // PublisherStats) and its last render time (render + compress of the
+  // last snapshot it published): the difference since the last call is
+  // added to the counters. Read when a snapshot is built, so the render
+  // time shown is that of the snapshot published before it.
+  void on_publisher(std::uint64_t published, std::uint64_t dropped, double last_render_seconds);
+
   std::string serialize() const;
 
  private:
@@ -84,6 +91,10 @@ class ExporterMetrics {
   std::uint64_t last_http_evicted_ = 0, last_http_refused_ = 0;
   // The engine's and accumulator's own totals, collected at serialize().
   std::shared_ptr<EngineTotals> totals_;
+  prometheus::Counter* snapshots_published_;
+  prometheus::Counter* snapshots_dropped_;
+  prometheus::Gauge* last_render_duration_;
+  std::uint64_t last_published_ = 0, last_dropped_ = 0;
 };
 
 }  // namespace ibfx

@@ -63,7 +63,7 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
   // Switch-only families: no node_type label, it would always say "switch".
   auto switch_tier_rail = [&](std::int32_t node) {
     const auto n = static_cast<std::size_t>(node);
-    std::string l = ctx.node_id(n);
+    std::string l(ctx.node_id(n));
     ExpositionWriter::add_label(l, "node_name", s.node_names[n]);
     ExpositionWriter::add_label(l, "tier", ctx.tier_of(n));
     ExpositionWriter::add_label(l, "rail", ctx.rail_of(n));

@@ -1,6 +1,11 @@
 #include "daemon/exporter_metrics.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 using namespace ibfx;
@@ -75,4 +80,25 @@ TEST_CASE("ExporterMetrics counts sweeps, overruns and sweeps cut short", "[expo
   CHECK(has_line(text, "infiniband_exporter_swept_ports 12"));
   CHECK(has_line(text, "infiniband_exporter_nodes_not_answering 0"));
   CHECK(has_line(text, "infiniband_exporter_stale_nodes 3"));
+}
+
+TEST_CASE("ExporterMetrics exports the snapshot publisher's published, dropped and render time",
+          "[exporter_metrics]") {
+  ExporterMetrics m;
+  m.on_publisher(0, 0, 0);
+  std::string text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_snapshots_published_total 0"));
+  CHECK(has_line(text, "infiniband_exporter_snapshots_dropped_total 0"));
+  CHECK(has_line(text, "infiniband_exporter_last_render_duration_seconds 0"));
+  m.on_publisher(3, 1, 0.25);
+  m.on_publisher(7, 2, 0.5);  // cumulative: only the difference is added
+  text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_snapshots_published_total 7"));
+  CHECK(has_line(text, "infiniband_exporter_snapshots_dropped_total 2"));
+  CHECK(has_line(text, "infiniband_exporter_last_render_duration_seconds 0.5"));
+  // Names, types and help as promtool wants them.
+  const std::string path = "/tmp/ibfx_exporter_metrics_" + std::to_string(::getpid()) + ".prom";
+  std::ofstream(path) << text;
+  CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
+  std::remove(path.c_str());
 }

@@ -482,3 +482,30 @@ TEST_CASE("Exporter stops cleanly: idempotent, without start, and nothing runs a
   CHECK(exporter.publisher_stats().published == published);
   CHECK(fake.sent == sent);
 }
+
+TEST_CASE("Exporter exports its publisher's health: snapshots published and dropped, render time",
+          "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(3);
+  FakePma fake;
+  for (const FabricNode& n : fabric.nodes) fake.nodes[n.lid];
+  Exporter exporter(Config{}, {}, std::make_unique<HookedPma>(fake), [&] {
+    return DiscoveryResult{std::make_shared<const Fabric>(fabric), {}};
+  });
+  REQUIRE(exporter.discover_now());
+  auto value = [](const std::string& text, const std::string& name) {
+    const auto at = text.find("\n" + name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + name.size() + 2));
+  };
+  // The first snapshot is built before anything was published.
+  REQUIRE(exporter.sweep_now());
+  std::string text = exporter.snapshot()->text();
+  CHECK(value(text, "infiniband_exporter_snapshots_published_total") == 0);
+  CHECK(value(text, "infiniband_exporter_snapshots_dropped_total") == 0);
+  // The second says the first was published, and how long its render took.
+  REQUIRE(exporter.sweep_now());
+  text = exporter.snapshot()->text();
+  CHECK(value(text, "infiniband_exporter_snapshots_published_total") == 1);
+  CHECK(value(text, "infiniband_exporter_snapshots_dropped_total") == 0);
+  CHECK(value(text, "infiniband_exporter_last_render_duration_seconds") > 0);
+}

@@ -79,7 +79,7 @@ TEST_CASE("No lane data renders nothing", "[snapshot][lanes]") {
   auto snap = build_snapshot(fabric, {}, CounterAccumulator{}, {}, {});
   std::string out;
   ExpositionWriter w(out);
-  render_lane_counters(*snap, std::vector<std::string>(snap->ports.size()), w);
+  render_lane_counters(*snap, std::vector<std::string_view>(snap->ports.size()), w);
   CHECK(out.empty());
 }
 
