@@ -24,6 +24,11 @@ void FabricMerger::set_policy(const ForgetPolicy& policy) {
   policy_ = policy;
 }
 
+ForgetPolicy FabricMerger::policy() const {
+  std::lock_guard lock(mu_);
+  return policy_;
+}
+
 std::shared_ptr<const Fabric> FabricMerger::current() const {
   std::lock_guard lock(mu_);
   return known_;

@@ -52,6 +52,7 @@ class FabricMerger {
   explicit FabricMerger(ForgetPolicy policy = {});
 
   void set_policy(const ForgetPolicy& policy);
+  ForgetPolicy policy() const;
 
   // Merges one discovery into the known fabric and returns it. Seen nodes
   // take what the discovery says (LID, ports, links); a port of a seen node

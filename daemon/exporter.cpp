@@ -10,10 +10,6 @@
 namespace ibfx {
 
 namespace {
-ForgetPolicy forget_policy(const DiscoveryConfig& c) {
-  return ForgetPolicy{c.forget_after_discoveries, c.forget_after};
-}
-
 // The render and its deflate threads yield to the sweep thread and the
 // MAD worker: on 2 cores, a render at the same weight stretched the sweeps
 // of a 1 s interval (docs/benchmarks.md).
@@ -30,12 +26,10 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
     : config_(std::move(config)),
       names_(std::move(names)),
       transport_(std::move(transport)),
-      discover_(std::move(discover)),
       engine_(*transport_, mad_limits(config_.mad)),
       sweeper_(engine_, accumulator_),
       analysis_config_(std::move(analysis)),
-      merger_(forget_policy(config_.discovery)),
-      pacer_(DiscoveryPacing{.interval = config_.discovery.interval}),
+      discovery_(std::move(discover), config_.discovery, discovery_events()),
       // Rendering is the publisher's step: Snapshot::gzip() renders the
       // exposition and compresses it once; scrapes serve that. The small
       // group a frequent `collect[]=aggregates` job scrapes is rendered here
@@ -52,75 +46,26 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
 
 Exporter::~Exporter() { stop(); }
 
-std::shared_ptr<const Fabric> Exporter::fabric() const {
-  std::lock_guard lock(fabric_mu_);
-  return fabric_;
-}
-
-bool Exporter::discover_now() {
-  const std::uint64_t generation = health_ ? health_->generation() : 0;
-  DiscoveryResult r = discover_();
-  if (!r.fabric) {
-    {
-      std::lock_guard lock(metrics_mu_);
-      metrics_.on_discovery(nullptr, 0, false);
-    }
-    pacer_.finished(false, false);
-    log_warn("discovery failed: " + r.error);
-    return false;
-  }
-  const Fabric& found = *r.fabric;
-  // Merged, never replaced: a node this discovery missed is kept (and still
-  // swept) until it has been missing long enough to be forgotten.
-  MergeOutcome merged = merger_.merge(found);
-  const bool partial = found.smp_timeouts > 0 || found.smp_errors > 0 || merged.missing > 0;
-  {
+DiscoveryEvents Exporter::discovery_events() {
+  // Discovery thread (or discover_now()'s caller).
+  DiscoveryEvents events;
+  events.started = [this](DiscoveryReason reason) {
+    std::lock_guard lock(metrics_mu_);
+    metrics_.on_discovery_started(reason);
+  };
+  events.failed = [this] {
+    std::lock_guard lock(metrics_mu_);
+    metrics_.on_discovery(nullptr, 0, false);
+  };
+  events.merged = [this](const Fabric& found, const MergeOutcome& merged, bool partial) {
     std::lock_guard lock(metrics_mu_);
     metrics_.on_discovery(&found, found.discovery_seconds, true);
     metrics_.on_merge(found, merged, partial);
-  }
-  pacer_.finished(true, partial);
-  const std::string summary = "discovered " + std::to_string(found.nodes.size()) + " nodes, " +
-                              std::to_string(found.port_count()) + " ports in " +
-                              std::to_string(found.discovery_seconds) + " s";
-  log_info(summary);
-  if (!ready_.load()) status(summary + "; first sweep running");
-  if (partial) {
-    log_warn("partial discovery: " + std::to_string(found.smp_timeouts) + " SMP timeouts, " +
-             std::to_string(found.smp_errors) + " SMP errors; " + std::to_string(merged.missing) +
-             " known nodes and " + std::to_string(merged.ports_kept) +
-             " ports not found, kept as last seen and still swept; retrying in " +
-             std::to_string(std::chrono::duration<double>(pacer_.partial_backoff()).count()) +
-             " s at most");
-  }
-  for (const ForgottenNode& n : merged.forgotten) {
-    log_warn("forgetting " + std::string(node_type_name(n.type)) + " \"" + n.description + "\" (" +
-             guid_hex(n.guid) + "): missing from " +
-             std::to_string(config_.discovery.forget_after_discoveries) +
-             " discoveries in a row and for " + format_duration(config_.discovery.forget_after) +
-             "; its series end");
-  }
-  {
-    std::lock_guard lock(fabric_mu_);
-    fabric_ = std::move(merged.fabric);
-  }
-  if (health_ && generation != fabric_generation_) {
-    // Through a new worker, right after the fabric came back, the SM may not
-    // have assigned LIDs yet: sweeping then would skip every switch. Look
-    // again soon, for a while, before sweeping what we have. (Judged on what
-    // this discovery saw, not on the LIDs the merge kept.)
-    const bool unaddressed =
-        std::any_of(found.nodes.begin(), found.nodes.end(),
-                    [](const FabricNode& n) { return n.type == NodeType::kSwitch && n.lid == 0; });
-    if (unaddressed && ++unaddressed_discoveries_ < 10) {
-      log_info("switches without a LID yet; discovering again before sweeping");
-      request_discovery(DiscoveryReason::kWorkerRestart);
-    } else {
-      unaddressed_discoveries_ = 0;
-      fabric_generation_ = generation;
-    }
-  }
-  return true;
+  };
+  events.discovered = [this](const std::string& summary) {
+    if (!ready_.load()) status(summary + "; first sweep running");
+  };
+  return events;
 }
 
 SweepOptions Exporter::sweep_options(const Fabric& fabric) {
@@ -152,55 +97,16 @@ SweepOptions Exporter::sweep_options(const Fabric& fabric) {
 
 SmGuard Exporter::sm_guard(const Fabric& fabric) {
   const LocalPort local = health_ ? health_->local_port() : LocalPort{};
-  if (config_.counters.probe_sm_and_local_ports) {
-    if (!guard_opted_out_logged_) {
-      guard_opted_out_logged_ = true;
-      log_warn(
-          "counters.probe_sm_and_local_ports is on: optional MADs (the PortSamplesControl probe, "
-          "counter clears) also go to the subnet manager's node and this node's own HCA; under "
-          "ibsim that kills opensm (docs/safety.md)");
-    }
-    guarded_.clear();
-    return {};
-  }
-  guard_opted_out_logged_ = false;
-  SmGuard guard(fabric, local);
-  if (fabric.sm_lid == 0 && local.sm_lid == 0 && !sm_lid_unknown_logged_) {
-    sm_lid_unknown_logged_ = true;
-    log_warn(
-        "the master SM's LID is unknown (PortInfo:MasterSMLID is 0 on the local port): no "
-        "subnet manager yet? Optional MADs still skip nodes that run an SM and this node's "
-        "own HCA");
-  }
-  // Once per node and reason: the operator learns what is withheld from
-  // whom and why, not every sweep.
-  if (guard.nodes() != guarded_) {
-    for (const auto& [guid, why] : guard.nodes()) {
-      const auto known = guarded_.find(guid);
-      if (known != guarded_.end() && known->second == why) continue;
-      const FabricNode* node = fabric.find(guid);
-      std::string name = node != nullptr ? node->description : std::string();
-      if (const auto it = names_.find(guid); it != names_.end()) name = it->second;
-      std::string line =
-          "not sending optional MADs (the PortSamplesControl probe, counter-group probes, counter "
-          "clears) to ";
-      line += name;
-      line += " (" + guid_hex(guid) + ", LID ";
-      line += std::to_string(node != nullptr ? node->lid : 0);
-      line += "): ";
-      line += why;
-      line += "; its counters are read as usual; counters.probe_sm_and_local_ports allows them";
-      log_info(line);
-    }
-    guarded_ = guard.nodes();
-  }
-  return guard;
+  SmGuardTracker::Result r =
+      guard_.next(fabric, local, config_.counters.probe_sm_and_local_ports, names_);
+  for (const LogLine& line : r.lines) log(line);
+  return std::move(r.guard);
 }
 
 void Exporter::drop_forgotten() {
   // A forgotten node's totals go with it: should it come back, its series
   // start again rather than resume from totals hours old.
-  for (const ForgottenNode& node : merger_.take_forgotten()) {
+  for (const ForgottenNode& node : discovery_.take_forgotten()) {
     for (const std::uint8_t port : node.ports) {
       accumulator_.forget(PortKey{node.guid, port});
       analyzer_.forget(PortKey{node.guid, port});
@@ -211,7 +117,7 @@ void Exporter::drop_forgotten() {
 
 bool Exporter::sweep_now() {
   drop_forgotten();
-  auto f = fabric();
+  auto f = discovery_.fabric();
   if (!f) return false;
   SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
   const bool overrun =
@@ -236,19 +142,12 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     // A kept node that answers at its last LID, confirmed by NodeInfo, is
     // evidently still there, whatever the discoveries say.
     if (f && !f->nodes[n].present && ns.answered && ns.lid_confirmed) {
-      merger_.note_answered(f->nodes[n].guid);
+      discovery_.note_answered(f->nodes[n].guid);
     }
   }
-  // A LID answering as another node, a link that went down, or a node that
-  // answered and now answers nothing, means the topology changed: look
-  // again soon (the pacer spaces such requests and backs off while they keep
-  // coming). A sweep cut short, or a node that stays silent, is no such
-  // sign: under MAD loss it would make discovery a storm of SMPs.
-  const std::uint64_t downed = accumulator_.stats().link_downed_deltas;
-  if (sweep.lid_mismatches > 0) request_discovery(DiscoveryReason::kLidMismatch);
-  if (downed != link_downed_seen_) request_discovery(DiscoveryReason::kLinkDown);
-  if (went_silent) request_discovery(DiscoveryReason::kNodeSilent);
-  link_downed_seen_ = downed;
+  // A changed topology is looked at again soon (FabricDiscovery::note_sweep
+  // says what counts as one).
+  discovery_.note_sweep(sweep.lid_mismatches, accumulator_.stats().link_downed_deltas, went_silent);
   ++sweeps_;
   std::string own;
   {
@@ -354,8 +253,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     analysis_config_ = std::move(analysis);
     analyzer_.reclassify();  // with the new names and overrides
     engine_.set_limits(mad_limits(config_.mad));
-    pacer_.set_interval(config_.discovery.interval);
-    merger_.set_policy(forget_policy(config_.discovery));
+    discovery_.set_config(config_.discovery);
     if (rearm && collector_thread_.joinable()) {
       next_sweep_ = std::chrono::steady_clock::now() + config_.sweep_interval;
       arm_timer(next_sweep_);
@@ -377,52 +275,9 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   return needs_restart;
 }
 
-void Exporter::request_discovery(DiscoveryReason reason) {
-  pacer_.request(reason);
-  stop_cv_.notify_all();
-}
-
 void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bool overrun) {
-  // Under MAD loss or with an interval shorter than the fabric needs, every
-  // sweep has something to say: say it once a minute, summed up.
-  using namespace std::chrono_literals;
-  const auto now = std::chrono::steady_clock::now();
-  ++trouble_.sweeps;
-  trouble_.overruns += overrun ? 1 : 0;
-  trouble_.cut_short += sweep.completed ? 0 : 1;
-  const std::string line =
-      "sweep " + std::to_string(sweeps_) + ": " + std::to_string(sweep.ports_read) + " ports in " +
-      std::to_string(sweep.duration_seconds) + " s, " + std::to_string(not_answering) +
-      " nodes not answering, " + std::to_string(sweep.mads_timeout) + " MAD timeouts" +
-      (sweep.completed ? ""
-                       : ", cut short by its budget with " + std::to_string(sweep.stale_nodes) +
-                             " nodes not reached (kept as they were)");
-  // Snapshots the publisher dropped: rendering and compressing one takes
-  // longer than a sweep, so not every sweep is served (the counters still
-  // are: totals carry into the next one).
-  const std::uint64_t dropped = publisher_.stats().dropped;
-  const bool trouble =
-      !sweep.completed || overrun || not_answering > 0 || dropped != trouble_.dropped_seen;
-  if (!trouble || now - trouble_.last_logged < 60s) {
-    log_debug(line);
-    return;
-  }
-  std::string summary = line;
-  if (trouble_.overruns > 0 || trouble_.cut_short > 0) {
-    summary += "; " + std::to_string(trouble_.overruns) + " of the last " +
-               std::to_string(trouble_.sweeps) + " sweeps outlasted the " +
-               format_duration(config_.sweep_interval) + " interval (" +
-               std::to_string(trouble_.cut_short) +
-               " cut short, each resumed by the next): this fabric needs a longer "
-               "sweep.interval, or more MADs in flight (mad.global_inflight)";
-  }
-  if (dropped != trouble_.dropped_seen) {
-    summary += "; " + std::to_string(dropped - trouble_.dropped_seen) +
-               " snapshots were not served: rendering and compressing one took longer than the "
-               "sweeps (a leaner export: selection, fewer series)";
-  }
-  log_warn(summary);
-  trouble_ = SweepTrouble{now, 0, 0, 0, dropped};
+  log(trouble_.note(sweep, sweeps_, not_answering, overrun, publisher_.stats().dropped,
+                    config_.sweep_interval));
 }
 
 void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
@@ -441,29 +296,6 @@ void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
   snap.topology = snap.analysis.topology;
 }
 
-void Exporter::discovery_loop() {
-  while (!stopping_) {
-    DiscoveryPacer::Due due = pacer_.next();
-    {
-      std::unique_lock lock(stop_mu_);
-      const std::uint64_t seen = pacer_.requests();
-      // Wake up for a new request too: it may be due sooner.
-      stop_cv_.wait_until(lock, due.at,
-                          [&] { return stopping_.load() || pacer_.requests() != seen; });
-      if (stopping_) return;
-    }
-    due = pacer_.next();
-    const auto now = std::chrono::steady_clock::now();
-    if (due.at > now) continue;
-    pacer_.started(due.reason, now);
-    {
-      std::lock_guard lock(metrics_mu_);
-      metrics_.on_discovery_started(due.reason);
-    }
-    discover_now();
-  }
-}
-
 void Exporter::arm_timer(std::chrono::steady_clock::time_point when) {
   timer_.expires_at(when);
   timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -473,7 +305,7 @@ void Exporter::arm_timer(std::chrono::steady_clock::time_point when) {
 
 void Exporter::on_timer() {
   const auto started = std::chrono::steady_clock::now();
-  if (!fabric()) {
+  if (!discovery_.fabric()) {
     // Start-up: the only time a sweep waits for discovery.
     arm_timer(started + std::chrono::milliseconds(200));
     return;
@@ -486,7 +318,7 @@ void Exporter::on_timer() {
     return;
   }
   drop_forgotten();
-  auto f = fabric();
+  auto f = discovery_.fabric();
   SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
   if (health_) {
     health_->after_sweep(r.mads_sent, r.mads_ok);
@@ -506,8 +338,8 @@ void Exporter::on_timer() {
 
 bool Exporter::transport_ready() {
   if (!health_->up()) return false;
-  if (health_->generation() == fabric_generation_) return true;
-  request_discovery(DiscoveryReason::kWorkerRestart);
+  if (health_->generation() == discovery_.generation()) return true;
+  discovery_.request(DiscoveryReason::kWorkerRestart);
   return false;
 }
 
@@ -531,16 +363,8 @@ void Exporter::republish_stale() {
 
 void Exporter::start() {
   stopping_ = false;
-  // First discovery happens right away on the discovery thread.
-  discovery_thread_ = std::thread([this] {
-    pacer_.started(DiscoveryReason::kStartup, std::chrono::steady_clock::now());
-    {
-      std::lock_guard lock(metrics_mu_);
-      metrics_.on_discovery_started(DiscoveryReason::kStartup);
-    }
-    if (!discover_now()) log_warn("initial discovery failed; retrying in the background");
-    discovery_loop();
-  });
+  // The first discovery happens right away on the discovery thread.
+  discovery_.start();
   publisher_.start();
   next_sweep_ = std::chrono::steady_clock::now();
   collector_thread_ = std::thread([this] {
@@ -551,11 +375,11 @@ void Exporter::start() {
 
 void Exporter::stop() {
   if (stopping_.exchange(true)) return;
-  stop_cv_.notify_all();
+  discovery_.request_stop();
   boost::asio::post(collector_io_, [this] { timer_.cancel(); });
   collector_io_.stop();
   if (collector_thread_.joinable()) collector_thread_.join();
-  if (discovery_thread_.joinable()) discovery_thread_.join();
+  discovery_.stop();
   publisher_.stop();  // after the sweeps: what they submitted is published
 }
 

@@ -1,17 +1,15 @@
 // Ties the pipeline together: discover -> sweep -> accumulate -> analyse ->
-// snapshot -> render. Discovery runs on its own thread and is refreshed
-// periodically; sweeps run on the collector thread, re-armed by an Asio
-// timer, and hand each built snapshot to the SnapshotPublisher, whose thread
-// renders and compresses it while the next sweep runs; the HTTP side only
-// reads the published snapshot.
+// snapshot -> render. Discovery runs on its own thread (FabricDiscovery),
+// refreshed periodically and when a sweep sees the topology change; sweeps run on the collector
+// thread, re-armed by an Asio timer, and hand each built snapshot to the SnapshotPublisher, whose
+// thread renders and compresses it while the next sweep runs; the HTTP side only reads the
+// published snapshot.
 #pragma once
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,19 +18,17 @@
 #include <vector>
 
 #include "collectors/counter_accumulator.h"
-#include "collectors/discovery.h"
-#include "collectors/discovery_pacer.h"
-#include "collectors/fabric_merger.h"
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
 #include "daemon/exporter_metrics.h"
+#include "daemon/fabric_discovery.h"
+#include "daemon/sm_guard_tracker.h"
 #include "daemon/snapshot.h"
 #include "daemon/snapshot_publisher.h"
+#include "daemon/sweep_trouble_log.h"
 
 namespace ibfx {
-
-using DiscoverFn = std::function<DiscoveryResult()>;
 // A one-line state of the pipeline ("discovered ...", "last sweep: ..."):
 // daemon/main.cpp hands it to systemd (STATUS=). Called from the discovery
 // and publisher threads.
@@ -47,7 +43,7 @@ class Exporter {
   Exporter& operator=(const Exporter&) = delete;
 
   // Runs one discovery now (blocking). Returns false and logs on failure.
-  bool discover_now();
+  bool discover_now() { return discovery_.discover_now(); }
   // Runs one sweep on the current fabric and publishes a snapshot (rendered
   // when it returns). Returns false when there is no fabric yet.
   bool sweep_now();
@@ -62,7 +58,10 @@ class Exporter {
   // tests with fakes). Sweeps then wait while the worker is down or was
   // replaced and the fabric not yet rediscovered through the new one; the
   // last good snapshot stays served meanwhile. Call before start().
-  void set_transport_health(TransportHealth* health) { health_ = health; }
+  void set_transport_health(TransportHealth* health) {
+    health_ = health;
+    discovery_.set_transport_health(health);
+  }
   // Told of discoveries and of every published sweep. Call before start().
   void set_status_callback(StatusFn status) { status_ = std::move(status); }
 
@@ -71,7 +70,8 @@ class Exporter {
   using HttpStatsFn = std::function<std::pair<std::uint64_t, std::uint64_t>()>;
   void set_http_stats(HttpStatsFn stats) { http_stats_ = std::move(stats); }
 
-  // Background mode: discovery thread + collector thread.
+  // Background mode: the discovery thread (FabricDiscovery) and the
+  // collector (sweep) thread.
   void start();
   void stop();
 
@@ -81,13 +81,12 @@ class Exporter {
   const Config& config() const { return config_; }
 
  private:
-  void discovery_loop();
-  void request_discovery(DiscoveryReason reason);
+  DiscoveryEvents discovery_events();
   void arm_timer(std::chrono::steady_clock::time_point when);
   void on_timer();
   // `f` is the fabric the sweep ran on: its per-node results are
   // parallel to that fabric's node list, which a discovery finishing during
-  // the sweep replaces (and may reorder) under fabric_.
+  // the sweep replaces (and may reorder).
   void publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep, bool overrun);
   // The one place a snapshot is assembled: from a new sweep of `f` (then
   // analysed), or with `previous`, the same data as that one again with the
@@ -97,12 +96,11 @@ class Exporter {
   // Publisher thread, after each publication: readiness and status.
   void on_published(const Snapshot& snap, const PublisherStats& stats);
   void status(const std::string& text);
-  std::shared_ptr<const Fabric> fabric() const;
   void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
   // For a sweep of `fabric` (sweep thread).
   SweepOptions sweep_options(const Fabric& fabric);
   // Which nodes of `fabric` get no optional MAD (docs/safety.md); logs
-  // what changed since the last sweep. Sweep thread.
+  // what changed since the last sweep (SmGuardTracker). Sweep thread.
   SmGuard sm_guard(const Fabric& fabric);
   bool transport_ready();
   void republish_stale();
@@ -112,7 +110,6 @@ class Exporter {
   Config config_;
   NodeNameMap names_;
   std::unique_ptr<MadTransport> transport_;
-  DiscoverFn discover_;
   MadEngine engine_;
   CounterAccumulator accumulator_;
   Sweeper sweeper_;
@@ -125,42 +122,25 @@ class Exporter {
   // Sweep thread: how long the last publish() took (snapshot, analysis).
   std::chrono::steady_clock::duration after_sweep_{};
   // Sweep trouble is logged at most once a minute, summed up since.
-  struct SweepTrouble {
-    std::chrono::steady_clock::time_point last_logged{};
-    std::uint64_t sweeps = 0, overruns = 0, cut_short = 0;
-    std::uint64_t dropped_seen = 0;  // publisher drops, as of the last line logged
-  } trouble_;
+  SweepTroubleLog trouble_;
 
   TransportHealth* health_ = nullptr;
   HttpStatsFn http_stats_;
-  // Worker generation the current fabric was discovered through.
-  std::atomic<std::uint64_t> fabric_generation_{0};
-  int unaddressed_discoveries_ = 0;        // discovery thread only
   std::optional<SweepResult> last_sweep_;  // sweep thread: what the snapshot shows
-  // Sweep thread: the protected nodes last logged, and one-time warnings.
-  std::map<std::uint64_t, std::string> guarded_;
-  bool guard_opted_out_logged_ = false;
-  bool sm_lid_unknown_logged_ = false;
+  SmGuardTracker guard_;                   // sweep thread
   std::optional<std::pair<bool, std::uint64_t>> stale_worker_state_;  // last republished
 
-  mutable std::mutex fabric_mu_;
-  std::shared_ptr<const Fabric> fabric_;
   std::mutex metrics_mu_;  // discovery and sweep threads both update metrics
+  StatusFn status_;
 
-  // Discovery merges into the known fabric (fabric_ is its latest state)
-  // and is paced: schedule, partial retries, spaced requests.
-  FabricMerger merger_;
-  DiscoveryPacer pacer_;
-  std::uint64_t link_downed_seen_ = 0;
+  // The discover stage: its thread, the known fabric, pacing. Its events
+  // update metrics_ (under metrics_mu_) and the status.
+  FabricDiscovery discovery_;
   std::atomic<bool> stopping_{false};
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  std::thread discovery_thread_;
   boost::asio::io_context collector_io_;
   boost::asio::steady_timer timer_{collector_io_};
   std::chrono::steady_clock::time_point next_sweep_{};
   std::thread collector_thread_;
-  StatusFn status_;
   // Last member: its thread calls on_published(), so it stops first.
   SnapshotPublisher publisher_;
 };

@@ -20,9 +20,11 @@
 
 #include "fake_fabric.h"
 #include "fake_pma.h"
+#include "test/support/wait_for.h"
 
 using namespace ibfx;
 using ibfx::test::FakePma;
+using ibfx::test::wait_for;
 
 namespace {
 
@@ -259,16 +261,6 @@ bool has_line(const std::string& text, const std::string& line) {
 
 std::string node_up(std::uint64_t guid, int up) {
   return "infiniband_exporter_node_up{node_guid=\"" + guid_hex(guid) + "\"} " + std::to_string(up);
-}
-
-template <typename Pred>
-bool wait_for(Pred pred, std::chrono::seconds limit = std::chrono::seconds(10)) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
 }
 
 }  // namespace
