@@ -86,16 +86,22 @@ TEST_CASE("A congested spine port ranks first with tier and rail labels",
   const std::string guid = hot.substr(hot.find("node_guid="), 30);
   CHECK(stall.front().second.find(guid) != std::string::npos);
   CHECK(stall.front().first == Approx(0.7).margin(0.1));
-  // Leaves carry their rail; HCAs their rail from "mlx5_<n>".
+  // Leaves carry their rail; HCAs their rail from "mlx5_<n>". Tier and rail
+  // are said once per node, on infiniband_node_info.
   CHECK(s.count(R"(infiniband_tail_latency_score{tier="spine",rail=""})") == 1);
   bool leaf_rail = false;
+  bool hca_rail = false;
   for (const auto& [key, v] : s) {
+    if (key.rfind("infiniband_node_info{", 0) != 0) continue;
     leaf_rail = leaf_rail ||
-                (key.rfind("infiniband_port_info{", 0) == 0 &&
-                 key.find("node_name=\"leaf-r1-01\"") != std::string::npos &&
-                 key.find("node_type=\"switch\",tier=\"leaf\",rail=\"1\"") != std::string::npos);
+                (key.find("node_name=\"leaf-r1-01\",node_type=\"switch\"") != std::string::npos &&
+                 key.find("tier=\"leaf\",rail=\"1\"}") != std::string::npos);
+    hca_rail = hca_rail ||
+               (key.find("node_name=\"gpu0001 mlx5_1\",node_type=\"hca\"") != std::string::npos &&
+                key.find("tier=\"hca\",rail=\"1\"}") != std::string::npos);
   }
   CHECK(leaf_rail);
+  CHECK(hca_rail);
   CHECK(s.at(R"(infiniband_port_stall_ratio_count{tier="spine",rail=""})") > 0);
 
   // The full exposition, analysis included, is promtool-clean.
@@ -139,12 +145,14 @@ TEST_CASE("A checkpoint incast: the storage path ranks first", "[analysis][integ
   // The culprit: a storage leaf port towards the storage nodes, or a spine
   // port towards the storage leaf.
   bool on_storage_path = node == "leaf-stor-01";
+  // The far end of the culprit's cable, from its port_info (by GUID).
+  const std::string guid = guid_of(s, node);
   for (const auto& [key, v] : s) {
     on_storage_path =
-        on_storage_path || (key.rfind("infiniband_port_info{", 0) == 0 &&
-                            key.find("node_name=\"" + node + "\"") != std::string::npos &&
-                            key.find(",port=\"" + port + "\"") != std::string::npos &&
-                            key.find("remote_node_name=\"leaf-stor-01\"") != std::string::npos);
+        on_storage_path ||
+        (key.rfind("infiniband_port_info{node_guid=\"" + guid + "\",port=\"" + port + "\",", 0) ==
+             0 &&
+         key.find("remote_node_name=\"leaf-stor-01\"") != std::string::npos);
   }
   CHECK(on_storage_path);
   CHECK(top.front().first > 3.0);

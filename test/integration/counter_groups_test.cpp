@@ -200,7 +200,8 @@ TEST_CASE("Counter groups off: no series and no extra MAD per sweep",
   // Every port read costs 2 MADs (PortCountersExtended + PortCounters, as
   // ibsim has no CapabilityMask2) plus one NodeInfo check per switch and
   // HCA port; nothing else.
-  const double ports = static_cast<double>(count_family(s, "infiniband_port_transmit_wait_total"));
+  const double ports =
+      static_cast<double>(count_family(s, "infiniband_port_transmit_wait_seconds_total"));
   CHECK(per_sweep >= 2 * ports);
   CHECK(per_sweep <= 3 * ports);
 }

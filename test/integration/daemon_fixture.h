@@ -48,7 +48,8 @@ inline HttpReply http_get(int port, const std::string& path,
   }
   HttpReply r;
   const auto end = raw.find("\r\n\r\n");
-  if (end == std::string::npos) throw std::runtime_error("malformed HTTP reply: " + raw.substr(0, 200));
+  if (end == std::string::npos)
+    throw std::runtime_error("malformed HTTP reply: " + raw.substr(0, 200));
   std::istringstream head(raw.substr(0, end));
   std::string line;
   std::getline(head, line);
@@ -122,7 +123,8 @@ class Daemon {
     std::vector<std::string> argv = {IBFX_DAEMON_PATH, "--web.listen-address=127.0.0.1:0",
                                      "--log.level=debug"};
     bool has_interval = false;
-    for (const auto& a : extra_args) has_interval = has_interval || a.rfind("--sweep.interval", 0) == 0;
+    for (const auto& a : extra_args)
+      has_interval = has_interval || a.rfind("--sweep.interval", 0) == 0;
     if (!has_interval) argv.push_back("--sweep.interval=1s");
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     process_ = &sim.spawn(argv);
@@ -193,6 +195,21 @@ inline std::size_t count_family(const Series& s, const std::string& family) {
   for (const auto& [key, value] : s) n += key.rfind(family + "{", 0) == 0 ? 1 : 0;
   return n;
 }
+// A config file in the simulator's directory with `yaml` in it; returns the
+// flag that hands it to the daemon.
+inline std::string config_flag(SimFabric& sim, const std::string& yaml,
+                               const std::string& name = "exporter.yaml") {
+  const std::string path = sim.dir() + "/" + name;
+  std::ofstream(path) << yaml;
+  return "--config.file=" + path;
+}
+// The raw PortXmitWait counts (infiniband_port_transmit_wait_total) are
+// opt-in; tests that compare them with what PerformanceSet or perfquery
+// said turn them on.
+inline constexpr const char* kRawWaitYaml = "export:\n  raw_transmit_wait: true\n";
+// PortPhysicalState 5 (LinkUp, IBA 14.2.5.6 PortInfo): the link is up. The
+// lean exposition has no port_up: it is derived from this gauge.
+inline constexpr double kPhysLinkUp = 5;
 // Value of a perfquery field ("PortXmitWait:.......1234").
 inline std::uint64_t perfquery_field(const std::string& out, const std::string& field) {
   const std::regex re(field + ":\\.+([0-9]+)");

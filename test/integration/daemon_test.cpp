@@ -41,7 +41,10 @@ TEST_CASE("Daemon exports every port and exact PerformanceSet values", "[daemon]
   sim.perf_set(leaf, 5, "PortCounters.LinkDownedCounter", 3);
   sim.perf_set(hca, 1, "PortCounters.PortRcvErrors", 42);
 
-  Daemon daemon(sim);
+  // The raw counts are opt-in; the unit per port (export.port_scores) ties
+  // the stall seconds to them.
+  Daemon daemon(sim,
+                {config_flag(sim, "export:\n  raw_transmit_wait: true\n  port_scores: true\n")});
   REQUIRE(daemon.wait_ready());
   Series s = daemon.series();
   const std::string leaf_guid = guid_of(s, leaf);
@@ -52,9 +55,17 @@ TEST_CASE("Daemon exports every port and exact PerformanceSet values", "[daemon]
   CHECK(value(s, "infiniband_port_transmit_wait_total" + lp) == 987654);
   CHECK(value(s, "infiniband_port_symbol_errors_total" + lp) == 17);
   CHECK(value(s, "infiniband_port_link_downed_total" + lp) == 3);
-  CHECK(value(s, "infiniband_port_receive_errors_total" + port_labels(hca_guid, hca, "hca", 1)) == 42);
+  CHECK(value(s, "infiniband_port_receive_errors_total" + port_labels(hca_guid, hca, "hca", 1)) ==
+        42);
+  // The sum of the port's error counters is always there.
+  CHECK(value(s, "infiniband_port_errors_total" + lp) == 17 + 3);
+  const double unit = value(s, "infiniband_port_transmit_wait_unit_seconds" + lp);
+  CHECK(unit > 0);
+  CHECK(value(s, "infiniband_port_transmit_wait_seconds_total" + lp) ==
+        Approx(987654 * unit).epsilon(1e-6));
 
-  CHECK(count_family(s, "infiniband_port_up") == expected_ports(fabric));
+  CHECK(count_family(s, "infiniband_port_state") == expected_ports(fabric));
+  CHECK(count_family(s, "infiniband_port_physical_state") == expected_ports(fabric));
   CHECK(count_family(s, "infiniband_port_info") == expected_ports(fabric));
   CHECK(count_family(s, "infiniband_node_info") == fabric.nodes().size());
   CHECK(count_family(s, "infiniband_exporter_node_up") == fabric.nodes().size());
@@ -72,7 +83,7 @@ TEST_CASE("Daemon agrees with perfquery and data counters are bytes", "[daemon][
   sim.perf_set(spine, 2, "PortCounters.PortXmitWait", 5555);
   sim.perf_set(spine, 2, "PortCounters.VL15Dropped", 9);
   sim.perf_set(spine, 2, "PortCountersExtended.PortXmitData", 1000000000000ull);
-  Daemon daemon(sim);
+  Daemon daemon(sim, {config_flag(sim, kRawWaitYaml)});
   REQUIRE(daemon.wait_ready());
   const Series s = daemon.series();
   const std::string guid = guid_of(s, spine);
@@ -106,18 +117,19 @@ TEST_CASE("A down link stays visible and its counters stay", "[daemon][integrati
   Series s = daemon.series();
   const std::string guid = guid_of(s, hca);
   const std::string hp = port_labels(guid, hca, "hca", 1);
-  REQUIRE(value(s, "infiniband_port_up" + hp) == 1);
+  const std::string phys = "infiniband_port_physical_state" + hp;
+  REQUIRE(value(s, phys) == kPhysLinkUp);
   sim.unlink(hca, 1);
   // The HCA stops answering, the daemon rediscovers, and the port goes down
   // without its series vanishing or its counter going backwards.
-  CHECK(daemon.wait_value("infiniband_port_up" + hp, 0));
+  CHECK(eventually([&] { return value(daemon.series(), phys) != kPhysLinkUp; }));
   s = daemon.series();
   CHECK(value(s, "infiniband_port_symbol_errors_total" + hp) == 11);
   // No port vanished (the HCA is no longer discovered but is kept).
-  CHECK(count_family(s, "infiniband_port_up") == expected_ports(fabric));
+  CHECK(count_family(s, "infiniband_port_physical_state") == expected_ports(fabric));
 
   sim.relink(hca, 1);
-  CHECK(daemon.wait_value("infiniband_port_up" + hp, 1, std::chrono::seconds(40)));
+  CHECK(daemon.wait_value(phys, kPhysLinkUp, std::chrono::seconds(40)));
   CHECK(value(daemon.series(), "infiniband_port_symbol_errors_total" + hp) >= 11);
 }
 
@@ -182,7 +194,13 @@ TEST_CASE("Once mode prints one exposition and exits 0", "[daemon][integration]"
   REQUIRE(r.exit_code == 0);
   const Series s = parse_exposition(r.out);
   const std::string guid = guid_of(s, "leaf-r0-01");
-  CHECK(value(s, "infiniband_port_transmit_wait_total" +
-             port_labels(guid, "leaf-r0-01", "switch", 1)) == 77);
+  // By default PortXmitWait is exported as stall seconds only.
+  const std::string lp = port_labels(guid, "leaf-r0-01", "switch", 1);
+  CHECK(value(s, "infiniband_port_transmit_wait_seconds_total" + lp) > 0);
+  CHECK(count_family(s, "infiniband_port_transmit_wait_total") == 0);
+  const RunResult raw = sim.run(
+      {IBFX_DAEMON_PATH, "--once", "--sweep.interval=200ms", config_flag(sim, kRawWaitYaml)});
+  REQUIRE(raw.exit_code == 0);
+  CHECK(value(parse_exposition(raw.out), "infiniband_port_transmit_wait_total" + lp) == 77);
   CHECK(value(s, "infiniband_exporter_sweeps_total") == 2);
 }

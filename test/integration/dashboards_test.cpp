@@ -365,6 +365,15 @@ std::string degraded_netfile(const Fabric& fabric) {
   return net;
 }
 
+// 1 when the port's link is up (PortPhysicalState 5, LinkUp), else 0, with
+// the node's name joined from infiniband_node_info.
+std::string link_up_expr(const std::string& node, int port) {
+  return "((infiniband_port_physical_state{port=\"" + std::to_string(port) +
+         "\"} == bool 5) * on (instance, node_guid) group_left (node_name) "
+         "infiniband_node_info{node_name=\"" +
+         node + "\"})";
+}
+
 }  // namespace
 
 TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scraping the daemon",
@@ -392,11 +401,8 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
   // after /-/ready here, when the scenario used to flap the link at 4 s; the
   // daemon reporting the flap a little early (it takes a sweep and a
   // discovery) was enough for the panel to rightly leave the link out.
-  const std::string link_up =
-      "(infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
-      "infiniband_port_info{node_name=\"gpu0003 mlx5_1\",port=\"1\"}) == 1 "
-      "and on () (infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
-      "infiniband_port_info{node_name=\"leaf-r1-01\",port=\"3\"}) == 1";
+  const std::string link_up = link_up_expr("gpu0003 mlx5_1", 1) + " == 1 and on () " +
+                              link_up_expr("leaf-r1-01", 3) + " == 1";
   if (!eventually([&] { return samples(prom.query(link_up)).size() == 1; },
                   std::chrono::seconds(30))) {
     INFO(prom.targets() << "prometheus log (tail):\n" << tail(prom.log(), 20));
@@ -425,10 +431,11 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
       const std::vector<std::string> selectors = {
           "up",
           "scrape_duration_seconds",
-          "infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
-          "infiniband_port_info{node_name=~\"gpu0003 mlx5_1|leaf-r1-01\",port=~\"1|3\"}",
+          "infiniband_port_physical_state{port=~\"1|3\"} * on (instance, node_guid) "
+          "group_left (node_name) infiniband_node_info{node_name=~\"gpu0003 mlx5_1|leaf-r1-01\"}",
           "infiniband_exporter_node_up * on (instance, node_guid) group_left (node_name) "
-          "infiniband_node_info{node_name=~\"" + faulted + "\"}",
+          "infiniband_node_info{node_name=~\"" +
+              faulted + "\"}",
           "infiniband_exporter_node_up == 0",
           "infiniband_exporter_nodes_not_answering",
           "topk(3, rate(infiniband_port_transmit_wait_seconds_total[30s]))"};
@@ -446,9 +453,8 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
     out << "daemon exposition of the faulted nodes and its own metrics:\n";
     try {
       std::istringstream metrics(daemon.metrics());
-      const std::regex involved(
-          "^(infiniband_port_info|infiniband_node_info)\\{.*node_name=\"(" +
-          faulted + ")\".*|^infiniband_exporter_[a-z_]+(\\{.*)? .*");
+      const std::regex involved("^(infiniband_port_info|infiniband_node_info)\\{.*node_name=\"(" +
+                                faulted + ")\".*|^infiniband_exporter_[a-z_]+(\\{.*)? .*");
       for (std::string line; std::getline(metrics, line);) {
         if (line.find("_bucket") == std::string::npos && std::regex_match(line, involved)) {
           out << "  " << line << "\n";
@@ -474,10 +480,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
        "infiniband_exporter_node_up * on (instance, node_guid) group_left (node_name) "
        "infiniband_node_info{node_name=\"gpu0007 mlx5_0\"} == 0"},
       {"the flapped link is down",
-       "(infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
-       "infiniband_port_info{node_name=\"gpu0003 mlx5_1\",port=\"1\"}) == 0 "
-       "or (infiniband_port_up * on (instance, node_guid, port) group_left (node_name) "
-       "infiniband_port_info{node_name=\"leaf-r1-01\",port=\"3\"}) == 0"},
+       link_up_expr("gpu0003 mlx5_1", 1) + " == 0 or " + link_up_expr("leaf-r1-01", 3) + " == 0"},
   };
   auto unsettled = [&] {
     std::string out;

@@ -53,11 +53,11 @@ bool is_counter(const std::string& key) {
   return family.size() > 6 && family.compare(family.size() - 6, 6, "_total") == 0;
 }
 
-// The per-port series a user graphs: counters and port_up.
+// The per-port series a user graphs: counters and the link state.
 std::set<std::string> port_series(const Series& s) {
   std::set<std::string> out;
   for (const auto& [key, v] : s) {
-    if (key.rfind("infiniband_port_up{", 0) == 0 ||
+    if (key.rfind("infiniband_port_physical_state{", 0) == 0 ||
         (key.rfind("infiniband_port_", 0) == 0 && is_counter(key))) {
       out.insert(key);
     }
@@ -268,9 +268,8 @@ TEST_CASE("A subtree really removed: node_up 0, forgotten after forget_after, ba
       30s);
   REQUIRE(reachable);
   CHECK(daemon.wait_value(leaf_up, 1, 30s));
-  CHECK(daemon.wait_value_at_least(
-      "infiniband_exporter_node_up{node_guid=\"" + guids[1] + "\"}", 1,
-      20s));
+  CHECK(daemon.wait_value_at_least("infiniband_exporter_node_up{node_guid=\"" + guids[1] + "\"}", 1,
+                                   20s));
   Series back = daemon.series();
   CHECK(value(back, "infiniband_exporter_discovery_missing_nodes") == 0);
   // Never a decrease anywhere from here on.

@@ -107,23 +107,23 @@ TEST_CASE("Link flaps: ports go down and up, series stay and never go backwards"
   Daemon daemon(sim, {"--sweep.interval=500ms"});
   REQUIRE(daemon.wait_ready());
   Series before = daemon.series();
-  const std::size_t port_series = count_family(before, "infiniband_port_up");
+  const std::size_t port_series = count_family(before, "infiniband_port_physical_state");
   for (int i = 0; i < 3; ++i) {
     sim.unlink(hca, 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
     Series mid = daemon.series();
     check_monotonic(before, mid);
-    CHECK(count_family(mid, "infiniband_port_up") == port_series);  // nothing vanished
+    CHECK(count_family(mid, "infiniband_port_physical_state") == port_series);  // nothing vanished
     sim.relink(hca, 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
     Series after = daemon.series();
     check_monotonic(mid, after);
-    CHECK(count_family(after, "infiniband_port_up") == port_series);
+    CHECK(count_family(after, "infiniband_port_physical_state") == port_series);
     before = after;
   }
   const std::string guid = guid_of(before, hca);
-  CHECK(daemon.wait_value("infiniband_port_up" + port_labels(guid, hca, "hca", 1), 1,
-                          std::chrono::seconds(30)));
+  CHECK(daemon.wait_value("infiniband_port_physical_state" + port_labels(guid, hca, "hca", 1),
+                          kPhysLinkUp, std::chrono::seconds(30)));
   CHECK(value(daemon.series(),
               "infiniband_port_symbol_errors_total" + port_labels(guid, hca, "hca", 1)) >= 5);
 }
@@ -191,7 +191,8 @@ TEST_CASE(
   CHECK(value(dead, "infiniband_exporter_last_sweep_timestamp_seconds") == frozen);
   CHECK(static_cast<double>(std::time(nullptr)) - frozen >= 2.0);
   // The last good data is all there.
-  CHECK(count_family(dead, "infiniband_port_up") == count_family(good, "infiniband_port_up"));
+  CHECK(count_family(dead, "infiniband_port_physical_state") ==
+        count_family(good, "infiniband_port_physical_state"));
   CHECK(value(dead, symbol_errors) == 5);
   CHECK(value(dead, "infiniband_exporter_mad_worker_up") == 0);
 
@@ -218,7 +219,7 @@ TEST_CASE(
         history.push_back(daemon.series());
         const Series& s = history.back();
         for (const auto& [key, v] : good) {
-          if (key.rfind("infiniband_port_up{", 0) != 0) continue;
+          if (key.rfind("infiniband_port_physical_state{", 0) != 0) continue;
           const auto it = s.find(key);
           if (it == s.end() || it->second != v) return false;
         }
@@ -230,7 +231,8 @@ TEST_CASE(
   CHECK(daemon.process().running());
   CHECK(daemon.process().pid() == daemon_pid);
   CHECK(value(back, "infiniband_exporter_mad_worker_restarts_total") >= 1);
-  CHECK(count_family(back, "infiniband_port_up") == count_family(good, "infiniband_port_up"));
+  CHECK(count_family(back, "infiniband_port_physical_state") ==
+        count_family(good, "infiniband_port_physical_state"));
   CHECK(value(back, symbol_errors) == 12);
   // No exported counter went backwards at any point of the episode.
   for (std::size_t i = 1; i < history.size(); ++i) check_monotonic(history[i - 1], history[i]);

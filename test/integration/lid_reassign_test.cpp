@@ -99,7 +99,7 @@ TEST_CASE("SM restart moves every LID: each port keeps its own counters, by GUID
   }
   const std::map<std::string, int> lids_before = sim.lids();
 
-  Daemon daemon(sim, {"--sweep.interval=500ms"});
+  Daemon daemon(sim, {"--sweep.interval=500ms", config_flag(sim, kRawWaitYaml)});
   REQUIRE(daemon.wait_ready());
   Series s = daemon.series();
   for (auto& w : ports) {
@@ -272,7 +272,7 @@ TEST_CASE("The sweep's NodeInfo LID check is answered at every LID", "[lid][inte
   spec.radix = 8;
   const Fabric fabric = make_fat_tree(spec);
   SimFabric sim(fabric);
-  Daemon daemon(sim, {"--sweep.interval=300ms"});
+  Daemon daemon(sim, {"--sweep.interval=300ms", config_flag(sim, kRawWaitYaml)});
   REQUIRE(daemon.wait_ready());
   CHECK(daemon.process().read_stderr().find("sweep LID check on") != std::string::npos);
   REQUIRE(

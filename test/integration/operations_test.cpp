@@ -156,7 +156,7 @@ TEST_CASE("The telemetry path flag moves the exposition and the landing page lin
   REQUIRE(daemon.wait_ready());
   const HttpReply moved = http_get(daemon.port(), "/exporter/metrics");
   CHECK(moved.status == 200);
-  CHECK(contains(moved.body, "infiniband_port_up{"));
+  CHECK(contains(moved.body, "infiniband_port_physical_state{"));
   CHECK(http_get(daemon.port(), "/metrics").status == 404);
   CHECK(contains(http_get(daemon.port(), "/").body, "<a href=\"/exporter/metrics\">"));
 }

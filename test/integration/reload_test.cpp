@@ -16,7 +16,7 @@ TEST_CASE("SIGHUP applies a new node-name-map and keeps counters and rejects a b
   spec.radix = 8;
   SimFabric sim(make_fat_tree(spec));
   const std::string cfg = sim.dir() + "/exporter.yaml";
-  std::ofstream(cfg) << "sweep_interval: 500ms\n";
+  std::ofstream(cfg) << "sweep_interval: 500ms\n" << kRawWaitYaml;
   sim.perf_set("leaf-r0-01", 2, "PortCounters.PortXmitWait", 100);
   Daemon daemon(sim, {"--config.file=" + cfg});
   REQUIRE(daemon.wait_ready());
@@ -28,7 +28,8 @@ TEST_CASE("SIGHUP applies a new node-name-map and keeps counters and rejects a b
   // A node-name-map renames the leaf: labels follow, the counter carries on.
   const std::string map = sim.dir() + "/names.map";
   std::ofstream(map) << guid << " \"rack7-leaf\"\n";
-  std::ofstream(cfg) << "sweep_interval: 500ms\nnode_name_map_file: " << map << "\n";
+  std::ofstream(cfg) << "sweep_interval: 500ms\nnode_name_map_file: " << map << "\n"
+                     << kRawWaitYaml;
   REQUIRE(::kill(daemon.process().pid(), SIGHUP) == 0);
   const std::string renamed =
       "infiniband_port_transmit_wait_total" + port_labels(guid, "rack7-leaf", "switch", 2);
@@ -39,9 +40,8 @@ TEST_CASE("SIGHUP applies a new node-name-map and keeps counters and rejects a b
   // A broken file: rejected with a logged reason, the old setup keeps serving.
   std::ofstream(cfg) << "sweep_interval: 500ms\nmad:\n  retries: lots\n";
   REQUIRE(::kill(daemon.process().pid(), SIGHUP) == 0);
-  CHECK(eventually([&] {
-    return daemon.process().read_stderr().find("reload rejected") != std::string::npos;
-  }));
+  CHECK(eventually(
+      [&] { return daemon.process().read_stderr().find("reload rejected") != std::string::npos; }));
   CHECK(daemon.process().read_stderr().find("mad.retries") != std::string::npos);
   CHECK(daemon.process().running());
   sim.perf_set("leaf-r0-01", 2, "PortCounters.PortXmitWait", 400);

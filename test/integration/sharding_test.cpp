@@ -10,7 +10,7 @@ using namespace ibfx::test;
 namespace {
 std::set<std::string> counted_ports(const Series& s) {
   std::set<std::string> ports;
-  const std::string family = "infiniband_port_transmit_wait_total{";
+  const std::string family = "infiniband_port_transmit_wait_seconds_total{";
   for (const auto& [key, v] : s) {
     if (key.rfind(family, 0) == 0) ports.insert(key.substr(family.size()));
   }

@@ -71,7 +71,7 @@ TEST_CASE("Daemon serves /metrics over TLS with basic auth and curl as the scrap
   CHECK(metrics.out.find("HTTP/1.1 200") == 0);
   CHECK(lower(metrics.out).find("strict-transport-security: max-age=31536000") !=
         std::string::npos);
-  CHECK(metrics.out.find("infiniband_port_transmit_wait_total{") != std::string::npos);
+  CHECK(metrics.out.find("infiniband_port_transmit_wait_seconds_total{") != std::string::npos);
 
   // Wrong password, unknown user, no credentials: 401 with a challenge.
   CHECK(curl(base + "/metrics -u 'prometheus:wrong'").out == "401");
