@@ -87,7 +87,13 @@ void Snapshot::compress() const {
           &groups_[g].index);
     }
     std::vector<DeflateRun> runs = deflater.finish();
-    for (std::size_t g = 0; g < kRenderGroupCount; ++g) groups_[g].deflate = std::move(runs[g]);
+    for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+      groups_[g].deflate = std::move(runs[g]);
+      // Held as long as the snapshot is served: ~24 B per node run, ~6 MB
+      // for the ports group at 98k ports; no doubling slack on top.
+      groups_[g].index.runs.shrink_to_fit();
+      groups_[g].index.families.shrink_to_fit();
+    }
   });
 }
 
