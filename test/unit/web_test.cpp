@@ -2,14 +2,21 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "daemon/gzip.h"
+#include "daemon/http_server.h"
 #include "fake_fabric.h"
 #include "fake_pma.h"
 
@@ -169,4 +176,44 @@ TEST_CASE("Every collect[] selection is served from the publisher's render: one 
   CHECK(h.precompressed_gzip);
   CHECK(h.stream->size == get(exporter, head.target, true).raw.size());
   CHECK(Snapshot::render_count() == renders);
+}
+
+TEST_CASE("Several groups over HTTP: Content-Encoding gzip, Content-Length, one member", "[web]") {
+  const auto exporter_ptr = fake_exporter(ibfx::test::star_fabric(3));
+  const Exporter& exporter = *exporter_ptr;
+  const auto snap = exporter.snapshot();
+  boost::asio::io_context io;
+  HttpServer server(io, "127.0.0.1:0",
+                    [&exporter](const HttpRequest& req) { return handle_web(exporter, req); });
+  std::thread thread([&io] { io.run(); });
+  const std::string dir = "/tmp/ibfx_web_http_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) +
+                          "/metrics?collect%5B%5D=nodes&collect%5B%5D=aggregates";
+  // curl sends Accept-Encoding: gzip and writes the body as received.
+  const int rc = std::system(("curl -sS --max-time 10 -H 'Accept-Encoding: gzip' -D " + dir +
+                              "/headers -o " + dir + "/body.gz '" + url + "'")
+                                 .c_str());
+  server.stop();
+  thread.join();
+  REQUIRE(rc == 0);
+  std::ifstream headers_file(dir + "/headers");
+  std::string headers((std::istreambuf_iterator<char>(headers_file)), {});
+  std::transform(headers.begin(), headers.end(), headers.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::ifstream body_file(dir + "/body.gz", std::ios::binary);
+  const std::string body((std::istreambuf_iterator<char>(body_file)), {});
+  INFO(headers);
+  CHECK(headers.find("content-encoding: gzip\r\n") != std::string::npos);
+  CHECK(headers.find("content-length: " + std::to_string(body.size()) + "\r\n") !=
+        std::string::npos);
+  const std::string expected = gunzip(snap->gzip({true, false, true}));
+  CHECK(expected ==
+        gunzip(snap->gzip({true, false, false})) + gunzip(snap->gzip({false, false, true})));
+  CHECK(gunzip(body) == expected);
+  // The system's gzip reads it too, to the same text.
+  CHECK(std::system(("gzip -dc < " + dir + "/body.gz > " + dir + "/body.txt").c_str()) == 0);
+  std::ifstream text_file(dir + "/body.txt", std::ios::binary);
+  CHECK(std::string((std::istreambuf_iterator<char>(text_file)), {}) == expected);
+  std::filesystem::remove_all(dir);
 }
