@@ -339,12 +339,17 @@ class Animation {
 // The scenario: background training traffic on a small rail-optimized fat
 // tree, spine-02 port 3 congested, symbol errors on spine-02 port 1 (so the
 // drill-down of spine-02 has errors to show), and gpu0003 mlx5_1's link down
-// from t = 4 s (a flap with a long down time).
+// from t = 4 s (a flap with a long down time). The background load stays
+// well below saturation (0.3 + 0.3 of line rate): on a loaded machine the
+// driver's console lines reach ibsim in bursts, one sweep interval can then
+// hold more than a second's traffic, and at 0.8 a leaf port into an HCA read
+// as saturated made the congested spine port its victim (a correct verdict
+// on those numbers, and a flaky test).
 std::string scenario_yaml() {
   return "name: dashboards\nseed: 11\n"
          "fabric:\n  servers: 8\n  rails: 2\n  tiers: 2\n  radix: 8\n"
          "duration: 600\ntick: 1.0\neffects:\n"
-         "  - {type: allreduce, load: 0.5}\n"
+         "  - {type: allreduce, load: 0.3}\n"
          "  - {type: cross_rail, load: 0.3}\n"
          "  - {type: congested_port, node: spine-02, port: 3, ratio: 0.7, spread: 0.3}\n"
          "  - {type: symbol_errors, node: spine-02, port: 1, rate: 20}\n"
