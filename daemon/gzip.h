@@ -1,8 +1,10 @@
 // gzip (RFC 1952) through zlib, whole or streamed. The exposition of a big
-// fabric is hundreds of megabytes of text that compresses ~30x, so the
-// daemon keeps only its gzip form: rendered straight into a GzipWriter, and
-// inflated piece by piece (GunzipReader) for the rare client that does not
-// accept gzip. Memory then scales with the compressed size.
+// fabric is a hundred megabytes or more of text that compresses ~13x, so the
+// daemon keeps only its compressed form: each scrape group rendered straight
+// into a ParallelDeflater as one raw deflate run, any selection of runs
+// served as one gzip member (GzipMember), and inflated piece by piece
+// (DeflateRunReader) for the rare client that does not accept gzip. Memory
+// then scales with the compressed size.
 #pragma once
 
 #include <cstddef>
