@@ -68,10 +68,22 @@ struct CadenceFigures {
   double seconds = 0;  // the measured window
   std::size_t sweeps = 0, published = 0;
   double sweep_mean = 0, sweep_max = 0;
+  double ports_mean = 0;  // ports read per sweep (a cut-short sweep reads part of the fabric)
   double render_mean = 0, render_max = 0;
   std::size_t dropped = 0;  // snapshots replaced before they were rendered
   double daemon_cpu = 0, worker_cpu = 0, ibsim_cpu = 0;  // CPU seconds per second
+  // The 1-minute load average at the start and end of the window: the
+  // machine is shared, and what else ran says how far the figures stretch.
+  double load_before = 0, load_after = 0;
 };
+
+// The 1-minute load average (/proc/loadavg, first field).
+inline double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0;
+  in >> load;
+  return load;
+}
 
 // Runs `daemon_exe` on `sim` at `interval`, skips `warmup` after its first
 // published sweep, and measures for `window`.
@@ -91,6 +103,7 @@ inline CadenceFigures daemon_cadence(ibfx::test::SimFabric& sim, const std::stri
   std::this_thread::sleep_for(warmup);
   const pid_t worker = child_with(daemon.pid(), "--mad-worker");
   const std::size_t mark = daemon.read_stderr().size();
+  const double load0 = load_average();
   const auto t0 = Clock::now();
   const double d0 = cpu_seconds(daemon.pid()), w0 = worker > 0 ? cpu_seconds(worker) : 0;
   const double s0 = cpu_seconds(sim.ibsim_pid());
@@ -98,6 +111,8 @@ inline CadenceFigures daemon_cadence(ibfx::test::SimFabric& sim, const std::stri
   const double d1 = cpu_seconds(daemon.pid()), w1 = worker > 0 ? cpu_seconds(worker) : 0;
   const double s1 = cpu_seconds(sim.ibsim_pid());
   CadenceFigures f;
+  f.load_before = load0;
+  f.load_after = load_average();
   f.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   f.daemon_cpu = (d1 - d0) / f.seconds;
   f.worker_cpu = (w1 - w0) / f.seconds;
@@ -106,7 +121,7 @@ inline CadenceFigures daemon_cadence(ibfx::test::SimFabric& sim, const std::stri
   daemon.terminate();
   // "sweep N: P ports in D s, ..." per sweep (exporter.cpp log_sweep), and
   // "published snapshot N: rendered and compressed in R s, K dropped so far".
-  const std::regex sweep_re(R"(msg="sweep [0-9]+: [0-9]+ ports in ([0-9.]+) s)");
+  const std::regex sweep_re(R"(msg="sweep [0-9]+: ([0-9]+) ports in ([0-9.]+) s)");
   const std::regex published_re(
       R"(msg="published snapshot [0-9]+: rendered and compressed in ([0-9.]+) s, ([0-9]+) dropped)");
   std::istringstream lines(log);
@@ -115,7 +130,8 @@ inline CadenceFigures daemon_cadence(ibfx::test::SimFabric& sim, const std::stri
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
     if (std::regex_search(line, m, sweep_re)) {
-      const double d = std::stod(m[1]);
+      const double d = std::stod(m[2]);
+      f.ports_mean += std::stod(m[1]);
       ++f.sweeps;
       f.sweep_mean += d;
       f.sweep_max = std::max(f.sweep_max, d);
@@ -131,6 +147,7 @@ inline CadenceFigures daemon_cadence(ibfx::test::SimFabric& sim, const std::stri
     }
   }
   if (f.sweeps > 0) f.sweep_mean /= static_cast<double>(f.sweeps);
+  if (f.sweeps > 0) f.ports_mean /= static_cast<double>(f.sweeps);
   if (f.published > 0) f.render_mean /= static_cast<double>(f.published);
   return f;
 }

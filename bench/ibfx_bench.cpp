@@ -356,11 +356,12 @@ int main(int argc, char** argv) {
     std::printf(
         "daemon at --sweep.interval=%s for %.1f s: %zu sweeps (one every %.3f s), sweep mean "
         "%.3f s max %.3f s; %zu snapshots published, render+gzip mean %.3f s "
-        "max %.3f s, %zu dropped; CPU s/s: daemon %.2f, MAD worker %.2f, ibsim %.2f\n",
+        "max %.3f s, %zu dropped; CPU s/s: daemon %.2f, MAD worker %.2f, ibsim %.2f; %.0f ports "
+        "read per sweep; load average %.1f -> %.1f\n",
         cadence_interval.c_str(), c.seconds, c.sweeps,
         c.sweeps > 0 ? c.seconds / static_cast<double>(c.sweeps) : 0.0, c.sweep_mean, c.sweep_max,
         c.published, c.render_mean, c.render_max, c.dropped, c.daemon_cpu, c.worker_cpu,
-        c.ibsim_cpu);
+        c.ibsim_cpu, c.ports_mean, c.load_before, c.load_after);
   }
   if (tables) {
     // Discovery against the reference tool on the same simulator (same

@@ -46,9 +46,14 @@ void MadEngine::fail(Request& request, MadResult result) {
   } else {
     ++stats_.errors;
   }
-  MadCompletion c;
-  c.result = result;
-  finish(request, c);
+  // The same completion for every request failed alike (no data): a sweep
+  // cut short cancels ~100k requests, and a fresh MadCompletion (its
+  // 192-byte data area zeroed) for each was a tenth of that.
+  static const MadCompletion kFailed[] = {{MadResult::kOk, 0, {}},
+                                          {MadResult::kTimeout, 0, {}},
+                                          {MadResult::kError, 0, {}},
+                                          {MadResult::kCancelled, 0, {}}};
+  finish(request, kFailed[static_cast<std::size_t>(result)]);
 }
 
 void MadEngine::make_ready(std::uint16_t lid, Node& node) {
@@ -280,15 +285,17 @@ void MadEngine::cancel_all() {
   // sweep as moved, so not answering, with no MAD timed out (issue #19).
   while (pending() > 0) {
     std::vector<Request> left;
+    left.reserve(pending());  // no regrowth: each Request is ~230 bytes
     for (Slot& slot : slots_) {
       if (slot.active) left.push_back(release_slot(slot));
     }
     deadlines_.clear();
     for (auto& [lid, node] : nodes_) {
-      for (auto& r : node.queue) left.push_back(std::move(r));
-      node.queue.clear();
       node.inflight = 0;
       node.in_ready = false;
+      if (node.queue.empty()) continue;
+      for (auto& r : node.queue) left.push_back(std::move(r));
+      node.queue.clear();
     }
     ready_ = {};
     queued_ = 0;

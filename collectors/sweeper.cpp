@@ -371,8 +371,9 @@ bool Sweeper::query_ports(const Fabric& fabric, std::uint32_t n, const PmaCapabi
 void Sweeper::on_port_reply(std::uint32_t w, const MadCompletion& c, bool extended) {
   const Fabric& fabric = *ctx_.fabric;
   PortWork& work = work_[w];
-  const PmaCapabilities& caps_now = capabilities_[fabric.nodes[work.node].guid].caps;
   if (c.result == MadResult::kOk) {
+    // Looked up only for an answer: a cut sweep cancels ~100k reads.
+    const PmaCapabilities& caps_now = capabilities_[fabric.nodes[work.node].guid].caps;
     if (extended) {
       decode_port_counters_ext(c.data, caps_now, work.reading);
     } else {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
-#include <iostream>
 #include <map>
 
 #include "base/log.h"
@@ -254,6 +253,8 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
       const auto [evicted, refused] = http_stats_();
       metrics_.on_http(evicted, refused);
     }
+    const PublisherStats published = publisher_.stats();
+    metrics_.on_publisher(published.published, published.dropped, published.last_render_seconds);
     own = metrics_.serialize();
   }
   log_sweep(sweep, not_answering, overrun);

@@ -3,8 +3,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <chrono>
-
-#include "daemon/counter_families.h"
+#include <iterator>
 
 namespace ibfx {
 
@@ -17,12 +16,21 @@ prometheus::Gauge* gauge(prometheus::Registry& r, const std::string& name,
                          const std::string& help) {
   return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
 }
+// Adds what a cumulative count gained since `last` (and remembers it).
+void add_since(prometheus::Counter* c, std::uint64_t now, std::uint64_t& last) {
+  if (now > last) {
+    c->Increment(static_cast<double>(now - last));
+    last = now;
+  }
+}
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 
-ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+ExporterMetrics::ExporterMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      totals_(std::make_shared<EngineTotals>()) {
   auto& r = *registry_;
   prometheus::BuildGauge()
       .Name("infiniband_exporter_build_info")
@@ -30,23 +38,6 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
       .Register(r)
       .Add({{"version", IBFX_VERSION}})
       .Set(1);
-  auto& mads = prometheus::BuildCounter()
-                   .Name("infiniband_exporter_mad_requests_total")
-                   .Help(
-                       "MAD requests completed (PMA reads and the sweep's NodeInfo LID "
-                       "checks), by result (ok, timeout after all retries, error status or "
-                       "send failure).")
-                   .Register(r);
-  mad_ok_ = &mads.Add({{"result", "ok"}});
-  mad_timeout_ = &mads.Add({{"result", "timeout"}});
-  mad_error_ = &mads.Add({{"result", "error"}});
-  mad_optional_ = counter(r, "infiniband_exporter_optional_probes_unanswered_total",
-                          "Optional PMA probes (e.g. PortSamplesControl, which ibsim lacks) that "
-                          "got no usable answer; not counted as MAD failures.");
-  mad_retries_ =
-      counter(r, "infiniband_exporter_mad_retries_total", "MAD attempts repeated after a timeout.");
-  mad_late_ = counter(r, "infiniband_exporter_mad_late_responses_total",
-                      "Responses that matched no outstanding request (arrived after a timeout).");
   sweeps_ = counter(r, "infiniband_exporter_sweeps_total", "PMA sweeps run.");
   sweeps_incomplete_ = counter(r, "infiniband_exporter_sweeps_incomplete_total",
                                "Sweeps cut short by their time budget.");
@@ -119,10 +110,6 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
       gauge(r, "infiniband_exporter_oldest_node_reading_age_seconds",
             "Age of the oldest reading among the nodes swept (a sweep cut short leaves some "
             "older than one interval).");
-  mad_cancelled_ =
-      counter(r, "infiniband_exporter_mad_requests_cancelled_total",
-              "MAD requests a sweep's budget ended before they were answered (not sent, or "
-              "in flight): not asked, not counted as timeouts.");
   // Nodes that may run a subnet manager get no optional MAD
   // (docs/safety.md): what that withheld, so a missing probe is explained.
   probes_withheld_ =
@@ -133,33 +120,27 @@ ExporterMetrics::ExporterMetrics() : registry_(std::make_shared<prometheus::Regi
       counter(r, "infiniband_exporter_clears_withheld_total",
               "Counter clears (PortCounters Set) not sent because the node may run a subnet "
               "manager (docs/safety.md).");
+  // The publisher (daemon/snapshot_publisher.h): a snapshot it could not
+  // render before the next one arrived was replaced (its counters are in
+  // the next one's totals), so dropped / published says how much of the
+  // sweep cadence a scrape can see; the render time says why.
+  snapshots_published_ =
+      counter(r, "infiniband_exporter_snapshots_published_total",
+              "Snapshots rendered, compressed and made servable (one per sweep when the render "
+              "keeps up).");
+  snapshots_dropped_ =
+      counter(r, "infiniband_exporter_snapshots_dropped_total",
+              "Snapshots replaced by a newer one before they were rendered (the render took "
+              "longer than a sweep); their counters are in the next snapshot's totals.");
+  last_render_duration_ =
+      gauge(r, "infiniband_exporter_last_render_duration_seconds",
+            "Time taken to render and compress the last published snapshot (before this one).");
   sweep_duration_ = &prometheus::BuildHistogram()
                          .Name("infiniband_exporter_sweep_duration_seconds")
                          .Help("Distribution of PMA sweep durations.")
                          .Register(r)
                          .Add({}, prometheus::Histogram::BucketBoundaries{0.05, 0.1, 0.25, 0.5, 1,
                                                                           2.5, 5, 10, 30, 60});
-  auto& sat = prometheus::BuildCounter()
-                  .Name("infiniband_exporter_counters_saturated_total")
-                  .Help("Times a narrow device counter was seen at its maximum, by counter.")
-                  .Register(r);
-  auto& ext = prometheus::BuildCounter()
-                  .Name("infiniband_exporter_counters_reset_externally_total")
-                  .Help(
-                      "Times a device counter went down without this daemon clearing it "
-                      "(cleared out of band), by counter.")
-                  .Register(r);
-  auto& clr = prometheus::BuildCounter()
-                  .Name("infiniband_exporter_counters_cleared_total")
-                  .Help("Counters cleared by this daemon at the clear threshold, by counter.")
-                  .Register(r);
-  for (std::size_t i = 0; i < kCounterCount; ++i) {
-    const auto c = static_cast<Counter>(i);
-    const std::string name(counter_short_name(c));
-    if (counter_info(c).narrow_bits != 0) saturations_[i] = &sat.Add({{"counter", name}});
-    external_clears_[i] = &ext.Add({{"counter", name}});
-    if (counter_info(c).select_bit >= 0) clears_[i] = &clr.Add({{"counter", name}});
-  }
 }
 
 void ExporterMetrics::on_discovery(const Fabric* fabric, double seconds, bool ok) {
@@ -203,10 +184,7 @@ void ExporterMetrics::on_worker(bool up, std::uint64_t restarts) {
                                "presumed wedged.");
   }
   worker_up_->Set(up ? 1 : 0);
-  if (restarts > last_worker_restarts_) {
-    worker_restarts_->Increment(static_cast<double>(restarts - last_worker_restarts_));
-    last_worker_restarts_ = restarts;
-  }
+  add_since(worker_restarts_, restarts, last_worker_restarts_);
 }
 
 void ExporterMetrics::on_http(std::uint64_t evicted, std::uint64_t refused) {
@@ -216,14 +194,8 @@ void ExporterMetrics::on_http(std::uint64_t evicted, std::uint64_t refused) {
     http_refused_ = counter(*registry_, "infiniband_exporter_http_connections_refused_total",
                             "HTTP connections refused because every slot was busy.");
   }
-  if (evicted > last_http_evicted_) {
-    http_evicted_->Increment(static_cast<double>(evicted - last_http_evicted_));
-    last_http_evicted_ = evicted;
-  }
-  if (refused > last_http_refused_) {
-    http_refused_->Increment(static_cast<double>(refused - last_http_refused_));
-    last_http_refused_ = refused;
-  }
+  add_since(http_evicted_, evicted, last_http_evicted_);
+  add_since(http_refused_, refused, last_http_refused_);
 }
 
 void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering,
@@ -245,27 +217,24 @@ void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_a
 }
 
 void ExporterMetrics::update_totals(const MadEngineStats& mad, const AccumulatorStats& acc) {
-  auto add = [](prometheus::Counter* c, std::uint64_t now, std::uint64_t before) {
-    if (c != nullptr && now > before) c->Increment(static_cast<double>(now - before));
-  };
-  add(mad_ok_, mad.ok, last_mad_.ok);
-  add(mad_timeout_, mad.timeouts, last_mad_.timeouts);
-  add(mad_error_, mad.errors, last_mad_.errors);
-  add(mad_retries_, mad.retries, last_mad_.retries);
-  add(mad_late_, mad.late_or_unknown, last_mad_.late_or_unknown);
-  add(mad_optional_, mad.optional_unanswered, last_mad_.optional_unanswered);
-  add(mad_cancelled_, mad.cancelled, last_mad_.cancelled);
-  for (std::size_t i = 0; i < kCounterCount; ++i) {
-    add(saturations_[i], acc.saturations[i], last_acc_.saturations[i]);
-    add(external_clears_[i], acc.external_clears[i], last_acc_.external_clears[i]);
-    add(clears_[i], acc.clears[i], last_acc_.clears[i]);
-  }
-  last_mad_ = mad;
-  last_acc_ = acc;
+  totals_->set(mad, acc);
+}
+
+void ExporterMetrics::on_publisher(std::uint64_t published, std::uint64_t dropped,
+                                   double last_render_seconds) {
+  add_since(snapshots_published_, published, last_published_);
+  add_since(snapshots_dropped_, dropped, last_dropped_);
+  last_render_duration_->Set(last_render_seconds);
 }
 
 std::string ExporterMetrics::serialize() const {
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
+  // The registry's families, then the totals the engine and the
+  // accumulator keep themselves (daemon/engine_totals.h).
+  auto families = registry_->Collect();
+  auto totals = totals_->Collect();
+  families.insert(families.end(), std::make_move_iterator(totals.begin()),
+                  std::make_move_iterator(totals.end()));
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 }  // namespace ibfx

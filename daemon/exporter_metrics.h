@@ -18,6 +18,7 @@
 #include "collectors/fabric_merger.h"
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
+#include "daemon/engine_totals.h"
 
 namespace ibfx {
 
@@ -31,8 +32,8 @@ class ExporterMetrics {
   // What merging a successful discovery into the known fabric did.
   void on_merge(const Fabric& found, const MergeOutcome& merged, bool partial);
   void on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering, bool overrun);
-  // Cumulative engine/accumulator totals: the difference since the previous
-  // call is added to the prometheus counters.
+  // The engine's and the accumulator's cumulative totals, exported as they
+  // are (daemon/engine_totals.h) at the next serialize().
   void update_totals(const MadEngineStats& mad, const AccumulatorStats& acc);
 
   // The MAD worker: up or not, and how often it was replaced. Registered on
@@ -44,17 +45,17 @@ class ExporterMetrics {
   // added. Registered on first use, like the worker's.
   void on_http(std::uint64_t evicted, std::uint64_t refused);
 
+  // The snapshot publisher's cumulative counts (daemon/snapshot_publisher.h
+  // PublisherStats) and its last render time (render + compress of the
+  // last snapshot it published): the difference since the last call is
+  // added to the counters. Read when a snapshot is built, so the render
+  // time shown is that of the snapshot published before it.
+  void on_publisher(std::uint64_t published, std::uint64_t dropped, double last_render_seconds);
+
   std::string serialize() const;
-  prometheus::Registry& registry() { return *registry_; }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Counter* mad_ok_;
-  prometheus::Counter* mad_timeout_;
-  prometheus::Counter* mad_error_;
-  prometheus::Counter* mad_retries_;
-  prometheus::Counter* mad_late_;
-  prometheus::Counter* mad_optional_;
   prometheus::Counter* sweeps_;
   prometheus::Counter* sweeps_incomplete_;
   prometheus::Counter* sweep_overruns_;
@@ -79,11 +80,7 @@ class ExporterMetrics {
   prometheus::Gauge* known_nodes_;
   prometheus::Gauge* stale_nodes_;
   prometheus::Gauge* oldest_reading_age_;
-  prometheus::Counter* mad_cancelled_;
   prometheus::Histogram* sweep_duration_;
-  std::array<prometheus::Counter*, kCounterCount> saturations_{};
-  std::array<prometheus::Counter*, kCounterCount> external_clears_{};
-  std::array<prometheus::Counter*, kCounterCount> clears_{};
   prometheus::Gauge* worker_up_ = nullptr;
   prometheus::Counter* worker_restarts_ = nullptr;
   std::uint64_t last_worker_restarts_ = 0;
@@ -92,8 +89,12 @@ class ExporterMetrics {
   prometheus::Counter* http_evicted_ = nullptr;
   prometheus::Counter* http_refused_ = nullptr;
   std::uint64_t last_http_evicted_ = 0, last_http_refused_ = 0;
-  MadEngineStats last_mad_;
-  AccumulatorStats last_acc_;
+  // The engine's and accumulator's own totals, collected at serialize().
+  std::shared_ptr<EngineTotals> totals_;
+  prometheus::Counter* snapshots_published_;
+  prometheus::Counter* snapshots_dropped_;
+  prometheus::Gauge* last_render_duration_;
+  std::uint64_t last_published_ = 0, last_dropped_ = 0;
 };
 
 }  // namespace ibfx

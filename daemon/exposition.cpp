@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace ibfx {
 
@@ -91,22 +92,28 @@ void ExpositionWriter::hand_off() {
   }
 }
 
+namespace {
+// The value as the text format writes it: shortest round-trip digits.
+std::size_t format_value(std::uint64_t v, char* buf) {
+  return static_cast<std::size_t>(std::to_chars(buf, buf + 24, v).ptr - buf);
+}
+std::size_t format_value(double v, char* buf) {
+  if (std::isnan(v) || std::isinf(v)) {
+    const std::string_view word = std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
+    return word.copy(buf, word.size());
+  }
+  return static_cast<std::size_t>(std::to_chars(buf, buf + 32, v).ptr - buf);
+}
+}  // namespace
+
 void ExpositionWriter::value(std::uint64_t v) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, end);
+  char buf[32];
+  out_.append(buf, format_value(v, buf));
 }
 
 void ExpositionWriter::value(double v) {
-  if (std::isnan(v)) {
-    out_ += "NaN";
-  } else if (std::isinf(v)) {
-    out_ += v > 0 ? "+Inf" : "-Inf";
-  } else {
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, end);
-  }
+  char buf[32];
+  out_.append(buf, format_value(v, buf));
 }
 
 void ExpositionWriter::begin(std::string_view name, std::string_view labels) {
@@ -119,16 +126,37 @@ void ExpositionWriter::begin(std::string_view name, std::string_view labels) {
   out_ += ' ';
 }
 
+template <typename V>
+void ExpositionWriter::line(std::string_view name, std::string_view labels, V v) {
+  // The whole line in one growth of the buffer and plain copies: the
+  // per-port families are ~1.5M lines a render at 98k ports, and five
+  // appends, each checking the capacity, were most of their cost.
+  char number[32];
+  const std::size_t digits = format_value(v, number);
+  const bool braces = !labels.empty();
+  const std::size_t at = out_.size();
+  out_.resize(at + name.size() + labels.size() + (braces ? 2 : 0) + digits + 2);
+  char* p = out_.data() + at;
+  std::memcpy(p, name.data(), name.size());
+  p += name.size();
+  if (braces) {
+    *p++ = '{';
+    std::memcpy(p, labels.data(), labels.size());
+    p += labels.size();
+    *p++ = '}';
+  }
+  *p++ = ' ';
+  std::memcpy(p, number, digits);
+  p[digits] = '\n';
+  if (sink_ && out_.size() >= chunk_bytes_) hand_off();
+}
+
 void ExpositionWriter::sample(std::string_view name, std::string_view labels, std::uint64_t v) {
-  begin(name, labels);
-  value(v);
-  line_done();
+  line(name, labels, v);
 }
 
 void ExpositionWriter::sample(std::string_view name, std::string_view labels, double v) {
-  begin(name, labels);
-  value(v);
-  line_done();
+  line(name, labels, v);
 }
 
 void ExpositionWriter::sample(std::string_view name, std::string_view labels,

@@ -82,6 +82,9 @@ class ExpositionWriter {
   void begin(std::string_view name, std::string_view labels);  // "name{labels} "
   void value(std::uint64_t v);
   void value(double v);
+  // name{labels} value\n in one go (V: std::uint64_t or double).
+  template <typename V>
+  void line(std::string_view name, std::string_view labels, V v);
   void line_done() {
     out_ += '\n';
     if (sink_ && out_.size() >= chunk_bytes_) hand_off();

@@ -33,30 +33,43 @@ void PortCounterRenderer::render(const RenderContext& ctx, ExpositionWriter& w) 
     any_unit = any_unit || units[i].seconds > 0;
   }
 
-  // Which series of counter c port i has. Error counters are sparse by
-  // default: a port's counter appears once it has counted (totals only
-  // grow, so it never disappears again); absent means zero.
-  // infiniband_port_errors_total below is always there for the first one.
-  auto shown = [&](std::size_t c, std::size_t i) {
+  // Which series of counter c port i has, as one bit per counter and port,
+  // worked out in one pass over the ports: the families below are written
+  // counter by counter, and asking every port's view (~330 bytes) again
+  // for each of the 35 counters streamed the whole table through the cache
+  // 35 times a render. Error counters are sparse by default: a port's
+  // counter appears once it has counted (totals only grow, so it never
+  // disappears again); absent means zero. infiniband_port_errors_total
+  // below is always there for the first one.
+  static_assert(kCounterCount <= 64, "one bit per counter");
+  std::vector<std::uint64_t> shown(s.ports.size(), 0);
+  std::uint64_t shown_any = 0;  // counters some port shows
+  for (std::size_t i = 0; i < s.ports.size(); ++i) {
     const PortView& p = s.ports[i];
-    if (p.present[c] == 0 || !ctx.port_exported(i)) return false;
-    if (c == kWait) return ex.raw_transmit_wait || units[i].seconds <= 0;
-    return c < kFirstError || ex.zero_error_counters || p.totals[c] != 0;
-  };
+    if (!ctx.port_exported(i)) continue;
+    std::uint64_t bits = 0;
+    for (std::size_t c = 0; c < kCounterCount; ++c) {
+      if (p.present[c] == 0) continue;
+      const bool on = c == kWait ? ex.raw_transmit_wait || units[i].seconds <= 0
+                                 : c < kFirstError || ex.zero_error_counters || p.totals[c] != 0;
+      bits |= std::uint64_t{on} << c;
+    }
+    shown[i] = bits;
+    shown_any |= bits;
+  }
   // Every entry of the counter table, whatever it is: a counter added to
   // the table shows up here.
   for (std::size_t c = 0; c < kCounterCount; ++c) {
     const bool error = c >= kFirstError;
     const bool traffic = !error && c != kWait;
     if ((error && !ex.error_counters) || (traffic && !ex.traffic_counters)) continue;
-    bool any = false;
-    for (std::size_t i = 0; i < s.ports.size() && !any; ++i) any = shown(c, i);
-    if (!any) continue;
+    const std::uint64_t bit = std::uint64_t{1} << c;
+    if ((shown_any & bit) == 0) continue;
     const MetricFamily& family = counter_family(c);
     const std::uint64_t scale = counter_info(c).scale;
     w.family(family);
     for (std::size_t i = 0; i < s.ports.size(); ++i) {
-      if (!shown(c, i)) continue;
+      if ((shown[i] & bit) == 0) continue;
       w.node(s.ports[i].node);
       w.sample(family.name, ctx.port_id(i), s.ports[i].totals[c] * scale);
     }
@@ -97,7 +110,7 @@ void PortCounterRenderer::render(const RenderContext& ctx, ExpositionWriter& w) 
     w.family(families::kWaitUnit);
     for (std::size_t i = 0; i < s.ports.size(); ++i) {
       if (units[i].seconds <= 0) continue;
-      std::string l = ctx.port_id(i);
+      std::string l(ctx.port_id(i));
       ExpositionWriter::add_label(l, "model", units[i].model);
       ExpositionWriter::add_label(l, "source", units[i].source);
       w.node(s.ports[i].node);

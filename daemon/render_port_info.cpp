@@ -14,32 +14,12 @@ void PortInfoRenderer::render(const RenderContext& ctx, ExpositionWriter& w) con
     return f.nodes[s.ports[i].node].ports[s.ports[i].port_index];
   };
 
-  // Facts of the port only: the node's name, type, tier and rail are on
-  // infiniband_node_info (join on node_guid), once per node instead of
-  // once per port (issue #15). Link width and speed stay labels: they
-  // change only when a link retrains, which is itself worth a new series.
-  // State and LID change with every flap or SM re-sweep: gauges below. The
-  // far end's name, type and tier stay here: the 2 AM reader of one port
-  // sees where its cable goes, and the rules compare a link with its peers
-  // without a second join through remote_node_guid.
+  // The labels (the port's link and its far end) change only with a
+  // discovery: built once per fabric (RenderContext, FabricLabels).
   w.family(families::kPortInfo);
   for (std::size_t i = 0; i < s.ports.size(); ++i) {
-    const FabricPort& fp = port_of(i);
-    const std::uint32_t n = s.ports[i].node;
-    std::string l = ctx.port_id(i);
-    ExpositionWriter::add_label(l, "link_width", link_width_name(fp.width_active));
-    ExpositionWriter::add_label(l, "link_speed", link_speed_name(fp));
-    const bool linked = fp.linked() && static_cast<std::size_t>(fp.remote_node) < f.nodes.size();
-    const auto r = static_cast<std::size_t>(fp.remote_node);
-    ExpositionWriter::add_label(l, "remote_node_guid", linked ? guid_hex(f.nodes[r].guid) : "");
-    ExpositionWriter::add_label(l, "remote_node_name", linked ? s.node_names[r] : "");
-    ExpositionWriter::add_label(l, "remote_port", linked ? std::to_string(fp.remote_port) : "");
-    // What kind of link this is (the peers a degraded link is compared with).
-    ExpositionWriter::add_label(l, "remote_node_type",
-                                linked ? node_type_name(f.nodes[r].type) : "");
-    ExpositionWriter::add_label(l, "remote_tier", linked ? ctx.tier_of(r) : "");
-    w.node(n);
-    w.sample(families::kPortInfo.name, l, std::uint64_t{1});
+    w.node(s.ports[i].node);
+    w.sample(families::kPortInfo.name, ctx.port_info_labels(i), std::uint64_t{1});
   }
   w.family(families::kPortState);
   for (std::size_t i = 0; i < s.ports.size(); ++i) {

@@ -14,7 +14,7 @@ constexpr std::array<const char*, kLanes> kLaneNames = {
 
 }  // namespace
 
-void render_lane_counters(const Snapshot& s, const std::vector<std::string>& port_labels,
+void render_lane_counters(const Snapshot& s, const std::vector<std::string_view>& port_labels,
                           ExpositionWriter& w) {
   if (s.lanes.empty() || !s.fabric) return;
   const Fabric& fabric = *s.fabric;
@@ -83,6 +83,7 @@ void render_lane_counters(const Snapshot& s, const std::vector<std::string>& por
 RenderGroup LaneCounterRenderer::group() const { return RenderGroup::kPorts; }
 
 void LaneCounterRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const {
+  if (ctx.snapshot().lanes.empty()) return;  // every opt-in group off
   render_lane_counters(ctx.snapshot(), ctx.port_ids(), w);
 }
 

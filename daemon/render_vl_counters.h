@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/exposition.h"
@@ -16,8 +17,8 @@ namespace ibfx {
 struct Snapshot;
 
 // `port_labels` is parallel to snapshot.ports (the port's usual labels).
-void render_lane_counters(const Snapshot& snapshot, const std::vector<std::string>& port_labels,
-                          ExpositionWriter& w);
+void render_lane_counters(const Snapshot& snapshot,
+                          const std::vector<std::string_view>& port_labels, ExpositionWriter& w);
 
 // The per-lane families as one concern of the `ports` group.
 class LaneCounterRenderer final : public Renderer {

@@ -1,6 +1,11 @@
 #include "daemon/exporter_metrics.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 using namespace ibfx;
@@ -34,4 +39,66 @@ TEST_CASE("ExporterMetrics adds the HTTP server's evicted and refused connection
   const std::string text = m.serialize();
   CHECK(has_line(text, "infiniband_exporter_http_connections_evicted_total 3"));
   CHECK(has_line(text, "infiniband_exporter_http_connections_refused_total 5"));
+}
+
+TEST_CASE("ExporterMetrics serializes the engine's and accumulator's totals as they are",
+          "[exporter_metrics]") {
+  ExporterMetrics m;
+  MadEngineStats mad;
+  mad.ok = 10;
+  mad.timeouts = 2;
+  AccumulatorStats acc;
+  acc.clears[static_cast<std::size_t>(Counter::kSymbolErrors)] = 1;
+  m.update_totals(mad, acc);
+  mad.ok = 25;  // cumulative: the latest totals are what is exported
+  acc.clears[static_cast<std::size_t>(Counter::kSymbolErrors)] = 3;
+  m.update_totals(mad, acc);
+  const std::string text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_mad_requests_total{result=\"ok\"} 25"));
+  CHECK(has_line(text, "infiniband_exporter_mad_requests_total{result=\"timeout\"} 2"));
+  CHECK(has_line(text, "infiniband_exporter_mad_requests_total{result=\"error\"} 0"));
+  CHECK(has_line(text, "infiniband_exporter_counters_cleared_total{counter=\"symbol_errors\"} 3"));
+  // Each family once, beside the registry's own.
+  CHECK(text.find("# TYPE infiniband_exporter_mad_requests_total counter") ==
+        text.rfind("# TYPE infiniband_exporter_mad_requests_total counter"));
+  CHECK(has_line(text, "infiniband_exporter_sweeps_total 0"));
+}
+
+TEST_CASE("ExporterMetrics counts sweeps, overruns and sweeps cut short", "[exporter_metrics]") {
+  ExporterMetrics m;
+  SweepResult sweep;
+  sweep.ports_read = 12;
+  sweep.stale_nodes = 0;
+  m.on_sweep(sweep, 1, false);
+  sweep.completed = false;
+  sweep.stale_nodes = 3;
+  m.on_sweep(sweep, 0, true);
+  const std::string text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_sweeps_total 2"));
+  CHECK(has_line(text, "infiniband_exporter_sweeps_incomplete_total 1"));
+  CHECK(has_line(text, "infiniband_exporter_sweep_overruns_total 1"));
+  CHECK(has_line(text, "infiniband_exporter_swept_ports 12"));
+  CHECK(has_line(text, "infiniband_exporter_nodes_not_answering 0"));
+  CHECK(has_line(text, "infiniband_exporter_stale_nodes 3"));
+}
+
+TEST_CASE("ExporterMetrics exports the snapshot publisher's published, dropped and render time",
+          "[exporter_metrics]") {
+  ExporterMetrics m;
+  m.on_publisher(0, 0, 0);
+  std::string text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_snapshots_published_total 0"));
+  CHECK(has_line(text, "infiniband_exporter_snapshots_dropped_total 0"));
+  CHECK(has_line(text, "infiniband_exporter_last_render_duration_seconds 0"));
+  m.on_publisher(3, 1, 0.25);
+  m.on_publisher(7, 2, 0.5);  // cumulative: only the difference is added
+  text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_snapshots_published_total 7"));
+  CHECK(has_line(text, "infiniband_exporter_snapshots_dropped_total 2"));
+  CHECK(has_line(text, "infiniband_exporter_last_render_duration_seconds 0.5"));
+  // Names, types and help as promtool wants them.
+  const std::string path = "/tmp/ibfx_exporter_metrics_" + std::to_string(::getpid()) + ".prom";
+  std::ofstream(path) << text;
+  CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
+  std::remove(path.c_str());
 }

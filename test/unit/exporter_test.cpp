@@ -1,12 +1,18 @@
-// Exporter: how a sweep and a discovery running at the same time combine in
-// the published snapshot; what it tells through its status callback.
+// Exporter, on the fake PMA: how a sweep and a discovery running at the same
+// time combine in the published snapshot; what it tells through its status
+// callback; counters published and accumulated; node_up; a sweep cut short by
+// its budget; rediscovery requests; reload; start and stop.
 #include "daemon/exporter.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -109,8 +115,9 @@ TEST_CASE("A sweep is published with the fabric it swept, even if a discovery la
   CHECK(exporter.snapshot()->node_status[1].answered);
 }
 
-TEST_CASE("Exporter says what it does through its status callback, and publishes rendered snapshots",
-          "[exporter]") {
+TEST_CASE(
+    "Exporter says what it does through its status callback, and publishes rendered snapshots",
+    "[exporter]") {
   const Fabric fabric = ibfx::test::star_fabric(3);
   FakePma fake;
   for (const FabricNode& n : fabric.nodes) fake.nodes[n.lid];
@@ -153,4 +160,352 @@ TEST_CASE("Exporter says what it does through its status callback, and publishes
   CHECK(st.published >= 4);
   std::lock_guard lock(mu);
   CHECK(said.size() == 1 + st.published);
+}
+
+namespace {
+
+// A FakePma whose answers can be made to take `delay_ms` (a fabric the
+// sweep budget cannot cover) and whose nodes can be changed mid-test; safe
+// to use from the test thread while the exporter's sweep thread sends.
+class ControlledPma final : public MadTransport {
+ public:
+  explicit ControlledPma(FakePma& fake) : fake_(fake) {}
+  std::atomic<int> delay_ms{0};
+
+  void with_fake(const std::function<void(FakePma&)>& change) {
+    std::lock_guard lock(mu_);
+    change(fake_);
+  }
+  bool send(std::uint16_t lid, const MadBytes& mad, std::chrono::milliseconds timeout) override {
+    std::lock_guard lock(mu_);
+    const bool sent = fake_.send(lid, mad, timeout);
+    const auto ready =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms.load());
+    for (Received r = fake_.receive({}); r.kind != Received::Kind::kNothing;
+         r = fake_.receive({})) {
+      answers_.push_back({ready, std::move(r)});
+    }
+    return sent;
+  }
+  Received receive(std::chrono::milliseconds wait) override {
+    std::unique_lock lock(mu_);
+    if (answers_.empty()) return {};
+    const auto now = std::chrono::steady_clock::now();
+    if (answers_.front().first > now) {
+      const auto ready = answers_.front().first;
+      lock.unlock();
+      std::this_thread::sleep_until(std::min(ready, now + wait));
+      lock.lock();
+      if (answers_.empty() || answers_.front().first > std::chrono::steady_clock::now()) return {};
+    }
+    Received r = std::move(answers_.front().second);
+    answers_.pop_front();
+    return r;
+  }
+
+ private:
+  std::mutex mu_;
+  FakePma& fake_;
+  std::deque<std::pair<std::chrono::steady_clock::time_point, Received>> answers_;
+};
+
+FakePma fake_for(const Fabric& f) {
+  FakePma fake;
+  for (const FabricNode& n : f.nodes) fake.nodes[n.lid].guid = n.guid;
+  return fake;
+}
+
+Config quick_config() {
+  Config config;
+  config.mad.timeout = std::chrono::milliseconds(10);
+  config.mad.retries = 0;
+  return config;
+}
+
+// One MAD at a time, so that slow answers (ControlledPma::delay_ms) delay
+// the sweep, never past a MAD's 20 ms timeout: the budget is
+// max(interval, two 20 ms retry chains) = 40 ms, a few slow MADs.
+Config budget_config(std::chrono::milliseconds interval) {
+  Config config;
+  config.mad.timeout = std::chrono::milliseconds(20);
+  config.mad.retries = 0;
+  config.mad.global_inflight = 1;
+  config.mad.per_node_inflight = 1;
+  config.sweep_interval = interval;
+  return config;
+}
+
+DiscoverFn discover_always(const Fabric& f, std::atomic<int>* count = nullptr) {
+  auto fabric = std::make_shared<const Fabric>(f);
+  return [fabric, count] {
+    if (count != nullptr) ++*count;
+    return DiscoveryResult{fabric, {}};
+  };
+}
+
+const PortView& port_of(const Snapshot& snap, std::uint64_t guid, std::uint8_t number) {
+  for (const PortView& v : snap.ports) {
+    const FabricNode& n = snap.fabric->nodes[v.node];
+    if (n.guid == guid && n.ports[v.port_index].number == number) return v;
+  }
+  throw std::runtime_error("no such port in the snapshot");
+}
+
+std::uint64_t total(const PortView& v, Counter c) { return v.totals[static_cast<std::size_t>(c)]; }
+
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+std::string node_up(std::uint64_t guid, int up) {
+  return "infiniband_exporter_node_up{node_guid=\"" + guid_hex(guid) + "\"} " + std::to_string(up);
+}
+
+template <typename Pred>
+bool wait_for(Pred pred, std::chrono::seconds limit = std::chrono::seconds(10)) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("Exporter publishes a sweep's counters and accumulates them across sweeps",
+          "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(2);
+  FakePma fake = fake_for(fabric);
+  // gpu0's port (LID 2), and the switch port facing it (LID 1, port 1).
+  fake.nodes[2].ports[1].extended[IB_PC_EXT_XMT_BYTES_F] = 1000;
+  fake.nodes[2].ports[1].extended[IB_PC_EXT_RCV_PKTS_F] = 70;
+  fake.nodes[2].ports[1].narrow[IB_PC_ERR_SYM_F] = 3;
+  fake.nodes[1].ports[1].extended[IB_PC_EXT_RCV_BYTES_F] = 1000;
+  Exporter exporter(quick_config(), {}, std::make_unique<HookedPma>(fake), discover_always(fabric));
+  CHECK_FALSE(exporter.sweep_now());  // no fabric yet: nothing to sweep
+  CHECK(exporter.snapshot() == nullptr);
+  REQUIRE(exporter.discover_now());
+  REQUIRE(exporter.sweep_now());
+
+  auto snap = exporter.snapshot();
+  REQUIRE(snap != nullptr);
+  CHECK(snap->sweep.ports_read == 4);  // two switch ports, two HCA ports
+  const PortView& gpu0 = port_of(*snap, 0x200, 1);
+  CHECK(gpu0.has_counters);
+  // The first reading is the starting total (the device's own count).
+  CHECK(total(gpu0, Counter::kTransmitDataBytes) == 1000);
+  CHECK(total(gpu0, Counter::kReceivePackets) == 70);
+  CHECK(total(gpu0, Counter::kSymbolErrors) == 3);
+  CHECK(total(port_of(*snap, 0x100, 1), Counter::kReceiveDataBytes) == 1000);
+  CHECK(total(port_of(*snap, 0x201, 1), Counter::kTransmitDataBytes) == 0);
+  CHECK(has_line(snap->text(), "infiniband_exporter_sweeps_total 1"));
+
+  // The device counts on; a narrow counter someone else cleared restarts
+  // from zero, and the total never goes down.
+  fake.nodes[2].ports[1].extended[IB_PC_EXT_XMT_BYTES_F] = 1500;
+  fake.nodes[2].ports[1].extended[IB_PC_EXT_RCV_PKTS_F] = 100;
+  fake.nodes[2].ports[1].narrow[IB_PC_ERR_SYM_F] = 2;
+  REQUIRE(exporter.sweep_now());
+  snap = exporter.snapshot();
+  const PortView& again = port_of(*snap, 0x200, 1);
+  CHECK(total(again, Counter::kTransmitDataBytes) == 1500);
+  CHECK(total(again, Counter::kReceivePackets) == 100);
+  CHECK(total(again, Counter::kSymbolErrors) == 3 + 2);
+  CHECK(has_line(snap->text(), "infiniband_exporter_sweeps_total 2"));
+  CHECK(exporter.publisher_stats().published == 2);
+}
+
+TEST_CASE("Exporter shows a node as down only when it was asked and answered nothing",
+          "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(3);
+  FakePma fake = fake_for(fabric);
+  fake.nodes[3].silent = true;  // gpu1
+  Exporter exporter(quick_config(), {}, std::make_unique<HookedPma>(fake), discover_always(fabric));
+  REQUIRE(exporter.discover_now());
+  REQUIRE(exporter.sweep_now());
+  auto snap = exporter.snapshot();
+  std::string text = snap->text();
+  CHECK(has_line(text, node_up(0x100, 1)));
+  CHECK(has_line(text, node_up(0x200, 1)));
+  CHECK(has_line(text, node_up(0x201, 0)));
+  CHECK(has_line(text, node_up(0x202, 1)));
+  CHECK(has_line(text, "infiniband_exporter_nodes_not_answering 1"));
+  CHECK_FALSE(port_of(*snap, 0x201, 1).has_counters);
+
+  // With HCAs left out of the sweep (counters.include_hcas: false), gpu1 is
+  // no longer asked: it is not shown as down, and nothing counts it.
+  Config config = quick_config();
+  config.counters.include_hcas = false;
+  CHECK(exporter.reload(config, {}, {}).empty());
+  REQUIRE(exporter.sweep_now());
+  text = exporter.snapshot()->text();
+  CHECK(text.find(node_up(0x201, 0)) == std::string::npos);
+  CHECK(has_line(text, node_up(0x100, 1)));
+  CHECK(has_line(text, "infiniband_exporter_nodes_not_answering 0"));
+
+  // Asked again, and answering now: up.
+  fake.nodes[3].silent = false;
+  CHECK(exporter.reload(quick_config(), {}, {}).empty());
+  REQUIRE(exporter.sweep_now());
+  CHECK(has_line(exporter.snapshot()->text(), node_up(0x201, 1)));
+}
+
+TEST_CASE("Exporter: a sweep cut short by its budget marks nothing down and counts an overrun",
+          "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(8);
+  FakePma fake = fake_for(fabric);
+  auto transport = std::make_unique<ControlledPma>(fake);
+  ControlledPma& pma = *transport;
+  Exporter exporter(budget_config(std::chrono::milliseconds(20)), {}, std::move(transport),
+                    discover_always(fabric));
+  REQUIRE(exporter.discover_now());
+  REQUIRE(exporter.sweep_now());  // a fast fabric: every node answers
+  auto snap = exporter.snapshot();
+  REQUIRE(snap->sweep.completed);
+  CHECK(has_line(snap->text(), "infiniband_exporter_sweep_overruns_total 0"));
+
+  // Now each answer takes 10 ms: the 40 ms budget covers a few of them.
+  pma.delay_ms = 10;
+  REQUIRE(exporter.sweep_now());
+  snap = exporter.snapshot();
+  REQUIRE_FALSE(snap->sweep.completed);
+  CHECK(snap->sweep.stale_nodes > 0);
+  const std::string text = snap->text();
+  // The nodes it did not reach keep their last state: up, like the others.
+  for (const FabricNode& n : fabric.nodes) {
+    INFO(n.description);
+    CHECK(has_line(text, node_up(n.guid, 1)));
+  }
+  CHECK(has_line(text, "infiniband_exporter_nodes_not_answering 0"));
+  CHECK(has_line(text, "infiniband_exporter_sweeps_incomplete_total 1"));
+  // It took longer than the 20 ms interval.
+  CHECK(has_line(text, "infiniband_exporter_sweep_overruns_total 1"));
+}
+
+TEST_CASE("Exporter asks for a rediscovery when a node goes silent, never for a sweep cut short",
+          "[exporter]") {
+  // Discoveries are requests spaced 3 s after the last one (DiscoveryPacer);
+  // the schedule (5 min) does not come into it.
+  const Fabric fabric = ibfx::test::star_fabric(8);
+  FakePma fake = fake_for(fabric);
+  auto transport = std::make_unique<ControlledPma>(fake);
+  ControlledPma& pma = *transport;
+  std::atomic<int> discoveries{0};
+  Exporter exporter(budget_config(std::chrono::milliseconds(50)), {}, std::move(transport),
+                    discover_always(fabric, &discoveries));
+  exporter.start();
+  REQUIRE(wait_for([&] { return exporter.ready(); }));
+  REQUIRE(exporter.snapshot()->sweep.completed);
+
+  SECTION("cut short") {
+    pma.delay_ms = 10;  // every sweep from now is cut short
+    const auto cut = exporter.publisher_stats().published;
+    REQUIRE(wait_for([&] { return exporter.publisher_stats().published >= cut + 3; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+    const auto snap = exporter.snapshot();
+    CHECK_FALSE(snap->sweep.completed);
+    CHECK(discoveries == 1);
+    for (const NodeSweep& ns : snap->node_status) CHECK(ns.answered);
+  }
+  SECTION("went silent") {
+    pma.with_fake([](FakePma& f) { f.nodes[4].silent = true; });  // gpu2
+    CHECK(wait_for([&] { return discoveries >= 2; }));
+  }
+  exporter.stop();
+}
+
+TEST_CASE("Exporter applies a reloaded configuration to the next sweep, keeping the totals",
+          "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(2);
+  FakePma fake = fake_for(fabric);
+  fake.nodes[2].ports[1].extended[IB_PC_EXT_XMT_BYTES_F] = 400;
+  Config config = quick_config();
+  config.listen_address = ":9683";
+  Exporter exporter(config, {}, std::make_unique<HookedPma>(fake), discover_always(fabric));
+  REQUIRE(exporter.discover_now());
+  REQUIRE(exporter.sweep_now());
+  CHECK(exporter.snapshot()->node_names[1] == "gpu0 mlx5_0");
+  const int switch_reads = fake.nodes[1].requests[kAttrPortCountersExtended];
+  const int hca_reads = fake.nodes[2].requests[kAttrPortCountersExtended];
+  REQUIRE(hca_reads > 0);
+
+  Config next = quick_config();
+  next.listen_address = ":9999";                  // needs a restart: kept
+  next.sweep_interval = std::chrono::seconds(3);  // applied
+  next.counters.include_hcas = false;             // applied
+  const auto restart = exporter.reload(next, {{0x200, "node-a"}}, {});
+  CHECK(restart == std::vector<std::string>{"listen_address"});
+  CHECK(exporter.config().listen_address == ":9683");
+  CHECK(exporter.config().sweep_interval == std::chrono::seconds(3));
+
+  fake.nodes[2].ports[1].extended[IB_PC_EXT_XMT_BYTES_F] = 900;
+  REQUIRE(exporter.sweep_now());
+  const auto snap = exporter.snapshot();
+  CHECK(snap->node_names[1] == "node-a");  // the new node-name-map
+  CHECK(fake.nodes[1].requests[kAttrPortCountersExtended] > switch_reads);
+  CHECK(fake.nodes[2].requests[kAttrPortCountersExtended] == hca_reads);  // HCAs not read
+  // gpu0 was not read, and its total stays what it was.
+  CHECK(total(port_of(*snap, 0x200, 1), Counter::kTransmitDataBytes) == 400);
+}
+
+TEST_CASE("Exporter stops cleanly: idempotent, without start, and nothing runs afterwards",
+          "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(2);
+  FakePma fake = fake_for(fabric);
+  {
+    Exporter never_started(quick_config(), {}, std::make_unique<HookedPma>(fake),
+                           discover_always(fabric));
+    never_started.stop();
+    never_started.stop();
+  }  // and the destructor stops again
+
+  std::atomic<int> discoveries{0};
+  Config config = quick_config();
+  config.sweep_interval = std::chrono::milliseconds(20);
+  Exporter exporter(config, {}, std::make_unique<HookedPma>(fake),
+                    discover_always(fabric, &discoveries));
+  exporter.start();
+  REQUIRE(wait_for([&] { return exporter.publisher_stats().published >= 3; }));
+  // A reload while running goes through the sweep thread.
+  config.sweep_interval = std::chrono::milliseconds(30);
+  CHECK(exporter.reload(config, {{0x201, "node-b"}}, {}).empty());
+  const auto reloaded = exporter.publisher_stats().published;
+  REQUIRE(wait_for([&] { return exporter.publisher_stats().published >= reloaded + 2; }));
+  CHECK(exporter.snapshot()->node_names[2] == "node-b");
+  exporter.stop();
+  exporter.stop();
+  CHECK(discoveries == 1);  // the start-up one; nothing asked for another
+  const auto published = exporter.publisher_stats().published;
+  const auto sent = fake.sent;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(exporter.publisher_stats().published == published);
+  CHECK(fake.sent == sent);
+}
+
+TEST_CASE("Exporter exports its publisher's health: snapshots published and dropped, render time",
+          "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(3);
+  FakePma fake;
+  for (const FabricNode& n : fabric.nodes) fake.nodes[n.lid];
+  Exporter exporter(Config{}, {}, std::make_unique<HookedPma>(fake), [&] {
+    return DiscoveryResult{std::make_shared<const Fabric>(fabric), {}};
+  });
+  REQUIRE(exporter.discover_now());
+  auto value = [](const std::string& text, const std::string& name) {
+    const auto at = text.find("\n" + name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + name.size() + 2));
+  };
+  // The first snapshot is built before anything was published.
+  REQUIRE(exporter.sweep_now());
+  std::string text = exporter.snapshot()->text();
+  CHECK(value(text, "infiniband_exporter_snapshots_published_total") == 0);
+  CHECK(value(text, "infiniband_exporter_snapshots_dropped_total") == 0);
+  // The second says the first was published, and how long its render took.
+  REQUIRE(exporter.sweep_now());
+  text = exporter.snapshot()->text();
+  CHECK(value(text, "infiniband_exporter_snapshots_published_total") == 1);
+  CHECK(value(text, "infiniband_exporter_snapshots_dropped_total") == 0);
+  CHECK(value(text, "infiniband_exporter_last_render_duration_seconds") > 0);
 }

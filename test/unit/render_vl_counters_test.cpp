@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "daemon/render_context.h"
 #include "daemon/snapshot.h"
 #include "fake_fabric.h"
 
@@ -78,6 +79,26 @@ TEST_CASE("No lane data renders nothing", "[snapshot][lanes]") {
   auto snap = build_snapshot(fabric, {}, CounterAccumulator{}, {}, {});
   std::string out;
   ExpositionWriter w(out);
-  render_lane_counters(*snap, std::vector<std::string>(snap->ports.size()), w);
+  render_lane_counters(*snap, std::vector<std::string_view>(snap->ports.size()), w);
   CHECK(out.empty());
+}
+
+TEST_CASE("LaneCounterRenderer renders the lanes of the ports group with the ports' identities",
+          "[snapshot][lanes]") {
+  auto snap = snapshot_with_lanes();
+  const LaneCounterRenderer renderer;
+  CHECK(renderer.group() == RenderGroup::kPorts);
+  const RenderContext ctx(*snap);
+  std::string out;
+  ExpositionWriter w(out);
+  renderer.render(ctx, w);
+  // The same text as the function it wraps, given RenderContext's port ids.
+  std::string direct;
+  ExpositionWriter dw(direct);
+  render_lane_counters(*snap, ctx.port_ids(), dw);
+  CHECK(out == direct);
+  CHECK(has_line("\n" + out,
+                 "infiniband_port_vl_transmit_wait_total{" + kSwitchPort2 + ",vl=\"0\"} 1000"));
+  // And it is the ports group's lane section of the full exposition.
+  CHECK(snap->text().find(out) != std::string::npos);
 }

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -13,10 +16,7 @@
 #include "config/config.h"
 #include "daemon/http_server.h"
 #include "test/support/base64.h"
-
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include "test/support/temp_dir.h"
 
 namespace {
 
@@ -40,26 +40,7 @@ std::string error_of(const std::string& yaml, const std::string& base_dir = "") 
   return "<no error>";
 }
 
-// A scratch directory with a few files, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/ibfx-webcfg-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path_ + "/" + name) << text;
-    return path_ + "/" + name;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ibfx::test::TempDir;
 
 using ibfx::test::base64;
 
