@@ -30,17 +30,11 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       sweeper_(engine_, accumulator_),
       analysis_config_(std::move(analysis)),
       discovery_(std::move(discover), config_.discovery, discovery_events()),
-      // Rendering is the publisher's step: Snapshot::gzip() renders the
-      // exposition and compresses it once; scrapes serve that. The small
-      // group a frequent `collect[]=aggregates` job scrapes is rendered here
-      // too; the others render on their first targeted scrape (once per
-      // snapshot).
+      // Rendering is the publisher's step: Snapshot::compress() renders each
+      // scrape group once and compresses it once; every scrape, of any
+      // selection of groups or nodes, serves that and never renders.
       publisher_(
-          store_,
-          [](const Snapshot& snap) {
-            snap.gzip();
-            snap.rendered(RenderGroup::kAggregates);
-          },
+          store_, [](const Snapshot& snap) { snap.compress(); },
           [this](const Snapshot& snap, const PublisherStats& stats) { on_published(snap, stats); },
           kPublisherNice) {}
 

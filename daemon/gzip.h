@@ -1,14 +1,18 @@
 // gzip (RFC 1952) through zlib, whole or streamed. The exposition of a big
-// fabric is hundreds of megabytes of text that compresses ~30x, so the
-// daemon keeps only its gzip form: rendered straight into a GzipWriter, and
-// inflated piece by piece (GunzipReader) for the rare client that does not
-// accept gzip. Memory then scales with the compressed size.
+// fabric is a hundred megabytes or more of text that compresses ~13x, so the
+// daemon keeps only its compressed form: each scrape group rendered straight
+// into a ParallelDeflater as one raw deflate run, any selection of runs
+// served as one gzip member (GzipMember), and inflated piece by piece
+// (DeflateRunReader) for the rare client that does not accept gzip. Memory
+// then scales with the compressed size.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ibfx {
 
@@ -39,38 +43,116 @@ class GzipWriter {
   std::size_t bytes_in_ = 0;
 };
 
-// The same stream compressed on several threads, the way pigz does it: the
-// input is cut into blocks, each block is deflated on its own with the 32 kB
-// before it as preset dictionary (so the ratio barely changes) and ends on a
-// byte boundary (Z_SYNC_FLUSH); the blocks are joined in order into ONE gzip
-// member whose CRC is combined from theirs. Any gzip reader reads it. With
-// `threads` compressions in flight next to the caller, which keeps
-// rendering, a 2-core machine compresses ~2x faster than GzipWriter.
-class ParallelGzipWriter {
+// A stretch of text as raw deflate (RFC 1951) that a gzip member can carry
+// next to other runs as it is: its blocks end on a byte boundary
+// (Z_SYNC_FLUSH), none is final, and none refers back before the run's
+// start (no dictionary across runs). So any selection of runs, in order, is
+// one gzip member: header + their bytes + an empty final block + the
+// combined CRC-32 and the total length (GzipMember). Each scrape group of
+// the exposition is one run, compressed once per snapshot.
+struct DeflateRun {
+  std::string bytes;
+  std::uint32_t crc = 0;     // CRC-32 of the text (RFC 1952 CRC32)
+  std::uint64_t length = 0;  // bytes of text
+};
+
+// Compresses a stream cut into runs on several threads, the way pigz does
+// it: the input is cut into blocks, each block is deflated on its own with
+// the 32 kB before it in the same run as preset dictionary (so the ratio
+// barely changes) and ends on a byte boundary; a run's blocks are joined in
+// order and its CRC combined from theirs. With `threads` compressions in
+// flight next to the caller, which keeps rendering, a 2-core machine
+// compresses ~2x faster than GzipWriter; a run boundary does not stall it.
+class ParallelDeflater {
  public:
-  ParallelGzipWriter(int level, unsigned threads, std::size_t block_bytes = std::size_t{1} << 20);
-  ~ParallelGzipWriter();
-  ParallelGzipWriter(const ParallelGzipWriter&) = delete;
-  ParallelGzipWriter& operator=(const ParallelGzipWriter&) = delete;
+  ParallelDeflater(int level, unsigned threads, std::size_t block_bytes = std::size_t{1} << 20);
+  ~ParallelDeflater();
+  ParallelDeflater(const ParallelDeflater&) = delete;
+  ParallelDeflater& operator=(const ParallelDeflater&) = delete;
 
   void write(std::string_view data);
-  std::string finish();
+  // Ends the current run; what is written next starts a new one.
+  void end_run();
+  // Ends the last run and returns every run, in order (end_run() count + 1;
+  // a run nothing was written to is empty: no bytes, length 0).
+  std::vector<DeflateRun> finish();
   std::size_t bytes_in() const { return bytes_in_; }
 
  private:
   struct Pending;
-  void submit(bool last);
+  void submit();
   void drain_one();
 
   int level_;
   unsigned threads_;
   std::size_t block_bytes_;
   std::string block_;
-  std::string dictionary_;  // the last 32 kB of the previous block
+  std::string dictionary_;  // the last 32 kB of the previous block of this run
   std::unique_ptr<Pending> pending_;
-  std::string out_;
-  unsigned long crc_ = 0;
+  std::vector<DeflateRun> runs_;
   std::size_t bytes_in_ = 0;
+};
+
+// One gzip member (RFC 1952) made of runs, streamed without copying them
+// into one buffer: the 10-byte header, each run's bytes in order, an empty
+// final fixed-Huffman block, then CRC32 (crc32_combine of the runs') and
+// ISIZE (total length modulo 2^32). The runs must outlive the member.
+class GzipMember {
+ public:
+  explicit GzipMember(std::vector<const DeflateRun*> runs);
+  // Bytes of the whole member (a Content-Length).
+  std::uint64_t size() const { return size_; }
+  std::uint64_t text_size() const { return text_size_; }
+  std::uint32_t crc() const { return crc_; }
+  // Replaces `piece` with up to `max_bytes` of the member's next bytes;
+  // false once the last byte has been handed out.
+  bool read(std::string& piece, std::size_t max_bytes);
+
+ private:
+  std::vector<const DeflateRun*> runs_;
+  std::string header_;
+  std::string trailer_;
+  std::uint64_t size_ = 0;
+  std::uint64_t text_size_ = 0;
+  std::uint32_t crc_ = 0;
+  std::size_t part_ = 0;    // 0: header, 1..runs: a run, runs + 1: trailer
+  std::size_t offset_ = 0;  // within the current part
+};
+
+// The whole member in one string (tests, benchmarks).
+std::string gzip_member(const std::vector<const DeflateRun*>& runs);
+
+// The text of runs, in order, inflated piece by piece (for clients that do
+// not accept gzip, and `?node=` slices). Throws std::runtime_error on
+// corrupt runs.
+class DeflateRunReader {
+ public:
+  explicit DeflateRunReader(std::vector<const DeflateRun*> runs);
+  ~DeflateRunReader();
+  DeflateRunReader(const DeflateRunReader&) = delete;
+  DeflateRunReader& operator=(const DeflateRunReader&) = delete;
+
+  // Replaces `out` with up to `max_bytes` of the next text; false once the
+  // text has ended (then `out` holds the last bytes, possibly none).
+  bool read(std::string& out, std::size_t max_bytes);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// One run compressed into a single gzip member, the same as GzipMember over
+// ParallelDeflater's one run.
+class ParallelGzipWriter {
+ public:
+  ParallelGzipWriter(int level, unsigned threads, std::size_t block_bytes = std::size_t{1} << 20)
+      : deflater_(level, threads, block_bytes) {}
+  void write(std::string_view data) { deflater_.write(data); }
+  std::string finish();
+  std::size_t bytes_in() const { return deflater_.bytes_in(); }
+
+ private:
+  ParallelDeflater deflater_;
 };
 
 // Streaming decompressor over a gzip string that outlives it.

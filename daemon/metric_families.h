@@ -115,7 +115,7 @@ inline constexpr MetricFamily kUplinkImbalance{
     "infiniband_switch_uplink_imbalance", "gauge",
     "Per switch with two or more up ports: max over mean of their transmitted bytes in the last "
     "interval (1: evenly spread).",
-    "node_guid,node_name,tier,rail"};
+    "node_guid"};
 inline constexpr MetricFamily kHotspot{
     "infiniband_hotspot_score", "gauge",
     "How far a switch (port=\"\") or one of the top-K ports stands out from its peers (same "

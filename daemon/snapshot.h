@@ -1,6 +1,7 @@
 // The immutable result of one sweep: what /metrics shows until the next one.
-// Built, rendered and compressed on the sweep thread, published with one
-// pointer swap; the HTTP side only reads it. A scrape never touches the fabric.
+// Built on the sweep thread, rendered and compressed once on the publisher
+// thread (Snapshot::compress), published with one pointer swap; the HTTP
+// side only reads it. A scrape never touches the fabric and never renders.
 #pragma once
 
 #include <chrono>
@@ -45,6 +46,11 @@ struct ExporterTotals {
   std::uint64_t discovery_failures = 0;
 };
 
+// Which scrape groups a selection covers (`collect[]=`), by RenderGroup.
+using GroupSelection = std::array<bool, kRenderGroupCount>;
+inline constexpr GroupSelection kAllGroups{true, true, true};
+static_assert(kRenderGroupCount == 3, "kAllGroups lists every group");
+
 // What the analysis stage adds to a snapshot (absent until two sweeps).
 using SnapshotAnalysis = SweepAnalysis;
 
@@ -69,7 +75,7 @@ struct Snapshot {
   // snapshot was built so that it and the fabric series are one instant.
   std::string exporter_metrics_text;
 
-  // zlib level of gzip(): fast by default, the body is rebuilt every sweep.
+  // zlib level of compress(): fast by default, the body is rebuilt every sweep.
   int gzip_level = kGzipFast;
 
   // Renders the exposition text (0.0.4), handing it to `sink` in pieces of
@@ -84,34 +90,42 @@ struct Snapshot {
                     ExpositionIndex* index = nullptr) const;
   // The whole text in one string (tests, --once): a fresh render per call.
   std::string text() const;
-  // The exposition gzip-compressed, rendered once and cached: the daemon
-  // builds it on the sweep thread before publishing, and every scrape serves
-  // it (or inflates it, for clients that refuse gzip).
-  const std::string& gzip() const;
-  // Length of the uncompressed text (Content-Length of an identity scrape).
-  std::size_t text_size() const;
 
-  // One group as a scrape with `collect[]=` serves it: rendered and
-  // gzip-compressed once per snapshot (on first use), with the byte ranges
-  // of each node's series for `?node=`. Later scrapes only read it.
+  // The publisher's step, once per snapshot (later calls return at once):
+  // renders every group once, in exposition order, each compressed into
+  // its own deflate run on the deflate threads next to this one, and
+  // records each group's ExpositionIndex (for `?node=`). Every scrape then
+  // only reads the result: one group, several or all of them are served as
+  // ONE gzip member assembled from the runs (GzipMember), inflated for
+  // clients that refuse gzip, or sliced by node. The text itself is never
+  // held, and the compressed exposition is held once.
+  void compress() const;
   struct RenderedGroup {
-    std::string gzip;
-    std::size_t text_size = 0;
+    DeflateRun deflate;  // the group's text as a raw deflate run
     ExpositionIndex index;
   };
+  // One group as compress() left it (compressing first when it has not run).
   const RenderedGroup& rendered(RenderGroup group) const;
+  // The runs of the groups flagged in `groups`, in exposition order.
+  std::vector<const DeflateRun*> runs(const GroupSelection& groups = kAllGroups) const;
+  // The selected groups as one gzip member, in one string (tests, benchmarks;
+  // a scrape streams GzipMember over runs() instead).
+  std::string gzip(const GroupSelection& groups = kAllGroups) const;
+  // Length of the selected groups' text (Content-Length of an identity scrape).
+  std::uint64_t text_size(const GroupSelection& groups = kAllGroups) const;
   // The series of the nodes flagged in `wanted` (parallel to fabric->nodes)
   // in the groups flagged in `groups`, with their families' HELP and TYPE,
-  // copied out of the rendered groups (inflated piece by piece).
-  std::string node_slice(const std::vector<bool>& wanted,
-                         const std::array<bool, kRenderGroupCount>& groups) const;
+  // copied out of the compressed groups (inflated piece by piece).
+  std::string node_slice(const std::vector<bool>& wanted, const GroupSelection& groups) const;
+
+  // How many times any snapshot rendered a group (render_group() calls),
+  // process-wide: the publisher's compress() renders each group once per
+  // snapshot, a scrape never (the tests count it).
+  static std::uint64_t render_count();
 
  private:
-  mutable std::array<std::once_flag, kRenderGroupCount> group_once_;
+  mutable std::once_flag compress_once_;
   mutable std::array<RenderedGroup, kRenderGroupCount> groups_;
-  mutable std::once_flag gzip_once_;
-  mutable std::string gzip_;
-  mutable std::size_t text_size_ = 0;
 };
 
 // Builds a snapshot from the latest fabric, sweep and accumulator state.

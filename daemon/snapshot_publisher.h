@@ -6,7 +6,7 @@
 // fully rendered snapshot and never renders itself.
 //
 // Rendering is a step it calls, not code it holds: whatever renderer the
-// snapshot uses (Snapshot::gzip() today) plugs in as `Render`.
+// snapshot uses (Snapshot::compress() today) plugs in as `Render`.
 #pragma once
 
 #include <condition_variable>

@@ -71,58 +71,34 @@ std::optional<std::uint64_t> parse_guid(std::string_view text) {
   return v;
 }
 
-// Streams the selected groups in exposition order: one group as its gzip
-// form, several inflated in turn (concatenated gzip members are valid RFC
-// 1952 but not every client reads past the first).
-HttpResponse serve_groups(const std::shared_ptr<const Snapshot>& snap,
-                          const std::array<bool, kRenderGroupCount>& groups, bool gzip) {
-  std::vector<const Snapshot::RenderedGroup*> parts;
-  std::uint64_t size = 0;
-  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
-    if (!groups[g]) continue;
-    parts.push_back(&snap->rendered(static_cast<RenderGroup>(g)));
-    size += gzip ? parts.back()->gzip.size() : parts.back()->text_size;
-  }
+// Streams the selected groups in exposition order, from what the publisher
+// compressed (Snapshot::compress): for gzip clients ONE gzip member framed
+// around the groups' deflate runs (concatenated gzip members are valid RFC
+// 1952, but not every client reads past the first), for the others the
+// runs inflated piece by piece. Nothing is rendered or compressed here.
+HttpResponse serve_groups(const std::shared_ptr<const Snapshot>& snap, const GroupSelection& groups,
+                          bool gzip) {
   HttpResponse r;
   r.content_type = kExpositionType;
   r.precompressed_gzip = gzip;
-  struct State {
-    std::size_t part = 0, offset = 0;
-    std::unique_ptr<GunzipReader> reader;
-  };
-  auto state = std::make_shared<State>();
-  r.stream = HttpResponse::BodyStream{size, [snap, parts, state, gzip](std::string& piece) {
-                                        piece.clear();
-                                        while (state->part < parts.size()) {
-                                          const std::string& gz = parts[state->part]->gzip;
-                                          bool part_done = false;
-                                          if (gzip) {
-                                            const std::size_t n =
-                                                std::min(kPieceBytes, gz.size() - state->offset);
-                                            piece.assign(gz, state->offset, n);
-                                            state->offset += n;
-                                            part_done = state->offset >= gz.size();
-                                          } else {
-                                            if (!state->reader)
-                                              state->reader = std::make_unique<GunzipReader>(gz);
-                                            part_done = !state->reader->read(piece, kPieceBytes);
-                                          }
-                                          if (part_done) {
-                                            ++state->part;
-                                            state->offset = 0;
-                                            state->reader.reset();
-                                          }
-                                          if (!piece.empty()) break;
-                                        }
-                                        return state->part < parts.size();
-                                      }};
+  if (gzip) {
+    auto member = std::make_shared<GzipMember>(snap->runs(groups));
+    r.stream = HttpResponse::BodyStream{member->size(), [snap, member](std::string& piece) {
+                                          return member->read(piece, kPieceBytes);
+                                        }};
+  } else {
+    auto reader = std::make_shared<DeflateRunReader>(snap->runs(groups));
+    r.stream = HttpResponse::BodyStream{
+        snap->text_size(groups),
+        [snap, reader](std::string& piece) { return reader->read(piece, kPieceBytes); }};
+  }
   return r;
 }
 
 // /metrics with a query: collect[]= groups and node= slices.
 HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQuery& q,
                       bool accepts_gzip) {
-  std::array<bool, kRenderGroupCount> groups{};
+  GroupSelection groups{};
   for (const std::string& name : q.collect) {
     const auto g = render_group_named(name);
     if (!g) {
@@ -137,10 +113,7 @@ HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQ
     groups[static_cast<std::size_t>(*g)] = true;
   }
   if (q.collect.empty()) groups.fill(true);
-  if (q.nodes.empty()) {
-    const auto selected = std::count(groups.begin(), groups.end(), true);
-    return serve_groups(snap, groups, accepts_gzip && selected == 1);
-  }
+  if (q.nodes.empty()) return serve_groups(snap, groups, accepts_gzip);
 
   const std::size_t count = snap->fabric ? snap->fabric->nodes.size() : 0;
   std::vector<bool> wanted(count, false);
@@ -176,40 +149,12 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     if (request.target.find('?') != std::string::npos) {
       const ScrapeQuery q = parse_scrape_query(request.target);
       if (!q.error.empty()) return bad_request(q.error + "\n");
-      const bool everything = q.nodes.empty() && q.collect.size() >= kRenderGroupCount && [&] {
-        for (const auto name : kRenderGroupNames) {
-          if (std::find(q.collect.begin(), q.collect.end(), name) == q.collect.end()) {
-            return false;
-          }
-        }
-        return true;
-      }();
-      if (!everything && (!q.collect.empty() || !q.nodes.empty())) {
-        return targeted(snap, q, request.accepts_gzip);
-      }
+      if (!q.collect.empty() || !q.nodes.empty()) return targeted(snap, q, request.accepts_gzip);
     }
-    r.content_type = kExpositionType;
-    // The snapshot holds only the gzip form (built on the sweep thread); each
-    // scrape streams it, or inflates it for clients that refuse gzip, in
-    // pieces: no per-scrape copy of a body that can be hundreds of MB.
-    const std::string& gz = snap->gzip();
-    if (request.accepts_gzip) {
-      r.precompressed_gzip = true;
-      r.stream = HttpResponse::BodyStream{
-          gz.size(), [snap, offset = std::size_t{0}](std::string& piece) mutable {
-            const std::string& all = snap->gzip();
-            const std::size_t n = std::min(kPieceBytes, all.size() - offset);
-            piece.assign(all, offset, n);
-            offset += n;
-            return offset < all.size();
-          }};
-    } else {
-      auto reader = std::make_shared<GunzipReader>(gz);
-      r.stream = HttpResponse::BodyStream{snap->text_size(), [snap, reader](std::string& piece) {
-                                            return reader->read(piece, kPieceBytes);
-                                          }};
-    }
-    return r;
+    // Every group: the same member a selection of all three makes. Each
+    // scrape streams it (or inflates it) in pieces: no per-scrape copy of a
+    // body that can be hundreds of MB.
+    return serve_groups(snap, kAllGroups, request.accepts_gzip);
   }
   if (request.path == "/top") {
     auto snap = exporter.snapshot();

@@ -1,10 +1,22 @@
 #include "daemon/web.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "daemon/gzip.h"
+#include "daemon/http_server.h"
 #include "fake_fabric.h"
 #include "fake_pma.h"
 
@@ -14,6 +26,8 @@ namespace {
 struct Reply {
   int status = 0;
   std::string text;
+  std::string raw;  // the body as sent
+  bool gzip = false;
 };
 
 Reply get(const Exporter& exporter, const std::string& target, bool gzip) {
@@ -33,22 +47,38 @@ Reply get(const Exporter& exporter, const std::string& target, bool gzip) {
     }
     CHECK(body.size() == res.stream->size);
   }
-  return {res.status, res.precompressed_gzip ? gunzip(body) : body};
+  const bool gz = res.precompressed_gzip;
+  return {res.status, gz ? gunzip(body) : body, body, gz};
 }
-}  // namespace
 
-TEST_CASE("handle_web serves collect[] groups, node slices, 400s and /top", "[web]") {
-  const Fabric fabric = ibfx::test::star_fabric(2);
+// An exporter over `fabric` whose PMAs answer at once, discovered and swept once.
+std::unique_ptr<Exporter> fake_exporter(Fabric fabric) {
   auto pma = std::make_unique<ibfx::test::FakePma>();
   for (const FabricNode& n : fabric.nodes) pma->nodes[n.lid];
   Config config;
   config.mad.timeout = std::chrono::milliseconds(10);
   config.mad.retries = 0;
-  Exporter exporter(config, {}, std::move(pma), [&] {
-    return DiscoveryResult{std::make_shared<const Fabric>(fabric), {}};
+  auto shared = std::make_shared<const Fabric>(std::move(fabric));
+  auto exporter = std::make_unique<Exporter>(config, NodeNameMap{}, std::move(pma), [shared] {
+    return DiscoveryResult{shared, {}};
   });
-  REQUIRE(exporter.discover_now());
-  REQUIRE(exporter.sweep_now());
+  REQUIRE(exporter->discover_now());
+  REQUIRE(exporter->sweep_now());
+  return exporter;
+}
+
+bool promtool_clean(const std::string& text) {
+  const std::string path = "/tmp/ibfx_web_" + std::to_string(::getpid()) + ".prom";
+  std::ofstream(path) << text;
+  const int rc = std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str());
+  std::remove(path.c_str());
+  return rc == 0;
+}
+}  // namespace
+
+TEST_CASE("handle_web serves collect[] groups, node slices, 400s and /top", "[web]") {
+  const auto exporter_ptr = fake_exporter(ibfx::test::star_fabric(2));
+  const Exporter& exporter = *exporter_ptr;
   const auto snap = exporter.snapshot();
 
   for (const bool gzip : {true, false}) {
@@ -83,4 +113,107 @@ TEST_CASE("handle_web serves collect[] groups, node slices, 400s and /top", "[we
   CHECK(top.text.find("NODES NOT ANSWERING") != std::string::npos);
   CHECK(get(exporter, "/top?n=0", false).status == 400);
   CHECK(get(exporter, "/top?n=x", false).status == 400);
+}
+
+TEST_CASE("Every collect[] selection is served from the publisher's render: one gzip member",
+          "[web]") {
+  const auto exporter_ptr = fake_exporter(ibfx::test::star_fabric(3));
+  Exporter& exporter = *exporter_ptr;
+  REQUIRE(exporter.sweep_now());  // a second sweep: the analysis' aggregates too
+  const auto snap = exporter.snapshot();
+  std::array<std::string, kRenderGroupCount> texts;
+  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+    snap->render_group(static_cast<RenderGroup>(g), [&](std::string_view p) { texts[g] += p; });
+    REQUIRE_FALSE(texts[g].empty());
+  }
+
+  // The publisher rendered each group once when it published; from here on
+  // no scrape renders anything, whatever it selects.
+  const std::uint64_t renders = Snapshot::render_count();
+  for (unsigned mask = 1; mask < (1u << kRenderGroupCount); ++mask) {
+    std::string query, expected;
+    std::uint64_t deflate_bytes = 0;
+    for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
+      if (((mask >> g) & 1u) == 0) continue;
+      query +=
+          std::string(query.empty() ? "?" : "&") + "collect[]=" + std::string(kRenderGroupNames[g]);
+      expected += texts[g];
+      deflate_bytes += snap->rendered(static_cast<RenderGroup>(g)).deflate.bytes.size();
+    }
+    INFO(query);
+    const Reply gz = get(exporter, "/metrics" + query, true);
+    CHECK(gz.status == 200);
+    CHECK(gz.gzip);  // several groups too, not only one or all
+    CHECK(gz.text == expected);
+    // One member: header + the groups' deflate runs + final block + trailer.
+    CHECK(gz.raw.size() == 10 + deflate_bytes + 2 + 8);
+    const Reply plain = get(exporter, "/metrics" + query, false);
+    CHECK_FALSE(plain.gzip);
+    CHECK(plain.text == expected);
+    CHECK(promtool_clean(plain.text));
+  }
+  // The full exposition is the same member with every group.
+  const Reply full = get(exporter, "/metrics", true);
+  CHECK(full.gzip);
+  CHECK(full.raw ==
+        get(exporter, "/metrics?collect[]=nodes&collect[]=ports&collect[]=aggregates", true).raw);
+  CHECK(full.text == texts[0] + texts[1] + texts[2]);
+  // A node slice reads the same runs.
+  const Reply node = get(exporter, "/metrics?node=0x201", false);
+  CHECK(node.status == 200);
+  CHECK(node.text.find(R"(node_guid="0x0000000000000201")") != std::string::npos);
+  CHECK(promtool_clean(node.text));
+  CHECK(Snapshot::render_count() == renders);
+
+  // HEAD has the GET's Content-Length without a body being made.
+  HttpRequest head;
+  head.method = "HEAD";
+  head.target = "/metrics?collect[]=ports&collect[]=aggregates";
+  head.path = "/metrics";
+  head.accepts_gzip = true;
+  const HttpResponse h = handle_web(exporter, head);
+  REQUIRE(h.stream);
+  CHECK(h.precompressed_gzip);
+  CHECK(h.stream->size == get(exporter, head.target, true).raw.size());
+  CHECK(Snapshot::render_count() == renders);
+}
+
+TEST_CASE("Several groups over HTTP: Content-Encoding gzip, Content-Length, one member", "[web]") {
+  const auto exporter_ptr = fake_exporter(ibfx::test::star_fabric(3));
+  const Exporter& exporter = *exporter_ptr;
+  const auto snap = exporter.snapshot();
+  boost::asio::io_context io;
+  HttpServer server(io, "127.0.0.1:0",
+                    [&exporter](const HttpRequest& req) { return handle_web(exporter, req); });
+  std::thread thread([&io] { io.run(); });
+  const std::string dir = "/tmp/ibfx_web_http_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) +
+                          "/metrics?collect%5B%5D=nodes&collect%5B%5D=aggregates";
+  // curl sends Accept-Encoding: gzip and writes the body as received.
+  const int rc = std::system(("curl -sS --max-time 10 -H 'Accept-Encoding: gzip' -D " + dir +
+                              "/headers -o " + dir + "/body.gz '" + url + "'")
+                                 .c_str());
+  server.stop();
+  thread.join();
+  REQUIRE(rc == 0);
+  std::ifstream headers_file(dir + "/headers");
+  std::string headers((std::istreambuf_iterator<char>(headers_file)), {});
+  std::transform(headers.begin(), headers.end(), headers.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::ifstream body_file(dir + "/body.gz", std::ios::binary);
+  const std::string body((std::istreambuf_iterator<char>(body_file)), {});
+  INFO(headers);
+  CHECK(headers.find("content-encoding: gzip\r\n") != std::string::npos);
+  CHECK(headers.find("content-length: " + std::to_string(body.size()) + "\r\n") !=
+        std::string::npos);
+  const std::string expected = gunzip(snap->gzip({true, false, true}));
+  CHECK(expected ==
+        gunzip(snap->gzip({true, false, false})) + gunzip(snap->gzip({false, false, true})));
+  CHECK(gunzip(body) == expected);
+  // The system's gzip reads it too, to the same text.
+  CHECK(std::system(("gzip -dc < " + dir + "/body.gz > " + dir + "/body.txt").c_str()) == 0);
+  std::ifstream text_file(dir + "/body.txt", std::ios::binary);
+  CHECK(std::string((std::istreambuf_iterator<char>(text_file)), {}) == expected);
+  std::filesystem::remove_all(dir);
 }
