@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
     worker.stop();
   }
 
-  auto snap = ibfx::build_snapshot(dr.fabric, last, acc, {}, {});
+  auto snap = ibfx::build_snapshot(dr.fabric, last, acc, {});
   const auto tr = Clock::now();
   std::size_t text_bytes = 0;
   snap->render([&text_bytes](std::string_view piece) { text_bytes += piece.size(); });

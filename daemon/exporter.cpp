@@ -169,15 +169,7 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
 std::shared_ptr<Snapshot> Exporter::assemble(std::shared_ptr<const Fabric> f,
                                              const SweepResult& sweep, std::string own_metrics,
                                              const Snapshot* previous) {
-  ExporterTotals totals;
-  if (previous != nullptr) {
-    totals = previous->totals;
-  } else {
-    totals.mad = engine_.stats();
-    totals.accumulator = accumulator_.stats();
-    totals.sweeps = sweeps_;
-  }
-  auto snap = build_snapshot(std::move(f), sweep, accumulator_, names_, totals);
+  auto snap = build_snapshot(std::move(f), sweep, accumulator_, names_);
   if (previous != nullptr) {
     // The same sweep again: its analysis and timestamp stay (their age says
     // how stale the counters are).

@@ -162,9 +162,8 @@ std::string Snapshot::node_slice(const std::vector<bool>& wanted,
 std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric,
                                          const SweepResult& sweep,
                                          const CounterAccumulator& accumulator,
-                                         const NodeNameMap& names, const ExporterTotals& totals) {
+                                         const NodeNameMap& names) {
   auto s = std::make_shared<Snapshot>();
-  s->totals = totals;
   if (fabric) {
     const Fabric& f = *fabric;
     s->node_names.reserve(f.nodes.size());

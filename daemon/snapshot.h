@@ -18,7 +18,6 @@
 #include "analysis/topology.h"
 #include "collectors/counter_accumulator.h"
 #include "collectors/fabric.h"
-#include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
 #include "daemon/exposition.h"
@@ -34,16 +33,6 @@ struct PortView {
   int device_tick = -1;          // the node's PortSamplesControl.Tick; -1: unknown
   std::array<std::uint64_t, kCounterCount> totals{};
   std::array<std::uint8_t, kCounterCount> present{};  // counter ever read
-};
-
-struct ExporterTotals {
-  MadEngineStats mad;
-  AccumulatorStats accumulator;
-  std::uint64_t sweeps = 0;
-  std::uint64_t sweeps_incomplete = 0;
-  std::uint64_t sweep_overruns = 0;  // a sweep took longer than the interval
-  std::uint64_t discoveries = 0;
-  std::uint64_t discovery_failures = 0;
 };
 
 // Which scrape groups a selection covers (`collect[]=`), by RenderGroup.
@@ -64,7 +53,6 @@ struct Snapshot {
   SweepResult sweep;                    // per-node vectors moved out into node_status
   double sweep_timestamp_seconds = 0;   // Unix time the sweep finished
   double discovery_timestamp_seconds = 0;
-  ExporterTotals totals;
   std::string ca_name;
   int ca_port = 0;
   ExportConfig exporting;  // which per-port series to render
@@ -132,7 +120,7 @@ struct Snapshot {
 std::shared_ptr<Snapshot> build_snapshot(std::shared_ptr<const Fabric> fabric,
                                          const SweepResult& sweep,
                                          const CounterAccumulator& accumulator,
-                                         const NodeNameMap& names, const ExporterTotals& totals);
+                                         const NodeNameMap& names);
 
 // Holds the latest snapshot; readers get a shared_ptr that stays valid
 // however long the scrape takes.

@@ -78,7 +78,7 @@ TEST_CASE("spawn_child can send the child's stdout to its stderr", "[child_proce
   ::close(p[0]);
 }
 
-TEST_CASE("spawn_child: an exec that fails exits 127; nothing to run is EINVAL",
+TEST_CASE("spawn_child: an exec that fails exits 127, and nothing to run is EINVAL",
           "[child_process]") {
   const pid_t pid = spawn_child({"/nonexistent/ibfx-helper"}, {}, false);
   REQUIRE(pid > 0);

@@ -25,7 +25,7 @@ std::shared_ptr<Snapshot> snapshot() {
   CounterAccumulator acc;
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
-  return build_snapshot(fabric, sweep, acc, {{0x200, "gpu-a"}}, {});
+  return build_snapshot(fabric, sweep, acc, {{0x200, "gpu-a"}});
 }
 
 std::size_t view(const Snapshot& s, std::uint64_t guid, std::uint8_t number) {

@@ -44,7 +44,7 @@ std::shared_ptr<Snapshot> fixed_snapshot(bool port_scores) {
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
   sweep.nodes[2].answered = false;
-  auto snap = build_snapshot(fabric, std::move(sweep), acc, {{0x201, "gpu-b"}}, {});
+  auto snap = build_snapshot(fabric, std::move(sweep), acc, {{0x201, "gpu-b"}});
   snap->exporting.port_scores = port_scores;
   PortScore root;
   root.node = 0;

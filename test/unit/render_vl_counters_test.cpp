@@ -34,7 +34,7 @@ std::shared_ptr<Snapshot> snapshot_with_lanes() {
   acc.lanes().apply(PortKey{0x201, 1}, h);
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
-  auto snap = build_snapshot(fabric, sweep, acc, {}, {});
+  auto snap = build_snapshot(fabric, sweep, acc, {});
   snap->lanes = lane_totals(*fabric, acc.lanes());
   return snap;
 }
@@ -76,7 +76,7 @@ TEST_CASE("Lane counters follow the export cardinality controls", "[snapshot][la
 
 TEST_CASE("No lane data renders nothing", "[snapshot][lanes]") {
   auto fabric = std::make_shared<const Fabric>(ibfx::test::star_fabric(2));
-  auto snap = build_snapshot(fabric, {}, CounterAccumulator{}, {}, {});
+  auto snap = build_snapshot(fabric, {}, CounterAccumulator{}, {});
   std::string out;
   ExpositionWriter w(out);
   render_lane_counters(*snap, std::vector<std::string_view>(snap->ports.size()), w);

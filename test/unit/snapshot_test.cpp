@@ -33,7 +33,7 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
   acc.apply(PortKey{0x100, 2}, r, {});
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
-  auto snap = build_snapshot(fabric, std::move(sweep), acc, {}, {});
+  auto snap = build_snapshot(fabric, std::move(sweep), acc, {});
   const std::string& text = snap->text();
   // Per-port series carry only the port's identity (the lean exposition).
   const std::string labels = R"(node_guid="0x0000000000000100",port="2")";
@@ -70,7 +70,7 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
 
 TEST_CASE("Snapshot keeps down ports visible with their state", "[snapshot]") {
   Fabric f = ibfx::test::star_fabric(1, 1);
-  auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, {}, {});
+  auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, {});
   const std::string port = R"({node_guid="0x0000000000000100",port="2"})";
   CHECK(snap->text().find("infiniband_port_state" + port + " 1\n") != std::string::npos);
   CHECK(snap->text().find("infiniband_port_physical_state" + port + " 2\n") != std::string::npos);
@@ -82,14 +82,14 @@ TEST_CASE("Snapshot uses the node-name-map and escapes label values", "[snapshot
   Fabric f = ibfx::test::star_fabric(1);
   f.nodes[1].description = "weird \"name\"\\x";
   NodeNameMap names{{0x100, "leaf \"A\""}};
-  auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, names, {});
+  auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, names);
   const std::string& text = snap->text();
   CHECK(text.find(R"(node_name="leaf \"A\"")") != std::string::npos);
   CHECK(text.find(R"(node_name="weird \"name\"\\x")") != std::string::npos);
 }
 
 TEST_CASE("Snapshot gzip is the compressed text", "[snapshot]") {
-  auto snap = build_snapshot(shared(ibfx::test::star_fabric(3)), {}, CounterAccumulator{}, {}, {});
+  auto snap = build_snapshot(shared(ibfx::test::star_fabric(3)), {}, CounterAccumulator{}, {});
   CHECK(snap->gzip().size() > 10);
   CHECK(static_cast<unsigned char>(snap->gzip()[0]) == 0x1f);
   CHECK(static_cast<unsigned char>(snap->gzip()[1]) == 0x8b);
@@ -99,7 +99,7 @@ TEST_CASE("Snapshot gzip is the compressed text", "[snapshot]") {
 }
 
 TEST_CASE("Snapshot renders the same text in pieces of any size", "[snapshot]") {
-  auto snap = build_snapshot(shared(ibfx::test::star_fabric(40)), {}, CounterAccumulator{}, {}, {});
+  auto snap = build_snapshot(shared(ibfx::test::star_fabric(40)), {}, CounterAccumulator{}, {});
   snap->exporter_metrics_text = "# HELP own_metric x\n# TYPE own_metric gauge\nown_metric 1\n";
   const std::string whole = snap->text();
   for (std::size_t chunk : {std::size_t{1}, std::size_t{100}, std::size_t{4096}}) {
@@ -134,7 +134,7 @@ TEST_CASE("Snapshot honours the cardinality controls", "[snapshot]") {
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
 
-  auto no_hca = build_snapshot(fabric, sweep, acc, {}, {});
+  auto no_hca = build_snapshot(fabric, sweep, acc, {});
   no_hca->exporting.hca_port_counters = false;
   const std::string& t1 = no_hca->text();
   CHECK(t1.find(R"(infiniband_port_transmit_wait_seconds_total{node_guid="0x0000000000000100")") !=
@@ -142,13 +142,13 @@ TEST_CASE("Snapshot honours the cardinality controls", "[snapshot]") {
   CHECK(t1.find(R"(infiniband_port_transmit_wait_seconds_total{node_guid="0x0000000000000200")") ==
         std::string::npos);
 
-  auto no_errors = build_snapshot(fabric, sweep, acc, {}, {});
+  auto no_errors = build_snapshot(fabric, sweep, acc, {});
   no_errors->exporting.error_counters = false;
   CHECK(no_errors->text().find("infiniband_port_symbol_errors_total") == std::string::npos);
   CHECK(no_errors->text().find("infiniband_port_errors_total") == std::string::npos);
   CHECK(no_errors->text().find("infiniband_port_transmit_data_bytes_total") != std::string::npos);
 
-  auto aggregates_only = build_snapshot(fabric, sweep, acc, {}, {});
+  auto aggregates_only = build_snapshot(fabric, sweep, acc, {});
   aggregates_only->exporting.port_counters = false;
   const std::string& t3 = aggregates_only->text();
   CHECK(t3.find("infiniband_port_transmit_wait_seconds_total") == std::string::npos);
@@ -165,7 +165,7 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   acc.apply(PortKey{0x100, 2}, r, {});
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{true, true, 0});
-  auto snap = build_snapshot(fabric, std::move(sweep), acc, {}, {});
+  auto snap = build_snapshot(fabric, std::move(sweep), acc, {});
   snap->exporting.port_scores = true;  // the unit and U of the last interval are opt-in
   // leaf-01 port 2 (index 1) faces "gpu1 mlx5_0": full, with two victims.
   PortScore root;
