@@ -27,6 +27,13 @@ void add(prometheus::MetricFamily& f, std::uint64_t value, const char* label = n
   f.metric.push_back(std::move(m));
 }
 
+// A family of one unlabelled counter.
+prometheus::MetricFamily single_counter(std::string name, std::string help, std::uint64_t value) {
+  prometheus::MetricFamily f = counter_family(std::move(name), std::move(help));
+  add(f, value);
+  return f;
+}
+
 }  // namespace
 
 void EngineTotals::set(const MadEngineStats& mad, const AccumulatorStats& accumulator) {
@@ -55,30 +62,22 @@ std::vector<prometheus::MetricFamily> EngineTotals::Collect() const {
   add(requests, mad.errors, "result", "error");
   out.push_back(std::move(requests));
 
-  auto optional = counter_family(
+  out.push_back(single_counter(
       "infiniband_exporter_optional_probes_unanswered_total",
       "Optional PMA probes (e.g. PortSamplesControl, which ibsim lacks) that got no usable "
-      "answer; not counted as MAD failures.");
-  add(optional, mad.optional_unanswered);
-  out.push_back(std::move(optional));
-
-  auto retries = counter_family("infiniband_exporter_mad_retries_total",
-                                "MAD attempts repeated after a timeout.");
-  add(retries, mad.retries);
-  out.push_back(std::move(retries));
-
-  auto late =
-      counter_family("infiniband_exporter_mad_late_responses_total",
-                     "Responses that matched no outstanding request (arrived after a timeout).");
-  add(late, mad.late_or_unknown);
-  out.push_back(std::move(late));
-
-  auto cancelled = counter_family(
+      "answer; not counted as MAD failures.",
+      mad.optional_unanswered));
+  out.push_back(single_counter("infiniband_exporter_mad_retries_total",
+                               "MAD attempts repeated after a timeout.", mad.retries));
+  out.push_back(
+      single_counter("infiniband_exporter_mad_late_responses_total",
+                     "Responses that matched no outstanding request (arrived after a timeout).",
+                     mad.late_or_unknown));
+  out.push_back(single_counter(
       "infiniband_exporter_mad_requests_cancelled_total",
       "MAD requests a sweep's budget ended before they were answered (not sent, or in flight): "
-      "not asked, not counted as timeouts.");
-  add(cancelled, mad.cancelled);
-  out.push_back(std::move(cancelled));
+      "not asked, not counted as timeouts.",
+      mad.cancelled));
 
   auto saturated =
       counter_family("infiniband_exporter_counters_saturated_total",
