@@ -7,8 +7,17 @@
 // scrape cost, peak RSS, and the series each cardinality setting produces.
 //
 //   ibfx_pipeline_bench --servers 2048 --rails 8 --radix 64 --tiers 3
+//
+// --cadence SECONDS instead runs the Exporter with its own threads at
+// --interval MS (1000) against PMAs that answer like firmware (each node
+// serves one MAD at a time, --pma-service-us 20 each, plus --wire-us 10 of
+// round trip): the daemon's 1 Hz cadence, ports read per sweep, snapshots
+// published and dropped, and the CPU of each of its threads, with the whole
+// 2 cores for the daemon (ibsim would take one of them: bench/run).
+#include <dirent.h>
 #include <infiniband/mad.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,9 +25,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <deque>
+#include <fstream>
 #include <iostream>
+#include <map>
+#include <queue>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/log.h"
 #include "collectors/mad_transport.h"
@@ -124,6 +138,177 @@ class FastPma final : public ibfx::MadTransport {
   int error_percent_;
 };
 
+// A fabric whose PMAs answer the way switch and HCA firmware does, for the
+// daemon's own 1 Hz cadence (--cadence): each node serves its MADs one at a
+// time, `service` each, and its answer arrives `wire` later (the round trip
+// through the switches). Answers are made by FastPma. Called only from the
+// sweep thread, as every MadTransport is, so it needs no lock and no thread.
+class FirmwarePma final : public ibfx::MadTransport {
+ public:
+  FirmwarePma(int error_percent, std::chrono::microseconds service, std::chrono::microseconds wire)
+      : answers_(error_percent), service_(service), wire_(wire), busy_(65536) {}
+  bool send(std::uint16_t lid, const ibfx::MadBytes& mad, std::chrono::milliseconds t) override {
+    answers_.send(lid, mad, t);
+    const ibfx::Received r = answers_.receive(std::chrono::milliseconds(0));
+    Clock::time_point& busy = busy_[lid];
+    busy = std::max(busy, Clock::now()) + service_;
+    due_.push(Due{busy + wire_, r.mad});
+    return true;
+  }
+  ibfx::Received receive(std::chrono::milliseconds wait) override {
+    ibfx::Received r;
+    const auto until = Clock::now() + wait;
+    if (due_.empty()) {
+      std::this_thread::sleep_until(until);
+      return r;
+    }
+    if (due_.top().at > Clock::now()) std::this_thread::sleep_until(std::min(due_.top().at, until));
+    if (due_.top().at > Clock::now()) return r;
+    r.kind = ibfx::Received::Kind::kResponse;
+    r.mad = due_.top().mad;
+    due_.pop();
+    return r;
+  }
+
+ private:
+  struct Due {
+    Clock::time_point at;
+    ibfx::MadBytes mad;
+    bool operator>(const Due& o) const { return at > o.at; }
+  };
+  FastPma answers_;
+  std::chrono::microseconds service_;
+  std::chrono::microseconds wire_;
+  std::vector<Clock::time_point> busy_;  // by LID: when the node's PMA is free again
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
+};
+
+// The value of an unlabelled sample in exposition text, or -1.
+double sample_value(const std::string& text, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const auto at = text.find(key);
+  if (at == std::string::npos) return -1;
+  return std::strtod(text.c_str() + at + key.size(), nullptr);
+}
+
+// CPU seconds (utime + stime) of this process's threads by name
+// (base/thread_name.h), from /proc/self/task/*/stat; the deflate threads
+// come and go, so what is not named is the process total less the rest.
+std::map<std::string, double> thread_cpu_by_name() {
+  std::map<std::string, double> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return out;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream in(std::string("/proc/self/task/") + e->d_name + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto open = stat.find('(');
+    const auto close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    const std::string name = stat.substr(open + 1, close - open - 1);
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14) utime = std::stoull(field);
+      if (i == 15) stime = std::stoull(field);
+    }
+    out[name] += static_cast<double>(utime + stime) / tick;
+  }
+  closedir(dir);
+  return out;
+}
+
+// The real Exporter with its threads at `interval` for `seconds` (after a
+// warm-up), against FirmwarePma: the daemon's cadence, coverage, publications
+// and CPU at 1 Hz when the fabric, not a simulator on the same cores,
+// answers the MADs.
+int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
+                std::chrono::milliseconds interval, std::chrono::microseconds service,
+                std::chrono::microseconds wire, int error_percent) {
+  ibfx::Config config;
+  config.sweep_interval = interval;
+  ibfx::Exporter exporter(config, {}, std::make_unique<FirmwarePma>(error_percent, service, wire),
+                          [fabric] {
+                            return ibfx::DiscoveryResult{fabric, {}};
+                          });
+  std::printf("cadence: interval %lld ms, %d s, PMA service %lld us a MAD per node, wire %lld us\n",
+              static_cast<long long>(interval.count()), seconds,
+              static_cast<long long>(service.count()), static_cast<long long>(wire.count()));
+  exporter.start();
+  struct Totals {
+    double sweeps, overruns, published, dropped, cpu;
+    std::map<std::string, double> threads;
+  };
+  auto totals = [&exporter] {
+    const auto snap = exporter.snapshot();
+    const std::string& m = snap ? snap->exporter_metrics_text : std::string();
+    return Totals{sample_value(m, "infiniband_exporter_sweeps_total"),
+                  sample_value(m, "infiniband_exporter_sweep_overruns_total"),
+                  sample_value(m, "infiniband_exporter_snapshots_published_total"),
+                  sample_value(m, "infiniband_exporter_snapshots_dropped_total"),
+                  process_cpu_seconds(),
+                  thread_cpu_by_name()};
+  };
+  // Warm-up: discovery, the first sweep's ClassPortInfo, the first renders.
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  const Totals a = totals();
+  const auto start = Clock::now();
+  const ibfx::Snapshot* last = exporter.snapshot().get();
+  std::vector<double> sweep_s, render_s;
+  std::vector<std::size_t> ports;
+  while (since(start) < seconds) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto snap = exporter.snapshot();
+    if (!snap || snap.get() == last) continue;
+    last = snap.get();
+    sweep_s.push_back(snap->sweep.duration_seconds);
+    ports.push_back(snap->sweep.ports_read);
+    render_s.push_back(sample_value(snap->exporter_metrics_text,
+                                    "infiniband_exporter_last_render_duration_seconds"));
+  }
+  const double window = since(start);
+  const Totals b = totals();
+  exporter.stop();
+  auto mean = [](const auto& v) {
+    double sum = 0;
+    for (const auto x : v) sum += static_cast<double>(x);
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  };
+  auto max = [](const auto& v) {
+    return v.empty() ? 0.0 : static_cast<double>(*std::max_element(v.begin(), v.end()));
+  };
+  auto min = [](const auto& v) {
+    return v.empty() ? 0.0 : static_cast<double>(*std::min_element(v.begin(), v.end()));
+  };
+  const double sweeps = b.sweeps - a.sweeps;
+  std::printf("cadence: %.0f sweeps in %.1f s (one every %.3f s), %.0f overruns\n", sweeps, window,
+              sweeps > 0 ? window / sweeps : 0.0, b.overruns - a.overruns);
+  std::printf("cadence: %.0f snapshots published, %.0f dropped; %zu seen served\n",
+              b.published - a.published, b.dropped - a.dropped, ports.size());
+  std::printf("cadence: ports read per served sweep: mean %.0f, min %.0f of %zu\n", mean(ports),
+              min(ports), fabric->port_count());
+  std::printf(
+      "cadence: sweep mean %.3f / max %.3f s; render+gzip (of the one before) mean %.3f / "
+      "max %.3f s\n",
+      mean(sweep_s), max(sweep_s), mean(render_s), max(render_s));
+  // The daemon's named threads (base/thread_name.h); the rest is mostly the
+  // publisher's deflate threads, which come and go.
+  double named = 0;
+  std::printf("cadence: CPU s/s: process %.2f", (b.cpu - a.cpu) / window);
+  for (const auto& [name, cpu] : b.threads) {
+    if (name.rfind("ibfx-", 0) != 0) continue;
+    const auto before = a.threads.find(name);
+    const double used = cpu - (before == a.threads.end() ? 0.0 : before->second);
+    named += used;
+    std::printf(", %s %.2f", name.c_str(), used / window);
+  }
+  std::printf(", other threads (deflate, ...) %.2f\n", ((b.cpu - a.cpu) - named) / window);
+  std::printf("peak RSS: %.0f MiB\n", peak_rss_mib());
+  return 0;
+}
+
 struct Counted {
   std::size_t samples = 0;
   std::size_t bytes = 0;
@@ -186,6 +371,10 @@ int main(int argc, char** argv) {
   int sweeps = 3;
   int error_percent = 1;  // --error-ports PERCENT: ports whose symbol errors count
   std::string dump;       // --dump FILE: the full exposition, for per-family measurements
+  int cadence = 0;        // --cadence SECONDS: the Exporter's own threads at --interval
+  int interval_ms = 1000;
+  int service_us = 20;  // --pma-service-us: a node's PMA time per MAD
+  int wire_us = 10;     // --wire-us: the round trip through the switches
   try {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(1, 1 << 20)); };
@@ -198,6 +387,14 @@ int main(int argc, char** argv) {
         error_percent = static_cast<int>(args.integer(0, 100));
       else if (args.is("--dump"))
         dump = args.value();
+      else if (args.is("--cadence"))
+        cadence = number();
+      else if (args.is("--interval"))
+        interval_ms = number();
+      else if (args.is("--pma-service-us"))
+        service_us = static_cast<int>(args.integer(0, 1000000));
+      else if (args.is("--wire-us"))
+        wire_us = static_cast<int>(args.integer(0, 1000000));
       else
         args.unknown();
     }
@@ -210,6 +407,11 @@ int main(int argc, char** argv) {
   std::printf("fabric: %d servers x %d rails, %d tiers: %zu nodes, %zu ports; RSS %.0f MiB\n",
               spec.servers, spec.rails, spec.tiers, fabric->nodes.size(), fabric->port_count(),
               peak_rss_mib());
+  if (cadence > 0) {
+    return run_cadence(fabric, cadence, std::chrono::milliseconds(interval_ms),
+                       std::chrono::microseconds(service_us), std::chrono::microseconds(wire_us),
+                       error_percent);
+  }
 
   {
     // The engine's own ceiling: sweeps against a PMA that answers at once.

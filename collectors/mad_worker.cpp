@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "collectors/child_process.h"
 #include "collectors/fabric.h"
 #include "collectors/mad_frame.h"
@@ -178,7 +179,10 @@ void MadWorker::start() {
   log_info("MAD worker on " + ca_name_ + " port " + std::to_string(ca_port_) + ": LID " +
            std::to_string(local.base_lid) + ", node " + guid_hex(local.node_guid) +
            ", master SM at LID " + std::to_string(local.sm_lid));
-  supervisor_ = std::thread([this] { supervise(); });
+  supervisor_ = std::thread([this] {
+    set_thread_name("ibfx-worker-sup");
+    supervise();
+  });
 }
 
 void MadWorker::supervise() {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace ibfx {
 
@@ -354,6 +355,7 @@ void Exporter::start() {
   publisher_.start();
   next_sweep_ = std::chrono::steady_clock::now();
   collector_thread_ = std::thread([this] {
+    set_thread_name("ibfx-sweep");
     arm_timer(next_sweep_);
     collector_io_.run();
   });

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace ibfx {
 
@@ -125,6 +126,7 @@ void FabricDiscovery::start() {
   stopping_ = false;
   // The first discovery happens right away on the discovery thread.
   thread_ = std::thread([this] {
+    set_thread_name("ibfx-discover");
     pacer_.started(DiscoveryReason::kStartup, std::chrono::steady_clock::now());
     if (events_.started) events_.started(DiscoveryReason::kStartup);
     if (!discover_now()) log_warn("initial discovery failed; retrying in the background");

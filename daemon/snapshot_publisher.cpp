@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <chrono>
 
+#include "base/thread_name.h"
+
 namespace ibfx {
 
 SnapshotPublisher::SnapshotPublisher(SnapshotStore& store, Render render, Published published,
@@ -19,7 +21,10 @@ void SnapshotPublisher::start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stopping_ = false;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    set_thread_name("ibfx-publish");
+    loop();
+  });
 }
 
 void SnapshotPublisher::stop() {

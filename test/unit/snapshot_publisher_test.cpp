@@ -10,7 +10,10 @@
 #include <condition_variable>
 #include <mutex>
 #include <set>
+#include <string>
 #include <vector>
+
+#include "base/thread_name.h"
 
 using namespace ibfx;
 
@@ -136,4 +139,16 @@ TEST_CASE("SnapshotPublisher renders at a lower priority than the thread that sw
   publisher.stop();
   CHECK(render_nice == std::min(mine + 10, 19));
   CHECK(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())) == mine);  // only its own thread
+}
+
+TEST_CASE("SnapshotPublisher renders on a thread named ibfx-publish", "[snapshot_publisher]") {
+  // `top -H` and the cadence benchmark tell the render's CPU from the sweep's by it.
+  SnapshotStore store;
+  std::string name;
+  SnapshotPublisher publisher(store, [&](const Snapshot&) { name = thread_name(); });
+  publisher.start();
+  publisher.submit(numbered(1));
+  publisher.flush();
+  publisher.stop();
+  CHECK(name == "ibfx-publish");
 }
