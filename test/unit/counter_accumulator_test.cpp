@@ -53,8 +53,8 @@ TEST_CASE("Accumulator asks to clear only narrow counters past the threshold", "
   const PortKey k{1, 1};
   ClearPolicy policy{true, 0.5};
   CounterReading r;
-  r.set(Counter::kSymbolErrors, 40000, 16);   // 61% of 65535: clear
-  r.set(Counter::kLinkDowned, 10, 8);         // 4%: keep
+  r.set(Counter::kSymbolErrors, 40000, 16);           // 61% of 65535: clear
+  r.set(Counter::kLinkDowned, 10, 8);                 // 4%: keep
   r.set(Counter::kTransmitWait, 3'000'000'000u, 32);  // 70%: clear (CounterSelect2 bit 0)
   r.set(Counter::kTransmitDataBytes, ~0ull - 5, 64);  // 64-bit: never
   const std::uint32_t mask = acc.apply(k, r, policy);
@@ -184,4 +184,34 @@ TEST_CASE("lane_totals lists ports in fabric order and nothing when no lane grou
   CHECK(t[1].port == 2);  // node 2 port 1
   CHECK(t[1].counter == LaneCounter::kSlRcvFecn);
   CHECK(t[1].total[2] == 9);
+}
+
+TEST_CASE("A forgotten port is gone, its slot serves a new port from zero, others stay put",
+          "[accumulator]") {
+  CounterAccumulator acc;
+  const PortKey old_port{0x10, 1};
+  const PortKey kept{0x20, 7};
+  acc.apply(old_port, reading(Counter::kTransmitWait, 900, 32), {});
+  acc.apply(kept, reading(Counter::kTransmitWait, 40, 32), {});
+  const CounterAccumulator::State* kept_state = acc.find(kept);
+  acc.forget(old_port);
+  CHECK(acc.find(old_port) == nullptr);
+  CHECK(acc.size() == 1);
+  // A new port (the forgotten one's slot is reused) starts at its own
+  // device value, with none of the forgotten port's totals or widths.
+  const PortKey new_port{0x30, 2};
+  acc.apply(new_port, reading(Counter::kSymbolErrors, 5, 16), {});
+  CHECK(acc.find(new_port)->total[kWait] == 0);
+  CHECK(acc.find(new_port)->bits[kWait] == 0);
+  CHECK(acc.find(new_port)->total[kSym] == 5);
+  // The forgotten port coming back is new too: its old total is not revived.
+  acc.apply(old_port, reading(Counter::kTransmitWait, 950, 32), {});
+  CHECK(acc.find(old_port)->total[kWait] == 950);
+  // Many more ports later, the kept port's state has not moved.
+  for (std::uint64_t g = 1000; g < 21000; ++g) {
+    acc.apply(PortKey{g, 1}, reading(Counter::kTransmitWait, g, 32), {});
+  }
+  CHECK(acc.find(kept) == kept_state);
+  CHECK(kept_state->total[kWait] == 40);
+  CHECK(acc.size() == 20003);
 }
