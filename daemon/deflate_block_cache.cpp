@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <array>
 #include <new>
 #include <random>
 
@@ -13,9 +14,12 @@ std::uint64_t random_seed() {
 }
 
 void update_u64(XXH3_state_t* state, std::uint64_t v) {
-  unsigned char bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(v >> (8 * i));
-  XXH3_128bits_update(state, bytes, sizeof bytes);
+  // Little-endian, so a key does not depend on the host's byte order.
+  std::array<unsigned char, 8> bytes{};
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<unsigned char>(v >> (8 * i));
+  }
+  XXH3_128bits_update(state, bytes.data(), bytes.size());
 }
 }  // namespace
 
