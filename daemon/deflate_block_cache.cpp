@@ -63,10 +63,10 @@ std::shared_ptr<const DeflatedBlock> DeflateBlockCache::find(const Key& key) {
   return block;
 }
 
-void DeflateBlockCache::insert(const Key& key, std::shared_ptr<const DeflatedBlock> block) {
+void DeflateBlockCache::insert(const Key& key, const std::shared_ptr<const DeflatedBlock>& block) {
   if (!block) return;
   const std::size_t size = block->bytes.size();
-  auto [it, inserted] = current_.try_emplace(key, std::move(block));
+  auto [it, inserted] = current_.try_emplace(key, block);
   // The same block twice in one compress (both missed before the first was
   // deflated): one copy is enough.
   if (inserted) current_bytes_ += size;

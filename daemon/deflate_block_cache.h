@@ -68,7 +68,7 @@ class DeflateBlockCache {
   // What `key` deflated to, or null. A hit stays for the next generation.
   std::shared_ptr<const DeflatedBlock> find(const Key& key);
   // Records a block deflated in the current generation.
-  void insert(const Key& key, std::shared_ptr<const DeflatedBlock> block);
+  void insert(const Key& key, const std::shared_ptr<const DeflatedBlock>& block);
   // Ends a compress: keeps only the blocks it looked up or inserted.
   void end_generation();
 

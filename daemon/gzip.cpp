@@ -196,9 +196,8 @@ void ParallelDeflater::write(std::string_view data) {
         nl == nullptr ? window.size() : static_cast<const char*>(nl) - window.data() + 1;
     block_.append(window.substr(0, n));
     data.remove_prefix(n);
-    if (nl != nullptr && cut_after(std::string_view(block_).substr(line_start_))) {
-      submit();
-    } else if (block_.size() == max_bytes_) {
+    const bool picked = nl != nullptr && cut_after(std::string_view(block_).substr(line_start_));
+    if (picked || block_.size() == max_bytes_) {
       submit();
     } else if (nl != nullptr) {
       line_start_ = block_.size();
