@@ -33,9 +33,11 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       discovery_(std::move(discover), config_.discovery, discovery_events()),
       // Rendering is the publisher's step: Snapshot::compress() renders each
       // scrape group once and compresses it once; every scrape, of any
-      // selection of groups or nodes, serves that and never renders.
+      // selection of groups or nodes, serves that and never renders. What
+      // did not change since the snapshot before is not deflated again
+      // (deflate_cache_).
       publisher_(
-          store_, [](const Snapshot& snap) { snap.compress(); },
+          store_, [this](const Snapshot& snap) { snap.compress(&deflate_cache_); },
           [this](const Snapshot& snap, const PublisherStats& stats) { on_published(snap, stats); },
           kPublisherNice) {}
 
@@ -154,7 +156,8 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
       metrics_.on_http(evicted, refused);
     }
     const PublisherStats published = publisher_.stats();
-    metrics_.on_publisher(published.published, published.dropped, published.last_render_seconds);
+    metrics_.on_publisher(published.published, published.dropped, published.last_render_seconds,
+                          published.last_reused_bytes, published.last_deflated_bytes);
     own = metrics_.serialize();
   }
   log_sweep(sweep, not_answering, overrun);

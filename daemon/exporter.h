@@ -141,6 +141,11 @@ class Exporter {
   boost::asio::steady_timer timer_{collector_io_};
   std::chrono::steady_clock::time_point next_sweep_{};
   std::thread collector_thread_;
+  // The deflated blocks of the last snapshot rendered, for the next one
+  // (daemon/deflate_block_cache.h): used only on the publisher's thread,
+  // one snapshot at a time, so it needs no lock; declared before the
+  // publisher, so it outlives the publisher's thread.
+  DeflateBlockCache deflate_cache_;
   // Last member: its thread calls on_published(), so it stops first.
   SnapshotPublisher publisher_;
 };

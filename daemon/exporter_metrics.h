@@ -49,8 +49,11 @@ class ExporterMetrics {
   // PublisherStats) and its last render time (render + compress of the
   // last snapshot it published): the difference since the last call is
   // added to the counters. Read when a snapshot is built, so the render
-  // time shown is that of the snapshot published before it.
-  void on_publisher(std::uint64_t published, std::uint64_t dropped, double last_render_seconds);
+  // time shown is that of the snapshot published before it; so is the
+  // share of its text whose deflated blocks were reused from the snapshot
+  // before it (`reused_bytes` of `reused_bytes + deflated_bytes`).
+  void on_publisher(std::uint64_t published, std::uint64_t dropped, double last_render_seconds,
+                    std::uint64_t reused_bytes = 0, std::uint64_t deflated_bytes = 0);
 
   std::string serialize() const;
 
@@ -94,6 +97,7 @@ class ExporterMetrics {
   prometheus::Counter* snapshots_published_;
   prometheus::Counter* snapshots_dropped_;
   prometheus::Gauge* last_render_duration_;
+  prometheus::Gauge* last_render_reused_ratio_;
   std::uint64_t last_published_ = 0, last_dropped_ = 0;
 };
 

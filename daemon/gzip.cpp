@@ -1,14 +1,18 @@
 #include "daemon/gzip.h"
 
+#include <xxhash.h>
 // zlib's next_in is only const-correct with ZLIB_CONST.
 #define ZLIB_CONST
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <limits>
 #include <stdexcept>
+
+#include "daemon/deflate_block_cache.h"
 
 namespace ibfx {
 namespace {
@@ -71,22 +75,14 @@ std::string GzipWriter::finish() {
 namespace {
 constexpr std::size_t kWindow = 32768;  // deflate's history: the preset dictionary size
 
-struct CompressedBlock {
-  std::size_t run = 0;  // index of the run it belongs to
-  std::string data;     // raw deflate, ending on a byte boundary, not final
-  uLong crc = 0;
-  std::size_t length = 0;
-};
-
-CompressedBlock deflate_block(std::size_t run, const std::string& input,
-                              const std::string& dictionary, int level) {
+std::shared_ptr<DeflatedBlock> deflate_block(const std::string& input,
+                                             const std::string& dictionary, int level) {
   z_stream zs{};
   // Negative windowBits: raw deflate, the gzip framing is written around the runs.
   if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     throw std::runtime_error("gzip: deflateInit2 failed");
   }
-  CompressedBlock out;
-  out.run = run;
+  auto out = std::make_shared<DeflatedBlock>();
   if (!dictionary.empty()) {
     deflateSetDictionary(&zs, reinterpret_cast<const Bytef*>(dictionary.data()),
                          static_cast<uInt>(dictionary.size()));
@@ -99,19 +95,23 @@ CompressedBlock deflate_block(std::size_t run, const std::string& input,
   std::size_t room = deflateBound(&zs, static_cast<uLong>(input.size())) + 16;
   int rc = Z_OK;
   do {
-    const std::size_t used = out.data.size();
-    out.data.resize(used + room);
-    zs.next_out = reinterpret_cast<Bytef*>(out.data.data() + used);
+    const std::size_t used = out->bytes.size();
+    out->bytes.resize(used + room);
+    zs.next_out = reinterpret_cast<Bytef*>(out->bytes.data() + used);
     zs.avail_out = static_cast<uInt>(room);
     rc = deflate(&zs, Z_SYNC_FLUSH);
-    out.data.resize(used + room - zs.avail_out);
+    out->bytes.resize(used + room - zs.avail_out);
     room = kOutStep;
   } while (rc == Z_OK && zs.avail_out == 0);
   const bool ok = rc == Z_OK && zs.avail_in == 0;
   deflateEnd(&zs);
   if (!ok) throw std::runtime_error("gzip: deflate failed");
-  out.crc = crc32(0, reinterpret_cast<const Bytef*>(input.data()), static_cast<uInt>(input.size()));
-  out.length = input.size();
+  // The room was the deflate bound, about the input's size: a cached block
+  // must not hold 13 times its bytes.
+  out->bytes.shrink_to_fit();
+  out->crc = static_cast<std::uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(input.data()), static_cast<uInt>(input.size())));
+  out->length = input.size();
   return out;
 }
 
@@ -129,48 +129,111 @@ constexpr std::string_view kEmptyFinalBlock("\x03\x00", 2);
 }  // namespace
 
 struct ParallelDeflater::Pending {
-  std::deque<std::future<CompressedBlock>> blocks;  // in stream order
+  struct Block {
+    std::size_t run = 0;  // index of the run it belongs to
+    // Being deflated on its own thread, or (a cache hit) already there.
+    std::future<std::shared_ptr<DeflatedBlock>> deflating;
+    std::shared_ptr<const DeflatedBlock> done;
+    DeflateBlockCache::Key key;
+  };
+  std::deque<Block> blocks;  // in stream order
+  unsigned in_flight = 0;    // of them, being deflated
 };
 
-ParallelDeflater::ParallelDeflater(int level, unsigned threads, std::size_t block_bytes)
+ParallelDeflater::ParallelDeflater(int level, unsigned threads, std::size_t block_bytes,
+                                   DeflateBlockCache* cache)
     : level_(level),
       threads_(std::max(1u, threads)),
-      // Blocks fit zlib's 32-bit counters and are longer than the window.
-      block_bytes_(std::clamp<std::size_t>(block_bytes, 2 * kWindow, kSlice)),
+      // Blocks are longer than the window and fit zlib's 32-bit counters.
+      min_bytes_(std::clamp<std::size_t>(block_bytes, 2 * kWindow, kSlice / 8)),
+      max_bytes_(8 * min_bytes_),
+      cut_gap_(min_bytes_ / 4),
+      cache_(cache),
+      line_start_(std::string::npos),
       pending_(std::make_unique<Pending>()),
       runs_(1) {
-  block_.reserve(block_bytes_);
+  block_.reserve(min_bytes_ + 2 * cut_gap_);
 }
 
 ParallelDeflater::~ParallelDeflater() {
   // Never leave a compression running on freed input: the futures own
   // copies, but wait for them so no thread outlives the writer.
-  for (auto& f : pending_->blocks) {
-    if (f.valid()) f.wait();
+  for (auto& b : pending_->blocks) {
+    if (b.deflating.valid()) b.deflating.wait();
   }
+}
+
+bool ParallelDeflater::cut_after(std::string_view line) const {
+  // A line of n bytes ends a block with probability n / cut_gap_: the top
+  // 32 bits of its hash, read as a fraction of 2^32, below n / cut_gap_.
+  // So cuts come every cut_gap_ bytes on average whether the lines are short
+  // or long, and only this line's bytes decide. An unseeded hash: the same
+  // text cuts the same way in every process (a crafted line can at worst
+  // make no cut, and the maximum still cuts).
+  const std::uint64_t h = XXH3_64bits(line.data(), line.size());
+  return (h >> 32) * cut_gap_ < (static_cast<std::uint64_t>(line.size()) << 32);
 }
 
 void ParallelDeflater::write(std::string_view data) {
   bytes_in_ += data.size();
   while (!data.empty()) {
-    const std::size_t n = std::min(data.size(), block_bytes_ - block_.size());
-    block_.append(data.substr(0, n));
+    if (block_.size() < min_bytes_) {
+      const std::size_t n = std::min(data.size(), min_bytes_ - block_.size());
+      block_.append(data.substr(0, n));
+      data.remove_prefix(n);
+      continue;
+    }
+    if (line_start_ == std::string::npos) {
+      // The line under way at the minimum (a block after a content cut
+      // starts at a line start; one after a forced cut, mid-line).
+      const std::size_t nl = block_.rfind('\n');
+      line_start_ = nl == std::string::npos ? 0 : nl + 1;
+    }
+    // The next line end, if it comes before the maximum.
+    const std::string_view window = data.substr(0, max_bytes_ - block_.size());
+    const void* nl = std::memchr(window.data(), '\n', window.size());
+    const std::size_t n =
+        nl == nullptr ? window.size() : static_cast<const char*>(nl) - window.data() + 1;
+    block_.append(window.substr(0, n));
     data.remove_prefix(n);
-    if (block_.size() == block_bytes_) submit();
+    const bool picked = nl != nullptr && cut_after(std::string_view(block_).substr(line_start_));
+    if (picked || block_.size() == max_bytes_) {
+      submit();
+    } else if (nl != nullptr) {
+      line_start_ = block_.size();
+    }
   }
 }
 
 void ParallelDeflater::submit() {
+  line_start_ = std::string::npos;
   if (block_.empty()) return;
-  if (pending_->blocks.size() >= threads_) drain_one();
   std::string next_dictionary = block_.substr(block_.size() - std::min(block_.size(), kWindow));
-  pending_->blocks.push_back(std::async(
-      std::launch::async,
-      [run = runs_.size() - 1, input = std::move(block_), dictionary = std::move(dictionary_),
-       level = level_] { return deflate_block(run, input, dictionary, level); }));
+  Pending::Block b;
+  b.run = runs_.size() - 1;
+  if (cache_ != nullptr) {
+    b.key = cache_->key(level_, dictionary_, block_);
+    b.done = cache_->find(b.key);
+  }
+  if (b.done) {
+    ++blocks_reused_;
+    reused_bytes_ += block_.size();
+    block_.clear();  // keeps its capacity for the next block
+  } else {
+    ++blocks_deflated_;
+    deflated_bytes_ += block_.size();
+    while (pending_->in_flight >= threads_) drain_one();
+    b.deflating = std::async(std::launch::async,
+                             [input = std::move(block_), dictionary = std::move(dictionary_),
+                              level = level_] { return deflate_block(input, dictionary, level); });
+    ++pending_->in_flight;
+    block_ = std::string();
+    block_.reserve(min_bytes_ + 2 * cut_gap_);
+  }
+  pending_->blocks.push_back(std::move(b));
+  // Cache hits at the front cost nothing to hand on: keep the queue short.
+  while (!pending_->blocks.empty() && pending_->blocks.front().done) drain_one();
   dictionary_ = std::move(next_dictionary);
-  block_ = std::string();
-  block_.reserve(block_bytes_);
 }
 
 void ParallelDeflater::end_run() {
@@ -181,13 +244,20 @@ void ParallelDeflater::end_run() {
 }
 
 void ParallelDeflater::drain_one() {
-  CompressedBlock b = pending_->blocks.front().get();
+  Pending::Block b = std::move(pending_->blocks.front());
   pending_->blocks.pop_front();
+  if (!b.done) {
+    --pending_->in_flight;
+    std::shared_ptr<DeflatedBlock> made = b.deflating.get();
+    if (cache_ != nullptr) cache_->insert(b.key, made);
+    b.done = std::move(made);
+  }
+  const DeflatedBlock& d = *b.done;
   DeflateRun& run = runs_[b.run];
-  run.bytes += b.data;
+  run.bytes += d.bytes;
   run.crc =
-      static_cast<std::uint32_t>(crc32_combine(run.crc, b.crc, static_cast<z_off_t>(b.length)));
-  run.length += b.length;
+      static_cast<std::uint32_t>(crc32_combine(run.crc, d.crc, static_cast<z_off_t>(d.length)));
+  run.length += d.length;
 }
 
 std::vector<DeflateRun> ParallelDeflater::finish() {

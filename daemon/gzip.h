@@ -56,6 +56,13 @@ struct DeflateRun {
   std::uint64_t length = 0;  // bytes of text
 };
 
+// Where ParallelDeflater cuts blocks by default: at least this much text,
+// then the first line end the content picks (on average a quarter of this
+// later), at the latest eight times this. See ParallelDeflater.
+inline constexpr std::size_t kDeflateBlockBytes = std::size_t{256} << 10;
+
+class DeflateBlockCache;
+
 // Compresses a stream cut into runs on several threads, the way pigz does
 // it: the input is cut into blocks, each block is deflated on its own with
 // the 32 kB before it in the same run as preset dictionary (so the ratio
@@ -63,9 +70,29 @@ struct DeflateRun {
 // order and its CRC combined from theirs. With `threads` compressions in
 // flight next to the caller, which keeps rendering, a 2-core machine
 // compresses ~2x faster than GzipWriter; a run boundary does not stall it.
+//
+// Blocks are cut where the content says, not every so many bytes, so that
+// one value changing length (999 -> 1000) does not move every later cut:
+// once a block holds `block_bytes`, it ends at the first line end ('\n')
+// whose line hashes below a threshold proportional to the line's length
+// (one cut per `block_bytes` / 4 bytes of lines on average, whatever their
+// length), and at `block_bytes` * 8 in any case (a huge line, or no line
+// picked). A cut thus depends only on the line before it and on where the
+// block began, and two texts that differ in one place cut at the same lines
+// again soon after it. A run boundary (end_run) always cuts. Where the
+// blocks fall changes only the compressed bytes, never the text they
+// inflate to, its CRC or its length.
+//
+// With a `cache` (daemon/deflate_block_cache.h, used from the writing thread
+// only), a block whose level, dictionary and bytes were deflated by an
+// earlier compress is taken from it, without deflating or CRC-ing it again,
+// and every block deflated is added to it; the caller ends the cache's
+// generation when its compress is done. The output is the same byte for
+// byte with or without it.
 class ParallelDeflater {
  public:
-  ParallelDeflater(int level, unsigned threads, std::size_t block_bytes = std::size_t{1} << 20);
+  ParallelDeflater(int level, unsigned threads, std::size_t block_bytes = kDeflateBlockBytes,
+                   DeflateBlockCache* cache = nullptr);
   ~ParallelDeflater();
   ParallelDeflater(const ParallelDeflater&) = delete;
   ParallelDeflater& operator=(const ParallelDeflater&) = delete;
@@ -78,19 +105,37 @@ class ParallelDeflater {
   std::vector<DeflateRun> finish();
   std::size_t bytes_in() const { return bytes_in_; }
 
+  // Blocks (and their text bytes) taken from the cache, and deflated here,
+  // so far. Every block counts once, when it is submitted.
+  std::size_t blocks_reused() const { return blocks_reused_; }
+  std::size_t blocks_deflated() const { return blocks_deflated_; }
+  std::uint64_t reused_bytes() const { return reused_bytes_; }
+  std::uint64_t deflated_bytes() const { return deflated_bytes_; }
+
  private:
   struct Pending;
   void submit();
   void drain_one();
+  bool cut_after(std::string_view line) const;
 
   int level_;
   unsigned threads_;
-  std::size_t block_bytes_;
+  std::size_t min_bytes_;  // a block holds at least this before a content cut
+  std::size_t max_bytes_;  // and never more than this
+  std::size_t cut_gap_;    // bytes of lines per content cut, on average
+  DeflateBlockCache* cache_;
   std::string block_;
+  // Where the current line starts in block_, once block_ holds min_bytes_
+  // (npos before: the lines before the minimum are never looked at).
+  std::size_t line_start_;
   std::string dictionary_;  // the last 32 kB of the previous block of this run
   std::unique_ptr<Pending> pending_;
   std::vector<DeflateRun> runs_;
   std::size_t bytes_in_ = 0;
+  std::size_t blocks_reused_ = 0;
+  std::size_t blocks_deflated_ = 0;
+  std::uint64_t reused_bytes_ = 0;
+  std::uint64_t deflated_bytes_ = 0;
 };
 
 // One gzip member (RFC 1952) made of runs, streamed without copying them
@@ -145,7 +190,7 @@ class DeflateRunReader {
 // ParallelDeflater's one run.
 class ParallelGzipWriter {
  public:
-  ParallelGzipWriter(int level, unsigned threads, std::size_t block_bytes = std::size_t{1} << 20)
+  ParallelGzipWriter(int level, unsigned threads, std::size_t block_bytes = kDeflateBlockBytes)
       : deflater_(level, threads, block_bytes) {}
   void write(std::string_view data) { deflater_.write(data); }
   std::string finish();

@@ -73,12 +73,12 @@ std::string Snapshot::text() const {
   return out;
 }
 
-void Snapshot::compress() const {
-  std::call_once(compress_once_, [this] {
+void Snapshot::compress(DeflateBlockCache* cache) const {
+  std::call_once(compress_once_, [this, cache] {
     // One compression per core next to this thread, which keeps rendering;
     // a group boundary only starts a new run, the deflate threads stay busy.
     const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
-    ParallelDeflater deflater(gzip_level, threads);
+    ParallelDeflater deflater(gzip_level, threads, kDeflateBlockBytes, cache);
     for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
       if (g > 0) deflater.end_run();
       render_group(
@@ -87,6 +87,9 @@ void Snapshot::compress() const {
           &groups_[g].index);
     }
     std::vector<DeflateRun> runs = deflater.finish();
+    // What this snapshot did not use goes: the cache stays one snapshot big.
+    if (cache != nullptr) cache->end_generation();
+    compress_stats_ = CompressStats{deflater.reused_bytes(), deflater.deflated_bytes()};
     for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
       groups_[g].deflate = std::move(runs[g]);
       // Held as long as the snapshot is served: ~24 B per node run, ~6 MB

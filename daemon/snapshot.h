@@ -20,6 +20,7 @@
 #include "collectors/fabric.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
+#include "daemon/deflate_block_cache.h"
 #include "daemon/exposition.h"
 #include "daemon/gzip.h"
 #include "daemon/renderer.h"
@@ -87,7 +88,23 @@ struct Snapshot {
   // ONE gzip member assembled from the runs (GzipMember), inflated for
   // clients that refuse gzip, or sliced by node. The text itself is never
   // held, and the compressed exposition is held once.
-  void compress() const;
+  //
+  // `cache`: the deflated blocks of the snapshots compressed before with it
+  // (daemon/deflate_block_cache.h); the blocks whose text and dictionary
+  // are unchanged are taken from it instead of deflated again, and at the
+  // end it keeps the blocks of this snapshot only. The bytes are the same
+  // with or without it. Null: everything is deflated. Only the call that
+  // compresses uses it; the cache must not be used by another thread
+  // meanwhile.
+  void compress(DeflateBlockCache* cache = nullptr) const;
+  // How much of the text compress() took from its cache, and how much it
+  // deflated (zero, zero until it ran; read it on the thread that called
+  // compress(), or after synchronizing with it).
+  struct CompressStats {
+    std::uint64_t reused_bytes = 0;
+    std::uint64_t deflated_bytes = 0;
+  };
+  CompressStats compress_stats() const { return compress_stats_; }
   struct RenderedGroup {
     DeflateRun deflate;  // the group's text as a raw deflate run
     ExpositionIndex index;
@@ -114,6 +131,7 @@ struct Snapshot {
  private:
   mutable std::once_flag compress_once_;
   mutable std::array<RenderedGroup, kRenderGroupCount> groups_;
+  mutable CompressStats compress_stats_;
 };
 
 // Builds a snapshot from the latest fabric, sweep and accumulator state.

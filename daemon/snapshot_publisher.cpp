@@ -100,12 +100,17 @@ void SnapshotPublisher::publish(const std::shared_ptr<const Snapshot>& snapshot,
   if (render_) render_(*snapshot);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  // Read on the thread that rendered (zero when the render step does not
+  // compress).
+  const Snapshot::CompressStats compressed = snapshot->compress_stats();
   store_.publish(snapshot);
   PublisherStats now;
   {
     std::lock_guard lock(mu_);
     ++stats_.published;
     stats_.last_render_seconds = seconds;
+    stats_.last_reused_bytes = compressed.reused_bytes;
+    stats_.last_deflated_bytes = compressed.deflated_bytes;
     stats_.last_sequence = sequence;
     now = stats_;
   }

@@ -22,8 +22,13 @@ namespace ibfx {
 
 struct PublisherStats {
   std::uint64_t published = 0;
-  std::uint64_t dropped = 0;        // replaced by a newer one before it was rendered
-  double last_render_seconds = 0;   // render + compress of the last published one
+  std::uint64_t dropped = 0;       // replaced by a newer one before it was rendered
+  double last_render_seconds = 0;  // render + compress of the last published one
+  // Text bytes of the last published one whose deflated blocks came from
+  // the deflate cache (unchanged since the snapshot before), and deflated
+  // anew (Snapshot::compress_stats()).
+  std::uint64_t last_reused_bytes = 0;
+  std::uint64_t last_deflated_bytes = 0;
   std::uint64_t last_sequence = 0;  // the submit() number of the last published one
 };
 

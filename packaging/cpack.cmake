@@ -76,7 +76,7 @@ polls the PMA counters of every port with pipelined MADs (libibumad), keeps
 them as monotonic 64-bit counters and serves them on /metrics. It runs as the
 unprivileged user ibfabric_exporter with access to /dev/infiniband/umad* only.")
 # Library dependencies (libibumad3, libibmad5, libibnetdisc5, libssl3,
-# libcrypt1, libyaml-cpp, libstdc++...) come from dpkg-shlibdeps.
+# libcrypt1, libxxhash0, libyaml-cpp, libstdc++...) come from dpkg-shlibdeps.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # RelWithDebInfo builds carry ~60 MB of debug info the package does not need.
 set(CPACK_STRIP_FILES ON)

@@ -98,7 +98,7 @@ control)
   depends=$(field Depends)
   echo "Depends: $depends"
   # Shared-library dependencies computed by dpkg-shlibdeps, plus rdma-core.
-  for dep in libibumad3 libibmad5 libibnetdisc5 libssl3 libcrypt1 libc6 'libstdc++6' rdma-core adduser; do
+  for dep in libibumad3 libibmad5 libibnetdisc5 libssl3 libcrypt1 libxxhash0 libc6 'libstdc++6' rdma-core adduser; do
     # Package names only: "libstdc++6 (>= 11)" -> "libstdc++6", compared literally.
     printf '%s' "$depends" | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep -qxF "$dep" ||
       fail "Depends lacks $dep"

@@ -96,6 +96,10 @@ TEST_CASE("ExporterMetrics exports the snapshot publisher's published, dropped a
   CHECK(has_line(text, "infiniband_exporter_snapshots_published_total 7"));
   CHECK(has_line(text, "infiniband_exporter_snapshots_dropped_total 2"));
   CHECK(has_line(text, "infiniband_exporter_last_render_duration_seconds 0.5"));
+  CHECK(has_line(text, "infiniband_exporter_last_render_reused_ratio 0"));
+  m.on_publisher(8, 2, 0.5, 300, 100);
+  text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_last_render_reused_ratio 0.75"));
   // Names, types and help as promtool wants them.
   const std::string path = "/tmp/ibfx_exporter_metrics_" + std::to_string(::getpid()) + ".prom";
   std::ofstream(path) << text;

@@ -500,4 +500,15 @@ TEST_CASE("Exporter exports its publisher's health: snapshots published and drop
   CHECK(value(text, "infiniband_exporter_snapshots_published_total") == 1);
   CHECK(value(text, "infiniband_exporter_snapshots_dropped_total") == 0);
   CHECK(value(text, "infiniband_exporter_last_render_duration_seconds") > 0);
+  // The first snapshot had no snapshot before it: all of it was deflated.
+  CHECK(value(text, "infiniband_exporter_last_render_reused_ratio") == 0);
+  // The next ones reuse the deflated blocks of what did not change.
+  REQUIRE(exporter.sweep_now());
+  const PublisherStats stats = exporter.publisher_stats();
+  CHECK(stats.last_reused_bytes + stats.last_deflated_bytes == exporter.snapshot()->text_size());
+  REQUIRE(exporter.sweep_now());
+  text = exporter.snapshot()->text();
+  const double ratio = value(text, "infiniband_exporter_last_render_reused_ratio");
+  CHECK(ratio >= 0);
+  CHECK(ratio <= 1);
 }

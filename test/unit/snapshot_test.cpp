@@ -202,3 +202,60 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   CHECK(
       has_line(text, R"(infiniband_switch_uplink_imbalance{node_guid="0x0000000000000100"} 1.5)"));
 }
+
+TEST_CASE("Snapshots of the same data compressed with one cache: the same bytes, all reused",
+          "[snapshot][deflate_cache]") {
+  // 250 HCAs, every port with counters: ~0.5 MB of text, more than one block.
+  auto fabric = shared(ibfx::test::star_fabric(250));
+  CounterAccumulator acc;
+  auto read_all = [&](std::uint64_t base) {
+    for (const FabricNode& n : fabric->nodes) {
+      for (const FabricPort& p : n.ports) {
+        CounterReading r;
+        r.set(Counter::kTransmitWait, base + n.guid + p.number, 32);
+        r.set(Counter::kTransmitDataBytes, base * 7 + n.guid, 64);
+        r.set(Counter::kReceiveDataBytes, base * 5 + p.number, 64);
+        r.set(Counter::kSymbolErrors, 3, 16);
+        acc.apply(PortKey{n.guid, p.number}, r, {});
+      }
+    }
+  };
+  read_all(1000);
+  auto sweep = [&] {
+    SweepResult s;
+    s.nodes.resize(fabric->nodes.size(),
+                   NodeSweep{.swept = true, .reached = true, .answered = true});
+    return s;
+  };
+  const auto first = build_snapshot(fabric, sweep(), acc, {});
+  const auto second = build_snapshot(fabric, sweep(), acc, {});
+  REQUIRE(first->text().size() > 2 * kDeflateBlockBytes);
+
+  DeflateBlockCache cache;
+  first->compress(&cache);
+  const Snapshot::CompressStats a = first->compress_stats();
+  CHECK(a.reused_bytes == 0);
+  CHECK(a.deflated_bytes == first->text_size());
+  second->compress(&cache);
+  const Snapshot::CompressStats b = second->compress_stats();
+  CHECK(b.deflated_bytes == 0);
+  CHECK(b.reused_bytes == second->text_size());
+  CHECK(second->gzip() == first->gzip());
+  CHECK(ibfx::gunzip(second->gzip()) == first->text());
+  // Without a cache: the same bytes again.
+  const auto plain = build_snapshot(fabric, sweep(), acc, {});
+  plain->compress();
+  CHECK(plain->gzip() == first->gzip());
+  CHECK(plain->compress_stats().reused_bytes == 0);
+
+  // The next sweep's counters all rose: the counter families are deflated
+  // again, what did not change (info, states, LIDs, error counters) is not.
+  read_all(2000);
+  const auto next = build_snapshot(fabric, sweep(), acc, {});
+  next->compress(&cache);
+  const Snapshot::CompressStats c = next->compress_stats();
+  CHECK(c.deflated_bytes > 0);
+  CHECK(c.reused_bytes > 0);
+  CHECK(c.reused_bytes + c.deflated_bytes == next->text_size());
+  CHECK(ibfx::gunzip(next->gzip()) == next->text());
+}
