@@ -257,7 +257,7 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
   const Totals a = totals();
   const auto start = Clock::now();
   const ibfx::Snapshot* last = exporter.snapshot().get();
-  std::vector<double> sweep_s, render_s;
+  std::vector<double> sweep_s, render_s, reused;
   std::vector<std::size_t> ports;
   while (since(start) < seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
