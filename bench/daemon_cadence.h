@@ -18,24 +18,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench/proc_stat.h"
 #include "test/sim/sim_fabric.h"
 
 namespace ibfx::bench {
 
-// utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15).
+// utime + stime of a process, in seconds.
 inline double cpu_seconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(close + 2));  // from field 3 (state)
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return read_proc_stat("/proc/" + std::to_string(pid) + "/stat").cpu;
 }
 
 // The child of `parent` whose command line contains `marker`, or -1.
@@ -46,15 +36,8 @@ inline pid_t child_with(pid_t parent, const std::string& marker) {
   while (dirent* e = readdir(proc)) {
     const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
     if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = s.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(s.substr(close + 2));
-    std::string state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != parent) continue;
+    const ProcStat stat = read_proc_stat("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat.ok || stat.ppid != parent) continue;
     std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
     std::string c((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
     std::replace(c.begin(), c.end(), '\0', ' ');

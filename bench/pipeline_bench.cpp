@@ -25,16 +25,15 @@
 #include <cstdlib>
 #include <ctime>
 #include <deque>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <queue>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/log.h"
+#include "bench/proc_stat.h"
 #include "collectors/mad_transport.h"
 #include "collectors/pma.h"
 #include "daemon/deflate_block_cache.h"
@@ -192,30 +191,18 @@ double sample_value(const std::string& text, const std::string& name) {
   return std::strtod(text.c_str() + at + key.size(), nullptr);
 }
 
-// CPU seconds (utime + stime) of this process's threads by name
-// (base/thread_name.h), from /proc/self/task/*/stat; the deflate threads
-// come and go, so what is not named is the process total less the rest.
+// CPU seconds of this process's threads by name (base/thread_name.h); the
+// deflate threads come and go, so what is not named is the process total
+// less the rest.
 std::map<std::string, double> thread_cpu_by_name() {
   std::map<std::string, double> out;
   DIR* dir = opendir("/proc/self/task");
   if (dir == nullptr) return out;
-  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
   while (dirent* e = readdir(dir)) {
     if (e->d_name[0] == '.') continue;
-    std::ifstream in(std::string("/proc/self/task/") + e->d_name + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto open = stat.find('(');
-    const auto close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;
-    const std::string name = stat.substr(open + 1, close - open - 1);
-    std::istringstream fields(stat.substr(close + 2));
-    std::string field;
-    unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-      if (i == 14) utime = std::stoull(field);
-      if (i == 15) stime = std::stoull(field);
-    }
-    out[name] += static_cast<double>(utime + stime) / tick;
+    const ibfx::bench::ProcStat stat =
+        ibfx::bench::read_proc_stat(std::string("/proc/self/task/") + e->d_name + "/stat");
+    if (stat.ok) out[stat.comm] += stat.cpu;
   }
   closedir(dir);
   return out;
