@@ -255,6 +255,8 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
     ports.push_back(snap->sweep.ports_read);
     render_s.push_back(sample_value(snap->exporter_metrics_text,
                                     "infiniband_exporter_last_render_duration_seconds"));
+    reused.push_back(
+        sample_value(snap->exporter_metrics_text, "infiniband_exporter_last_render_reused_ratio"));
   }
   const double window = since(start);
   const Totals b = totals();
@@ -281,6 +283,8 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
       "cadence: sweep mean %.3f / max %.3f s; render+gzip (of the one before) mean %.3f / "
       "max %.3f s\n",
       mean(sweep_s), max(sweep_s), mean(render_s), max(render_s));
+  std::printf("cadence: text reused from the snapshot before (DeflateBlockCache): mean %.1f %%\n",
+              100 * mean(reused));
   // The daemon's named threads (base/thread_name.h); the rest is mostly the
   // publisher's deflate threads, which come and go.
   double named = 0;
