@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "daemon/deflate_block_cache.h"
 #include "daemon/gzip.h"
 #include "daemon/render_health.h"
 #include "daemon/render_port_counters.h"

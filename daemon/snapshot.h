@@ -20,7 +20,6 @@
 #include "collectors/fabric.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
-#include "daemon/deflate_block_cache.h"
 #include "daemon/exposition.h"
 #include "daemon/gzip.h"
 #include "daemon/renderer.h"

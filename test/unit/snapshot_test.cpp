@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "daemon/deflate_block_cache.h"
 #include "fake_fabric.h"
 
 using namespace ibfx;
