@@ -32,23 +32,30 @@ class JobListSax {
 
   bool null() { return scalar(); }
   bool boolean(bool) { return scalar(); }
-  bool number_integer(Json::number_integer_t v) { return number(v < 0 ? 0 : static_cast<std::uint64_t>(v), v); }
+  bool number_integer(Json::number_integer_t v) {
+    return number(v < 0 ? 0 : static_cast<std::uint64_t>(v), v);
+  }
   bool number_unsigned(Json::number_unsigned_t v) {
     return number(v, static_cast<std::int64_t>(std::min<std::uint64_t>(v, INT64_MAX)));
   }
   bool number_float(Json::number_float_t v, const std::string&) {
     // Slurm writes integers; a float job_id is not a job id.
-    if (in_record_field("start_time") && v > 0 && v < 1e15) record_.start_time = static_cast<std::int64_t>(v);
+    if (in_record_field("start_time") && v > 0 && v < 1e15)
+      record_.start_time = static_cast<std::int64_t>(v);
     return scalar();
   }
   bool string(std::string& v) {
     if (in_errors() && (key_ == "error" || key_ == "description") && error_text_.empty()) {
       error_text_ = v;
     } else if (depth() == 3 && in_jobs_) {
-      if (key_ == "name") record_.name = cut(v);
-      else if (key_ == "user_name") record_.user = cut(v);
-      else if (key_ == "partition") record_.partition = cut(v);
-      else if (key_ == "job_state") record_.state = cut(v);
+      if (key_ == "name")
+        record_.name = cut(v);
+      else if (key_ == "user_name")
+        record_.user = cut(v);
+      else if (key_ == "partition")
+        record_.partition = cut(v);
+      else if (key_ == "job_state")
+        record_.state = cut(v);
       else if (key_ == "nodes") {
         record_.nodes = std::move(v);
         record_.has_nodes = true;
@@ -97,8 +104,8 @@ class JobListSax {
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
     if (out_.error.empty()) {
       // e.what() quotes the offending token: untrusted text, escaped.
-      out_.error = "malformed JSON at byte " + std::to_string(position) + ": " +
-                   yaml::printable(e.what());
+      out_.error =
+          "malformed JSON at byte " + std::to_string(position) + ": " + yaml::printable(e.what());
     }
     return false;
   }

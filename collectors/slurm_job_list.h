@@ -31,9 +31,9 @@ struct SlurmJob {
 };
 
 struct JobListLimits {
-  std::size_t max_jobs = 2000;          // running jobs; more is an error (jobs.max_jobs)
-  std::size_t max_hosts = 1 << 20;      // hosts over all running jobs
-  std::size_t max_field_bytes = 4096;   // a kept string longer than this is cut
+  std::size_t max_jobs = 2000;         // running jobs; more is an error (jobs.max_jobs)
+  std::size_t max_hosts = 1 << 20;     // hosts over all running jobs
+  std::size_t max_field_bytes = 4096;  // a kept string longer than this is cut
 };
 
 struct JobList {

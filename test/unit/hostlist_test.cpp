@@ -86,7 +86,8 @@ TEST_CASE("hostlist: what Slurm rejects is an error naming the host", "[hostlist
 TEST_CASE("hostlist: bounded", "[hostlist]") {
   // One range: at most Slurm's MAX_RANGE.
   CHECK(expand("a[1-65536]").size() == 65536);
-  CHECK(error_of("a[1-70000]") == "host \"a[1-70000]\": range \"1-70000\" holds more than 65536 hosts");
+  CHECK(error_of("a[1-70000]") ==
+        "host \"a[1-70000]\": range \"1-70000\" holds more than 65536 hosts");
   // The whole expression: at most max_hosts, however it is spelt.
   CHECK(expand("a[1-10]", 10).size() == 10);
   CHECK(error_of("a[1-10]", 9).find("more than 9 hosts") != std::string::npos);

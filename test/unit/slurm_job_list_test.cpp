@@ -14,8 +14,8 @@ using ibfx::parse_slurm_job_list;
 std::string record(std::uint64_t id, const std::string& state, const std::string& nodes,
                    const std::string& extra = "") {
   return R"({"account":"a","job_id":)" + std::to_string(id) + R"(,"name":"job)" +
-         std::to_string(id) + R"(","user_name":"alice","partition":"batch","job_state":")" +
-         state + R"(","nodes":")" + nodes + R"(","start_time":1700000000)" + extra + "}";
+         std::to_string(id) + R"(","user_name":"alice","partition":"batch","job_state":")" + state +
+         R"(","nodes":")" + nodes + R"(","start_time":1700000000)" + extra + "}";
 }
 
 std::string list_of(const std::string& records) {
@@ -81,7 +81,8 @@ TEST_CASE("slurm job list: bad records are counted and skipped, not fatal", "[sl
   REQUIRE(list.jobs.size() == 1);
   CHECK(list.jobs[0].job_id == 3);
   CHECK(list.bad_records == 3);
-  CHECK(list.first_bad_record == "job 1: nodes: host \"a[3-1]\": invalid range \"3-1\" (end before start)");
+  CHECK(list.first_bad_record ==
+        "job 1: nodes: host \"a[3-1]\": invalid range \"3-1\" (end before start)");
 }
 
 TEST_CASE("slurm job list: malformed or foreign JSON is a clear error", "[slurm_job_list]") {
@@ -131,10 +132,10 @@ TEST_CASE("slurm job list: bounded by max_jobs and max_hosts", "[slurm_job_list]
   CHECK(few_hosts.bad_records == 2000);
   // Kept strings are cut, so a huge job name cannot blow up the exposition.
   limits = {};
-  const JobList long_name = parse_slurm_job_list(
-      list_of(R"({"job_id":1,"job_state":"RUNNING","nodes":"a","name":")" +
-              std::string(10000, 'x') + "\"}"),
-      limits);
+  const JobList long_name =
+      parse_slurm_job_list(list_of(R"({"job_id":1,"job_state":"RUNNING","nodes":"a","name":")" +
+                                   std::string(10000, 'x') + "\"}"),
+                           limits);
   REQUIRE(long_name.jobs.size() == 1);
   CHECK(long_name.jobs[0].name.size() == limits.max_field_bytes);
 }
