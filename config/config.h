@@ -108,7 +108,7 @@ struct ExportConfig {
 };
 
 // The HTTP server's connection limits (YAML section "web"; the
-// HttpServerLimits of daemon/http_server.h). Changing them needs a restart.
+// HttpServerLimits of http/http_server.h). Changing them needs a restart.
 struct WebServerConfig {
   Duration header_timeout{std::chrono::seconds(10)};  // TLS handshake + request line + headers
   Duration idle_timeout{std::chrono::seconds(30)};    // keep-alive wait; stalled writes

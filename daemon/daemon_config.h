@@ -5,7 +5,7 @@
 
 #include "analysis/analysis_config.h"
 #include "config/config.h"
-#include "daemon/web_config.h"
+#include "http/web_config.h"
 
 namespace ibfx {
 
