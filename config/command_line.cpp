@@ -1,4 +1,6 @@
 // Command-line flags, spelled like the Prometheus exporters' (--web.listen-address).
+#include "config/command_line.h"
+
 #include <algorithm>
 #include <array>
 #include <memory>

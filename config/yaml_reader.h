@@ -20,7 +20,7 @@
 #include <string_view>
 #include <utility>
 
-#include "config/config.h"
+#include "config/config_error.h"
 
 namespace ibfx::yaml {
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include "analysis/analysis_config.h"
+#include "config/command_line.h"
 #include "config/config.h"
+#include "config/node_name_map.h"
 #include "http/web_config.h"
 
 namespace ibfx {

@@ -21,6 +21,7 @@
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
+#include "config/node_name_map.h"
 #include "daemon/exporter_metrics.h"
 #include "daemon/fabric_discovery.h"
 #include "daemon/publication.h"

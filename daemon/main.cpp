@@ -16,6 +16,7 @@
 #include "collectors/discovery.h"
 #include "collectors/discovery_process.h"
 #include "collectors/mad_worker.h"
+#include "config/command_line.h"
 #include "config/config.h"
 #include "daemon/daemon_config.h"
 #include "daemon/exporter.h"

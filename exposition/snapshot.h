@@ -19,6 +19,7 @@
 #include "collectors/lane_accumulator.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
+#include "config/node_name_map.h"
 
 namespace ibfx {
 

@@ -5,7 +5,7 @@
 
 #include <boost/asio/ssl.hpp>
 
-#include "config/config.h"
+#include "config/config_error.h"
 
 namespace ibfx {
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "base/log.h"
-#include "config/config.h"
+#include "config/config_error.h"
 #include "config/listen_address.h"
 #include "http/connection_admission.h"
 #include "http/http_security.h"

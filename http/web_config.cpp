@@ -8,7 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "config/config.h"
+#include "config/config_error.h"
+#include "config/text_file.h"
 #include "config/yaml_reader.h"
 #include "http/basic_auth.h"
 
@@ -293,8 +294,7 @@ WebConfig parse_web_config(std::string_view yaml_text, const std::string& source
 WebConfig load_web_config(const std::string& path) {
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  return parse_web_config(detail::read_text_file(path, kMaxWebConfigBytes), path,
-                          dir.empty() ? "/" : dir);
+  return parse_web_config(read_text_file(path, kMaxWebConfigBytes), path, dir.empty() ? "/" : dir);
 }
 
 }  // namespace ibfx

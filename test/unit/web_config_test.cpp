@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "config/command_line.h"
 #include "config/config.h"
 #include "http/http_server.h"
 #include "test/support/base64.h"
