@@ -45,8 +45,8 @@ TEST_CASE("ArgReader: both value spellings, switches, and argv", "[cli]") {
   CHECK(read({}).empty());
   CHECK(read({"--name", "a", "--name=b", "--flag", "--count=3", "--count", "10"}) ==
         "name=a;name=b;flag;count=3;count=10;");
-  CHECK(read({"--name="}) == "name=;");              // an explicit empty value
-  CHECK(read({"--name", "-"}) == "name=-;");         // "-" (stdout) is a value
+  CHECK(read({"--name="}) == "name=;");            // an explicit empty value
+  CHECK(read({"--name", "-"}) == "name=-;");       // "-" (stdout) is a value
   CHECK(read({"--name=--flag"}) == "name=--flag;");  // after '=' anything goes
   CHECK(read({"--speed", "0.5"}) == "speed=0.500000;");
 

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "test/support/fabric_builder.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "config/config.h"
-#include "test/support/fabric_builder.h"
 
 using ibfx::CongestionCause;
 using ibfx::test::rail_fabric;

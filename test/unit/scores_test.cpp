@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "test/support/fabric_builder.h"
 #include "analysis/topology.h"
 #include "config/config.h"
-#include "test/support/fabric_builder.h"
 
 using ibfx::PortDirection;
 using ibfx::Tier;
@@ -101,8 +101,8 @@ TEST_CASE("stall ratio, clamping and skipped ports", "[scores]") {
   s[1].interval_seconds = 0;
   s[2].has_xmit_wait = false;
   // No link speed: neither the stall time nor the utilisation is known.
-  ibfx::FabricPort& unknown =
-      rf.fabric.nodes[static_cast<std::size_t>(s[3].node)].ports[s[3].port_index];
+  ibfx::FabricPort& unknown = rf.fabric.nodes[static_cast<std::size_t>(s[3].node)]
+                                  .ports[s[3].port_index];
   unknown.speed_ext_active = 0;
   unknown.speed_active = 0;
   const ibfx::AnalysisResult r = ibfx::analyze(topo, rf.fabric, s, {});

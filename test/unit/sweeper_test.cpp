@@ -436,9 +436,8 @@ TEST_CASE("Sweeper probes PortSamplesControl only at a LID confirmed to be the n
   CHECK(sweeper.capabilities(0x100)->sample_tick == 7);
 }
 
-TEST_CASE(
-    "A sweep cut short by its budget marks nothing down, and the next resumes where it stopped",
-    "[sweeper]") {
+TEST_CASE("A sweep cut short by its budget marks nothing down, and the next resumes where it stopped",
+          "[sweeper]") {
   const Fabric f = ibfx::test::star_fabric(8);
   FakePma fake;
   add_nodes(fake, f, pma_cap::kExtWidth | pma_cap::kXmitWait, 0);
@@ -484,7 +483,8 @@ TEST_CASE(
   CHECK(sweeps <= 10);  // ~4 when the machine is idle; timing-bound under load
 }
 
-TEST_CASE("A cut-short sweep with LID checks leaves nothing for the next sweep", "[sweeper]") {
+TEST_CASE("A cut-short sweep with LID checks leaves nothing for the next sweep",
+          "[sweeper]") {
   // With SMPs, readings of a switch cut halfway are held for a NodeInfo
   // check that the budget cancels: the check must complete (cancelled) in
   // its own sweep. It used to stay queued, be sent first by the next sweep,

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "config/config.h"
 #include "test/support/fabric_builder.h"
+#include "config/config.h"
 
 using ibfx::PortDirection;
 using ibfx::Tier;
