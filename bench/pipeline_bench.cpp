@@ -345,11 +345,8 @@ std::pair<double, std::size_t> scrape(const ibfx::Exporter& exporter, bool gzip,
 }  // namespace
 
 int main(int argc, char** argv) {
-  ibfx::test::FatTreeSpec spec;
-  spec.servers = 2048;
-  spec.rails = 8;
-  spec.radix = 64;
-  spec.tiers = 3;
+  // The large bench fabric every figure of docs/benchmarks.md is measured on.
+  ibfx::test::FatTreeSpec spec = ibfx::test::preset_16k();
   int sweeps = 3;
   int error_percent = 1;  // --error-ports PERCENT: ports whose symbol errors count
   std::string dump;       // --dump FILE: the full exposition, for per-family measurements

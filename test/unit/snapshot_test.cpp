@@ -267,3 +267,58 @@ TEST_CASE("Snapshots of the same data compressed with one cache: the same bytes,
   CHECK(c.reused_bytes + c.deflated_bytes == r4.text_size());
   CHECK(test::gunzip(test::gzip_member(r4.runs())) == exposition_text(*next));
 }
+
+TEST_CASE("build_snapshot takes everything it shows as inputs and is complete when it returns",
+          "[snapshot]") {
+  auto fabric = shared(ibfx::test::star_fabric(2));
+  CounterAccumulator acc;
+  CounterReading r;
+  r.set(Counter::kTransmitWait, 10, 32);
+  acc.apply(PortKey{0x100, 2}, r, {});
+  SweepResult sweep;
+  sweep.ports_read = 1;
+  sweep.nodes.resize(2, NodeSweep{.swept = true, .reached = true, .answered = true});
+  sweep.port_read.resize(2);
+
+  SnapshotInputs in;
+  in.fabric = fabric;
+  in.sweep = &sweep;
+  in.accumulator = &acc;
+  in.node_names = node_display_names(*fabric, NodeNameMap{{0x100, "leaf-A"}});
+  in.device_ticks = {7, -1};  // shorter than the node list: the rest unknown
+  in.analysis.interval_seconds = 2.5;
+  in.analysis.topology = std::make_shared<const Topology>();
+  in.exporting.port_scores = true;
+  in.exporter_metrics_text = "own 1\n";
+  in.sweep_timestamp_seconds = 1234.5;
+  const std::shared_ptr<const Snapshot> snap = build_snapshot(std::move(in));
+
+  CHECK(snap->fabric == fabric);
+  REQUIRE(snap->node_names.size() == fabric->nodes.size());
+  CHECK(snap->node_names[0] == "leaf-A");                      // the node-name-map
+  CHECK(snap->node_names[1] == fabric->nodes[1].description);  // else NodeDescription
+  CHECK(snap->node_status.size() == fabric->nodes.size());     // padded to the fabric
+  CHECK(snap->sweep.nodes.empty());                            // moved into node_status
+  CHECK(snap->sweep.ports_read == 1);
+  CHECK(snap->ports.size() == fabric->port_count());
+  for (const PortView& v : snap->ports) {
+    CHECK(v.device_tick == (v.node == 0 ? 7 : -1));  // the node's tick, on every port
+    const bool read = fabric->nodes[v.node].guid == 0x100 &&
+                      fabric->nodes[v.node].ports[v.port_index].number == 2;
+    CHECK(v.has_counters == read);
+  }
+  CHECK(snap->analysis.interval_seconds == 2.5);
+  CHECK(snap->topology == snap->analysis.topology);
+  CHECK(snap->exporting.port_scores);
+  CHECK(snap->exporter_metrics_text == "own 1\n");
+  CHECK(snap->sweep_timestamp_seconds == 1234.5);
+  // No fabric yet: the daemon's own health only, stamped now.
+  SweepResult none;
+  SnapshotInputs empty;
+  empty.sweep = &none;
+  empty.accumulator = &acc;
+  const auto first = build_snapshot(std::move(empty));
+  CHECK(first->fabric == nullptr);
+  CHECK(first->ports.empty());
+  CHECK(first->sweep_timestamp_seconds > 1.7e9);
+}
