@@ -55,7 +55,7 @@ std::shared_ptr<const Snapshot> build_snapshot(SnapshotInputs in) {
   s->topology = in.analysis.topology;
   s->analysis = std::move(in.analysis);
   s->lanes = std::move(in.lanes);
-  s->exporting = std::move(in.exporting);
+  s->exporting = in.exporting;
   s->exporter_metrics_text = std::move(in.exporter_metrics_text);
   s->fabric = std::move(in.fabric);
   return s;
