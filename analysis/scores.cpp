@@ -437,6 +437,12 @@ ScoreConfig parse_score_config(const YAML::Node& node, const std::string& source
       config.congestion.saturation_threshold = reader.number(value, value_line, key, 0.01, 1.0);
     } else if (key == "imbalance_threshold") {
       config.congestion.imbalance_threshold = reader.number(value, value_line, key, 1.0, 1e6);
+    } else if (key == "evidence_floor") {
+      config.congestion.evidence_floor = reader.number(value, value_line, key, 0.01, 1.0);
+    } else if (key == "evidence_margin") {
+      config.congestion.evidence_margin = reader.number(value, value_line, key, 1.0, 100.0);
+    } else if (key == "hold_fraction") {
+      config.congestion.hold_fraction = reader.number(value, value_line, key, 0.1, 1.0);
     } else if (key == "root_top_k") {
       config.congestion.top_k =
           static_cast<std::size_t>(reader.integer(value, value_line, key, 0, 100000));
