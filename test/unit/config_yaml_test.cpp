@@ -30,7 +30,7 @@ TEST_CASE("ConfigYaml nests dotted keys into the sections the parser reads", "[c
   CHECK(c.discovery.interval == std::chrono::seconds(6));
 }
 
-TEST_CASE("ConfigYaml keeps a key's place and its last value; a section is not a value",
+TEST_CASE("ConfigYaml keeps a key's place and its last value, and a section is not a value",
           "[config_yaml]") {
   ConfigYaml y;
   y.sweep_interval("1s").mad("50ms", 1).sweep_interval("2s");
