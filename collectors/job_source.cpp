@@ -17,7 +17,7 @@ double unix_seconds(JobSource::Clock::time_point t) {
 }  // namespace
 
 std::string read_slurm_token(const std::string& path) {
-  std::string text = read_text_file(path, 64 * 1024);
+  std::string text = read_text_file(path, std::size_t{64} * 1024);
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   const std::size_t last = text.find_last_not_of(" \t\r\n");
   if (first == std::string::npos) throw ConfigError(path + ": jobs.token_file: the file is empty");

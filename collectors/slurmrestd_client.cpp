@@ -135,29 +135,31 @@ FetchResult SlurmrestdClient::fetch(const std::string& token) const {
       tls_stream->set_verify_callback(asio::ssl::host_name_verification(host));
     }
     auto& socket = tls ? tls_stream->next_layer() : plain;
-    resolver.async_resolve(host, port, [&](error_code ec, asio::ip::tcp::resolver::results_type r) {
-      if (ec) {
-        result = ec;
-        done = true;
-        return;
-      }
-      asio::async_connect(socket, r, [&](error_code connect_ec, const asio::ip::tcp::endpoint&) {
-        if (connect_ec) {
-          result = connect_ec;
-          done = true;
-          return;
-        }
-        if (!tls) return exchange(plain, request, response, buf, result, done);
-        tls_stream->async_handshake(asio::ssl::stream_base::client, [&](error_code hs_ec) {
-          if (hs_ec) {
-            result = hs_ec;
+    resolver.async_resolve(
+        host, port, [&](error_code ec, const asio::ip::tcp::resolver::results_type& r) {
+          if (ec) {
+            result = ec;
             done = true;
             return;
           }
-          exchange(*tls_stream, request, response, buf, result, done);
+          asio::async_connect(
+              socket, r, [&](error_code connect_ec, const asio::ip::tcp::endpoint&) {
+                if (connect_ec) {
+                  result = connect_ec;
+                  done = true;
+                  return;
+                }
+                if (!tls) return exchange(plain, request, response, buf, result, done);
+                tls_stream->async_handshake(asio::ssl::stream_base::client, [&](error_code hs_ec) {
+                  if (hs_ec) {
+                    result = hs_ec;
+                    done = true;
+                    return;
+                  }
+                  exchange(*tls_stream, request, response, buf, result, done);
+                });
+              });
         });
-      });
-    });
     if (!run_until(io, done, end, [&] {
           resolver.cancel();
           error_code ignored;
