@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "config/config.h"
+#include "config/text_file.h"
 #include "config/yaml_reader.h"
 
 namespace ibfx {
@@ -39,6 +40,17 @@ std::unordered_map<std::string, std::string> parse_job_host_map(const std::strin
     }
   }
   return map;
+}
+
+JobJoinConfig load_job_join_config(const JobsConfig& jobs) {
+  JobJoinConfig out;
+  out.host_regex = jobs.host_regex;
+  // A host map is one line per Slurm node: 1 MiB is tens of thousands.
+  if (!jobs.host_map.empty()) {
+    out.host_map = parse_job_host_map(read_text_file(jobs.host_map, std::size_t{1} << 20),
+                                      jobs.host_map);
+  }
+  return out;
 }
 
 JobJoin::JobJoin(JobJoinConfig config) : config_(std::move(config)) {

@@ -20,6 +20,7 @@
 #include "analysis/port_score.h"
 #include "collectors/fabric.h"
 #include "collectors/slurm_job_list.h"
+#include "config/config.h"
 
 namespace ibfx {
 
@@ -27,12 +28,18 @@ struct JobJoinConfig {
   std::string host_regex = "^([^ ]+) ";  // host = first capture group of the node description
   // Slurm node name -> the host part of its HCAs' node descriptions.
   std::unordered_map<std::string, std::string> host_map;
+  friend bool operator==(const JobJoinConfig&, const JobJoinConfig&) = default;
 };
 
 // "<slurm name> <description host>" per line, '#' comments (jobs.host_map).
 // Throws ConfigError "<source>:<line>: jobs.host_map: <what>".
 std::unordered_map<std::string, std::string> parse_job_host_map(const std::string& text,
                                                                 const std::string& source);
+
+// The join's settings of `jobs`: its host_regex, and its host_map file read
+// and parsed (at start-up and on SIGHUP). Throws ConfigError naming the
+// file and line.
+JobJoinConfig load_job_join_config(const JobsConfig& jobs);
 
 struct JobPorts {
   std::uint64_t job_id = 0;

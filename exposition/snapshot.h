@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/job_join.h"
 #include "analysis/sweep_analyzer.h"
 #include "analysis/topology.h"
 #include "collectors/counter_accumulator.h"
@@ -32,6 +33,16 @@ struct PortView {
   std::array<std::uint8_t, kCounterCount> present{};  // counter ever read
 };
 
+// The Slurm jobs of one sweep (issue #28): the job source's state when the
+// sweep's analysis ran and the join of its job list to the sweep's scores;
+// rendered by exposition/render_jobs. Disabled (jobs.source: none): nothing.
+struct JobsView {
+  bool enabled = false;
+  bool source_up = false;           // the job source's last poll succeeded
+  double last_success_seconds = 0;  // Unix time of its last good poll; 0: never
+  JobJoinResult join;
+};
+
 struct Snapshot {
   std::shared_ptr<const Fabric> fabric;      // null before the first discovery
   std::shared_ptr<const Topology> topology;  // tier/rail labels; may be null
@@ -49,6 +60,7 @@ struct Snapshot {
   // The daemon's own metrics (prometheus-cpp registry), serialized when the
   // snapshot was built so that it and the fabric series are one instant.
   std::string exporter_metrics_text;
+  JobsView jobs;  // Slurm jobs joined to this sweep (issue #28)
 };
 
 // The names every series and view shows for the nodes of `fabric`: the
@@ -71,6 +83,7 @@ struct SnapshotInputs {
   std::string exporter_metrics_text;
   // Unix time the sweep finished; 0: now.
   double sweep_timestamp_seconds = 0;
+  JobsView jobs;
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.

@@ -4,6 +4,7 @@
 
 #include "config/config.h"
 #include "test/support/fabric_builder.h"
+#include "test/support/temp_dir.h"
 
 namespace {
 
@@ -98,4 +99,19 @@ TEST_CASE("job join: host map file and bad regex", "[job_join]") {
   ibfx::JobJoinConfig bad;
   bad.host_regex = "(";
   CHECK_THROWS_AS(ibfx::JobJoin(bad), ibfx::ConfigError);
+}
+
+TEST_CASE("job join: the settings of jobs: read the host map file, errors name it", "[job_join]") {
+  ibfx::test::TempDir dir;
+  ibfx::JobsConfig jobs;
+  jobs.host_regex = "^(gpu[0-9]+)";
+  CHECK(ibfx::load_job_join_config(jobs) == ibfx::JobJoinConfig{"^(gpu[0-9]+)", {}});
+  jobs.host_map = dir.write("hosts", "n1 gpu0001\n");
+  CHECK(ibfx::load_job_join_config(jobs).host_map.at("n1") == "gpu0001");
+  dir.write("hosts", "n1 gpu0001\nn2\n");
+  CHECK_THROWS_WITH(ibfx::load_job_join_config(jobs),
+                    Catch::StartsWith(jobs.host_map + ":2: jobs.host_map: expected"));
+  jobs.host_map = dir.path() + "/absent";
+  CHECK_THROWS_WITH(ibfx::load_job_join_config(jobs),
+                    Catch::StartsWith(jobs.host_map + ": cannot read"));
 }
