@@ -47,8 +47,8 @@ JobJoinConfig load_job_join_config(const JobsConfig& jobs) {
   out.host_regex = jobs.host_regex;
   // A host map is one line per Slurm node: 1 MiB is tens of thousands.
   if (!jobs.host_map.empty()) {
-    out.host_map = parse_job_host_map(read_text_file(jobs.host_map, std::size_t{1} << 20),
-                                      jobs.host_map);
+    out.host_map =
+        parse_job_host_map(read_text_file(jobs.host_map, std::size_t{1} << 20), jobs.host_map);
   }
   return out;
 }

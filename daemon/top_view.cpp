@@ -57,8 +57,8 @@ std::string top_jobs(const Snapshot& s, std::size_t rows) {
       if (entry.first < roots.size()) ++roots[entry.first];
     }
   }
-  line(out, "  %-10s %-20s %-12s %-12s %6s %10s %5s %5s\n", "JOB", "NAME", "USER", "PARTITION",
-       "W", "STALL_S", "HCAS", "ROOTS");
+  line(out, "  %-10s %-20s %-12s %-12s %6s %10s %5s %5s\n", "JOB", "NAME", "USER", "PARTITION", "W",
+       "STALL_S", "HCAS", "ROOTS");
   for (std::size_t k = 0; k < order.size() && k < rows; ++k) {
     const JobPorts& j = jobs[order[k]];
     line(out, "  %-10llu %-20s %-12s %-12s %6.3f %10.3f %5zu %5zu\n",

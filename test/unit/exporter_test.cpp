@@ -4,9 +4,9 @@
 // its budget; rediscovery requests; reload; start and stop.
 #include "daemon/exporter.h"
 
-#include <atomic>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <deque>
@@ -22,8 +22,8 @@
 
 #include "fake_fabric.h"
 #include "fake_pma.h"
-#include "test/support/temp_dir.h"
 #include "test/support/snapshot_support.h"
+#include "test/support/temp_dir.h"
 #include "test/support/wait_for.h"
 
 using namespace ibfx;
@@ -523,13 +523,13 @@ TEST_CASE("Exporter with jobs.source: each sweep joins the latest job list; relo
   // squeue --json as a real child: job 7 on gpu0 (star_fabric's "gpu0
   // mlx5_0"), job 8 on a host with no HCA in the fabric.
   ibfx::test::TempDir dir;
-  const std::string squeue = dir.write(
-      "squeue",
-      "#!/bin/sh\ncat <<'EOF'\n"
-      R"({"jobs":[{"job_id":7,"name":"train","user_name":"alice","partition":"gpu",)"
-      R"("job_state":"RUNNING","nodes":"gpu0"},{"job_id":8,"name":"x","user_name":"bob",)"
-      R"("partition":"cpu","job_state":"RUNNING","nodes":"cpu[01-02]"}]})"
-      "\nEOF\n");
+  const std::string squeue =
+      dir.write("squeue",
+                "#!/bin/sh\ncat <<'EOF'\n"
+                R"({"jobs":[{"job_id":7,"name":"train","user_name":"alice","partition":"gpu",)"
+                R"("job_state":"RUNNING","nodes":"gpu0"},{"job_id":8,"name":"x","user_name":"bob",)"
+                R"("partition":"cpu","job_state":"RUNNING","nodes":"cpu[01-02]"}]})"
+                "\nEOF\n");
   ::chmod(squeue.c_str(), 0755);
   const Fabric fabric = ibfx::test::star_fabric(2);
   FakePma fake = fake_for(fabric);
