@@ -199,15 +199,11 @@ int main(int argc, char** argv) {
     std::size_t ports = 0;
     for (const ibfx::JobPorts& j : joined.jobs) ports += j.hca_ports;
     std::printf(
-        "job join: %d jobs x %zu hosts, %zu HCA ports, %zu roots with jobs
-        "
-        "  first join (indexes the fabric, once per discovery): %.4f s
-        "
+        "job join: %d jobs x %zu hosts, %zu HCA ports, %zu roots with jobs\n"
+        "  first join (indexes the fabric, once per discovery): %.4f s\n"
         "  per sweep, best / worst of %d: %.4f / %.4f s = %.2f %% / %.2f %% of the best "
-        "analysis
-        ",
-        jobs,
-        per_job, ports, joined.roots.size(), first_join, runs, joins.front(), joins.back(),
+        "analysis\n",
+        jobs, per_job, ports, joined.roots.size(), first_join, runs, joins.front(), joins.back(),
         100 * joins.front() / analyse.front(), 100 * joins.back() / analyse.front());
   }
   return 0;
