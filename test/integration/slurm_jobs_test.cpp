@@ -5,17 +5,22 @@
 // polls slurmrestd (and, a second daemon, squeue --json). The job appears
 // within a poll, the root names the job whose HCA it faces and not an
 // unrelated one, the series go after scancel, and a slurmrestd killed
-// mid-run only turns job_source_up to 0.
+// mid-run only turns job_source_up to 0. A real Prometheus scrapes the
+// slurmrestd daemon: every panel of dashboards/ibfx-jobs.json returns data
+// for the job.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
 
 #include "daemon_fixture.h"
+#include "prometheus_fixture.h"
 #include "slurm_fixture.h"
 #include "test/scenario/scenario.h"
 #include "test/support/config_yaml.h"
@@ -55,6 +60,39 @@ std::set<std::string> fabric_series(const Series& s) {
     }
   }
   return out;
+}
+
+// Every query of every panel of the jobs dashboard, with job_id = `job`
+// (Grafana's expansion), returns data; the job_id variable offers `job`.
+void check_jobs_dashboard(const Prometheus& prom, std::uint64_t job) {
+  const Json dash =
+      parse_json(read_file(std::string(IBFX_SOURCE_DIR) + "/dashboards/ibfx-jobs.json"));
+  REQUIRE(dash["uid"].str() == "ibfx-jobs");
+  std::map<std::string, std::string> vars = {
+      {"__rate_interval", "10s"}, {"__interval", "1s"}, {"__range", "5m"}};
+  for (const Json& v : dash["templating"]["list"].array) {
+    if (v["name"].str() != "job_id") continue;
+    const auto [selector, label] = parse_label_values(v["query"].str());
+    const auto values = prom.label_values(label, selector);
+    CHECK(std::find(values.begin(), values.end(), std::to_string(job)) != values.end());
+    vars["job_id"] = std::to_string(job);
+  }
+  REQUIRE(vars.count("job_id") == 1);
+  std::size_t queries = 0;
+  for (const Json& panel : dash["panels"].array) {
+    if (panel["type"].str() == "row") continue;
+    for (const Json& t : panel["targets"].array) {
+      const std::string expr = expand(t["expr"].str(), vars);
+      INFO("panel \"" << panel["title"].str() << "\": " << expr);
+      CHECK(expr.find('$') == std::string::npos);
+      const Json reply = prom.query(expr);
+      INFO(reply["error"].str());
+      REQUIRE(reply["status"].str() == "success");
+      CHECK_FALSE(samples(reply).empty());
+      ++queries;
+    }
+  }
+  CHECK(queries >= 9);
 }
 
 }  // namespace
@@ -101,6 +139,8 @@ TEST_CASE(
   Daemon by_squeue(sim, {"--config.file=" + squeue_config, "--sweep.interval=2s"});
   REQUIRE(rest.wait_ready());
   REQUIRE(by_squeue.wait_ready());
+  Prometheus prom(rest.port(),
+                  std::string(IBFX_SOURCE_DIR) + "/dashboards/rules/ibfabric_exporter.rules.yaml");
 
   // Within a poll and a sweep: both jobs, with Slurm's user and partition,
   // and their HCA ports (two rails per host).
@@ -117,18 +157,25 @@ TEST_CASE(
   const std::string root_prefix = "infiniband_congestion_root_jobs{node_guid=\"" +
                                   guid_of(rest.series(), trees[0].root.node) + "\",port=\"" +
                                   std::to_string(trees[0].root.port) + "\",job_id=\"";
-  Series s;
-  bool joined = false;
-  while (driver.time() < 30 && !joined) {
+  auto step = [&] {
     const auto start = std::chrono::steady_clock::now();
     for (const std::string& line : driver.step()) sim.console(line);
     std::this_thread::sleep_until(start + std::chrono::milliseconds(500));
+  };
+  Series s;
+  bool joined = false;
+  while (driver.time() < 30 && !joined) {
+    step();
     if (driver.time() < 12) continue;
     s = rest.series();
     joined = s.count(root_prefix + std::to_string(train) + "\"}") == 1;
   }
   INFO("simulated " << driver.time() << " s");
   REQUIRE(joined);
+  // A few more scrapes of the root with the job in Prometheus, the tree
+  // still growing: then the dashboard's panels.
+  for (int i = 0; i < 6; ++i) step();
+  check_jobs_dashboard(prom, train);
   CHECK(s.at(root_prefix + std::to_string(train) + "\"}") >= 1);
   // The unrelated job is in no root's tree.
   CHECK(series_of_job(s, "infiniband_congestion_root_jobs", other) == 0);
