@@ -191,8 +191,8 @@ std::string to_job_url(const Scalar& v) {
   const std::size_t colon = rest.rfind(':');
   const bool has_port = colon != std::string_view::npos && colon + 1 < rest.size() &&
                         rest.find('/') == std::string_view::npos;
-  if (!has_port || colon == 0) fail("expected " + std::string(u.substr(0, scheme)) +
-                                    "host:port (no path), got " + quote(u));
+  if (!has_port || colon == 0)
+    fail("expected " + std::string(u.substr(0, scheme)) + "host:port (no path), got " + quote(u));
   to_int(Scalar{rest.substr(colon + 1), true}, 1, 65535);
   return std::string(u);
 }
@@ -201,9 +201,8 @@ std::string to_job_url(const Scalar& v) {
 std::string to_api_version(const Scalar& v) {
   const std::string_view a = v.text;
   const bool ok = a.size() >= 2 && a.front() == 'v' && a.find("..") == std::string_view::npos &&
-                  std::all_of(a.begin() + 1, a.end(), [](char c) {
-                    return (c >= '0' && c <= '9') || c == '.';
-                  });
+                  std::all_of(a.begin() + 1, a.end(),
+                              [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
   if (!ok) fail("expected a version such as v0.0.38, got " + quote(a));
   return std::string(a);
 }
@@ -217,7 +216,8 @@ std::string to_header_value(const Scalar& v) {
 }
 
 std::string to_absolute_path(const Scalar& v) {
-  if (v.text.empty() || v.text.front() != '/') fail("expected an absolute path, got " + quote(v.text));
+  if (v.text.empty() || v.text.front() != '/')
+    fail("expected an absolute path, got " + quote(v.text));
   return std::string(v.text);
 }
 
@@ -388,8 +388,7 @@ const std::array<Key, 53> kKeys{{
      [](const Config& c) { return format_duration(c.jobs.timeout); }},
     {"jobs.grace_period",
      [](Config& c, const Scalar& v) {
-       c.jobs.grace_period = to_duration_within(v, std::chrono::seconds(1),
-                                                std::chrono::hours(24));
+       c.jobs.grace_period = to_duration_within(v, std::chrono::seconds(1), std::chrono::hours(24));
      },
      [](const Config& c) { return format_duration(c.jobs.grace_period); }},
     {"jobs.max_jobs", [](Config& c, const Scalar& v) { c.jobs.max_jobs = to_int(v, 1, 100000); },

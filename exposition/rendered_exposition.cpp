@@ -26,9 +26,8 @@ const std::array<const Renderer*, 8>& renderers() {
   static const EventsRenderer kEvents;
   static const JobsRenderer kJobs;
   static const ExporterHealthRenderer kHealth;
-  static const std::array<const Renderer*, 8> kAll{&kTopology,     &kPortInfo, &kPortCounters,
-                                                   &kLaneCounters, &kScores,   &kEvents,
-                                                   &kJobs,         &kHealth};
+  static const std::array<const Renderer*, 8> kAll{
+      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kScores, &kEvents, &kJobs, &kHealth};
   return kAll;
 }
 

@@ -434,8 +434,7 @@ TEST_CASE("config: the jobs section's values and the keys a source needs", "[con
         std::string::npos);
   CHECK(error_of("jobs:\n  host_regex: \"^x\"\n").find("needs a capture group") !=
         std::string::npos);
-  CHECK(error_of("jobs:\n  poll_interval: 100ms\n").find("between 1s and 1h") !=
-        std::string::npos);
+  CHECK(error_of("jobs:\n  poll_interval: 100ms\n").find("between 1s and 1h") != std::string::npos);
   CHECK(error_of("jobs:\n  max_jobs: 0\n").find("between 1 and 100000") != std::string::npos);
   CHECK(error_of("jobs:\n  squeue_command: squeue\n").find("absolute path") != std::string::npos);
   const ibfx::Config ok = ibfx::parse_config_yaml(
