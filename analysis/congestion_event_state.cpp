@@ -1,5 +1,6 @@
 #include "analysis/congestion_event_state.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <stdexcept>
@@ -116,6 +117,24 @@ CongestionEvent decode_event(const json& j, const std::string& where) {
   const json& truncated = field(j, "leaves_truncated", where);
   if (!truncated.is_boolean()) throw BadField(where + ".leaves_truncated: not a boolean");
   e.leaves_truncated = truncated.get<bool>();
+  // The jobs came with the Slurm join: a file without them has none.
+  if (j.contains("jobs")) {
+    const json& jobs = j["jobs"];
+    if (!jobs.is_array() || jobs.size() > kMaxJobsPerEvent) {
+      throw BadField(where + ".jobs: not an array of at most " + std::to_string(kMaxJobsPerEvent));
+    }
+    for (const json& id : jobs) {
+      if (!id.is_number_unsigned()) throw BadField(where + ".jobs: not a job id");
+      e.jobs.push_back(id.get<std::uint64_t>());
+    }
+    if (!std::is_sorted(e.jobs.begin(), e.jobs.end()) ||
+        std::adjacent_find(e.jobs.begin(), e.jobs.end()) != e.jobs.end()) {
+      throw BadField(where + ".jobs: not ascending");
+    }
+    const json& jobs_truncated = field(j, "jobs_truncated", where);
+    if (!jobs_truncated.is_boolean()) throw BadField(where + ".jobs_truncated: not a boolean");
+    e.jobs_truncated = jobs_truncated.get<bool>();
+  }
   return e;
 }
 
@@ -145,6 +164,8 @@ json event_json(const CongestionEvent& e, bool with_tracking) {
   for (const EventNode& l : e.leaves) leaves.push_back(node_json(l));
   j["leaves"] = std::move(leaves);
   j["leaves_truncated"] = e.leaves_truncated;
+  j["jobs"] = e.jobs;
+  j["jobs_truncated"] = e.jobs_truncated;
   if (with_tracking) j["absent_sweeps"] = e.absent_sweeps;
   return j;
 }

@@ -30,6 +30,16 @@ void add_rail(std::vector<int>& rails, int rail) {
   if (at == rails.end() || *at != rail) rails.insert(at, rail);
 }
 
+void add_job(std::vector<std::uint64_t>& jobs, bool& truncated, std::uint64_t job) {
+  const auto at = std::lower_bound(jobs.begin(), jobs.end(), job);
+  if (at != jobs.end() && *at == job) return;
+  if (jobs.size() >= kMaxJobsPerEvent) {
+    truncated = true;
+    return;
+  }
+  jobs.insert(at, job);
+}
+
 void add_leaf(std::vector<EventNode>& leaves, bool& truncated, const EventNode& leaf) {
   for (EventNode& l : leaves) {
     if (l.guid == leaf.guid) {
@@ -49,7 +59,8 @@ std::size_t cause_index(CongestionCause c) { return static_cast<std::size_t>(c);
 }  // namespace
 
 void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric& fabric,
-                                     const std::vector<std::string>& node_names, double now) {
+                                     const std::vector<std::string>& node_names, double now,
+                                     const std::vector<std::vector<std::uint64_t>>& root_jobs) {
   const AnalysisResult& result = analysis.result;
   if (result.ports.empty()) return;
   const CongestionForest& forest = result.congestion;
@@ -137,6 +148,10 @@ void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric
     for (const int rail : tree.rails) add_rail(e.rails, rail);
     for (const std::int32_t leaf : tree.leaves) {
       add_leaf(e.leaves, e.leaves_truncated, event_node(fabric, node_names, leaf));
+    }
+    const auto k = static_cast<std::size_t>(tree.root - forest.roots.data());
+    if (k < root_jobs.size()) {
+      for (const std::uint64_t job : root_jobs[k]) add_job(e.jobs, e.jobs_truncated, job);
     }
     changed = true;
   }

@@ -46,6 +46,9 @@ inline constexpr double kMaxAgeSeconds = 7 * 24 * 3600.0;
 // Leaves listed per event (a tree on a 16k-GPU fabric can touch hundreds;
 // beyond this, leaves_truncated says the list is not all of them).
 inline constexpr std::size_t kMaxLeavesPerEvent = 64;
+// Slurm jobs listed per event (analysis/job_join.h: the jobs whose ports were
+// in its tree), beyond which jobs_truncated says so.
+inline constexpr std::size_t kMaxJobsPerEvent = 64;
 
 struct EventNode {
   std::uint64_t guid = 0;
@@ -77,6 +80,10 @@ struct CongestionEvent {
   std::vector<int> rails;           // rails of the ports of its tree, ascending
   std::vector<EventNode> leaves;    // leaf switches of its tree, in order first seen
   bool leaves_truncated = false;    // it touched more than kMaxLeavesPerEvent
+  // Slurm job ids whose ports were in its tree in any sweep (jobs.source;
+  // empty without one), ascending.
+  std::vector<std::uint64_t> jobs;
+  bool jobs_truncated = false;  // more than kMaxJobsPerEvent
   // Seconds of congestion so far: the intervals in which the root was seen.
   double congested_seconds = 0;
 
@@ -113,8 +120,11 @@ class CongestionEventTracker {
   // `fabric` (with `node_names`); `now` the Unix seconds at the end of its
   // interval (the sweep's start). An analysis without a result (the first
   // sweep) changes nothing: no evidence is not absence.
+  // `root_jobs`, when given, is parallel to the forest's roots: the Slurm
+  // job ids in each root's tree this sweep (JobJoinResult::roots).
   void observe(const SweepAnalysis& analysis, const Fabric& fabric,
-               const std::vector<std::string>& node_names, double now);
+               const std::vector<std::string>& node_names, double now,
+               const std::vector<std::vector<std::uint64_t>>& root_jobs = {});
 
   // Continues from a saved state (start-up): events whose root has been
   // gone longer than the grace end at their last_seen; the history bounds

@@ -214,17 +214,32 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     in.analysis = analyze_sweep(f, in.node_names, in.device_ticks, sweep);
     // The intervals end when the sweep starts (SweepAnalyzer::analyze).
     const double now = std::chrono::duration<double>(sweep.started_at.time_since_epoch()).count();
-    events_.observe(in.analysis, *f, in.node_names, now);
+    in.jobs = join_jobs(f, in.analysis);
+    events_.observe(in.analysis, *f, in.node_names, now, root_job_ids(in));
     if (state_file_ && events_.version() != saved_events_version_) {
       saved_events_version_ = events_.version();
       state_file_->save(events_.state(), now);
     }
-    in.jobs = join_jobs(f, in.analysis);
   }
   in.events = events_.events();
   in.event_counters = events_.counters();
   in.fabric = std::move(f);
   return build_snapshot(std::move(in));
+}
+
+std::vector<std::vector<std::uint64_t>> Exporter::root_job_ids(const SnapshotInputs& in) {
+  // Parallel to the forest's roots: the job ids of each (what each
+  // congestion event records of the jobs its tree hurt).
+  std::vector<std::vector<std::uint64_t>> ids;
+  if (!in.jobs.enabled) return ids;
+  ids.resize(in.analysis.result.congestion.roots.size());
+  for (const RootJobs& r : in.jobs.join.roots) {
+    if (r.root >= ids.size()) continue;
+    for (const auto& [job, ports] : r.jobs) {
+      if (job < in.jobs.join.jobs.size()) ids[r.root].push_back(in.jobs.join.jobs[job].job_id);
+    }
+  }
+  return ids;
 }
 
 JobsView Exporter::join_jobs(const std::shared_ptr<const Fabric>& f,

@@ -103,6 +103,9 @@ class Exporter {
 
  private:
   DiscoveryEvents discovery_events();
+  // The Slurm job ids in each root's tree (parallel to the forest's roots;
+  // empty without a job source).
+  static std::vector<std::vector<std::uint64_t>> root_job_ids(const SnapshotInputs& in);
   // Logs the local port leaving and reaching Active (discovery thread).
   void note_local_port_state(std::uint8_t state);
   void arm_timer(std::chrono::steady_clock::time_point when);

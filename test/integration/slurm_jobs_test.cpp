@@ -15,6 +15,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -181,6 +182,19 @@ TEST_CASE(
   CHECK(series_of_job(s, "infiniband_congestion_root_jobs", other) == 0);
   CHECK(s.count(job_key("infiniband_job_transmit_wait_seconds_total", train)) == 1);
   CHECK(s.count(job_key("infiniband_job_stall_ratio_max", train)) == 1);
+  // The congestion event of that root lists the job (and not the other).
+  const auto events = nlohmann::json::parse(http_get(rest.port(), "/events").body);
+  bool listed = false;
+  for (const auto& e : events["events"]) {
+    if (e["root"]["node_name"] != trees[0].root.node || e["root"]["port"] != trees[0].root.port) {
+      continue;
+    }
+    const auto& jobs = e["jobs"];
+    listed = std::find(jobs.begin(), jobs.end(), train) != jobs.end();
+    CHECK(std::find(jobs.begin(), jobs.end(), other) == jobs.end());
+  }
+  INFO(events.dump(1));
+  CHECK(listed);
   // The full exposition with the jobs' families is promtool-clean.
   const std::string path = sim.dir() + "/scrape.prom";
   std::ofstream(path) << rest.metrics();

@@ -25,6 +25,7 @@ ibfx::EventTrackerState sample_state() {
   active.sweeps = 600;
   active.absent_sweeps = 2;
   active.rails = {3};
+  active.jobs = {12, 4711};
   active.leaves = {{0x0002c90300a1b2c3, "leaf-01"}, {0x0002c90300a1b2c4, "leaf-02"}};
   active.congested_seconds = 600;
   ibfx::CongestionEvent ended = active;
@@ -33,6 +34,7 @@ ibfx::EventTrackerState sample_state() {
   ended.end = ended.last_seen;
   ended.absent_sweeps = 0;
   ended.leaves_truncated = true;
+  ended.jobs_truncated = true;
   ended.far = {};
   ended.far_port = 0;
   s.events = {active, ended};

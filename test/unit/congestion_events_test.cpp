@@ -52,7 +52,8 @@ class Sweeps {
   }
 
   // Sweep at `now` (1 s interval) whose forest has `trees`.
-  void sweep(double now, const std::vector<Tree>& trees) {
+  void sweep(double now, const std::vector<Tree>& trees,
+             const std::vector<std::vector<std::uint64_t>>& jobs = {}) {
     ibfx::SweepAnalysis a;
     a.topology = topology_;
     a.interval_seconds = 1;
@@ -66,7 +67,7 @@ class Sweeps {
       for (const auto& v : t.victims) f.root[index_.at(v)] = r;
       f.roots.push_back({r, t.cause, t.score, t.victims.size()});
     }
-    tracker.observe(a, rf_.fabric, names_, now);
+    tracker.observe(a, rf_.fabric, names_, now, jobs);
   }
   // A sweep with no congestion at all.
   void quiet(double now) { sweep(now, {}); }
@@ -316,4 +317,18 @@ TEST_CASE("an event lists at most kMaxLeavesPerEvent leaves and says when there 
   CHECK(e.leaves.size() == ibfx::kMaxLeavesPerEvent);
   CHECK(e.leaves_truncated);
   CHECK(e.root.name == rf.fabric.nodes[rf.spine[0][0]].description);  // no name: the description
+}
+
+TEST_CASE("an event keeps every Slurm job its tree hurt, bounded", "[events]") {
+  Sweeps s;
+  s.sweep(100, {incast(s, 2)}, {{4711, 12}});
+  s.sweep(101, {incast(s, 2)}, {{12, 99}});
+  s.sweep(102, {incast(s, 2)});  // no job source this sweep: nothing lost
+  CHECK(only(s.tracker).jobs == std::vector<std::uint64_t>{12, 99, 4711});
+  CHECK_FALSE(only(s.tracker).jobs_truncated);
+  std::vector<std::uint64_t> many(ibfx::kMaxJobsPerEvent + 5);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = 10000 + i;
+  s.sweep(103, {incast(s, 2)}, {many});
+  CHECK(only(s.tracker).jobs.size() == ibfx::kMaxJobsPerEvent);
+  CHECK(only(s.tracker).jobs_truncated);
 }

@@ -305,7 +305,7 @@ TEST_CASE("A root that moves under noise: the new one ranks first within 2 sweep
   }
 }
 
-TEST_CASE("Without the history a dip below the threshold loses the root; with it, not",
+TEST_CASE("Without the history a dip below the threshold loses the root, with it not",
           "[congestion][scenario][noise]") {
   // The same noisy incast, with and without RootHistory: the evidence rule
   // alone already names the dipped root as parent; holding keeps it a root

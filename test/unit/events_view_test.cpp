@@ -31,7 +31,7 @@ TEST_CASE("since= is non-negative Unix seconds, anything else a clear error", "[
   }
 }
 
-TEST_CASE("/events lists newest first; since= keeps what was congested at or after it",
+TEST_CASE("/events lists newest first, since= keeps what was congested at or after it",
           "[events_view]") {
   const ibfx::EventList events{event(3, 900, std::nullopt), event(2, 500, 600.0),
                                event(1, 100, 200.0)};

@@ -518,7 +518,7 @@ TEST_CASE("Exporter exports its publisher's health: snapshots published and drop
   CHECK(ratio <= 1);
 }
 
-TEST_CASE("Exporter with jobs.source: each sweep joins the latest job list; reload turns it off",
+TEST_CASE("Exporter with jobs.source: each sweep joins the latest job list, reload turns it off",
           "[exporter][jobs]") {
   // squeue --json as a real child: job 7 on gpu0 (star_fabric's "gpu0
   // mlx5_0"), job 8 on a host with no HCA in the fabric.
