@@ -50,7 +50,8 @@ std::string_view cause_name(CongestionCause cause) {
 CongestionForest build_congestion_forest(const Topology& topo, const Fabric& fabric,
                                          const std::vector<PortScore>& ports,
                                          const std::vector<PortSample>& samples,
-                                         const CongestionConfig& config) {
+                                         const CongestionConfig& config,
+                                         const std::vector<std::uint8_t>& held) {
   CongestionForest f;
   const std::size_t count = std::min(ports.size(), samples.size());
   f.parent.assign(ports.size(), kNoPort);
@@ -68,17 +69,51 @@ CongestionForest build_congestion_forest(const Topology& topo, const Fabric& fab
     if (at[node].empty()) at[node].assign(size, kNoPort);
     at[node][p.port_index] = k;
   }
+  // A port held as a root keeps lower thresholds (hysteresis).
+  auto is_held = [&](std::size_t k) { return k < held.size() && held[k] != 0; };
+  auto scale = [&](std::size_t k) { return is_held(k) ? config.hold_fraction : 1.0; };
   auto stalled = [&](std::size_t k) {
     return ports[k].valid && ports[k].stall >= config.stall_threshold;
   };
   auto saturated = [&](std::size_t k) {
     return ports[k].utilization_valid && ports[k].utilization >= config.saturation_threshold;
   };
+  // Congested for the forest: its own thresholds, or the held ones.
+  auto stalled_for_tree = [&](std::size_t k) {
+    return ports[k].valid && ports[k].stall >= config.stall_threshold * scale(k);
+  };
+  auto full_for_tree = [&](std::size_t k) {
+    return ports[k].utilization_valid &&
+           ports[k].utilization >= config.saturation_threshold * scale(k);
+  };
   // How congested a port is: its W if stalled, its U if saturated, else 0.
   auto severity = [&](std::size_t k) {
-    double s = stalled(k) ? ports[k].stall : 0;
-    if (saturated(k)) s = std::max(s, ports[k].utilization);
+    double s = stalled_for_tree(k) ? ports[k].stall : 0;
+    if (full_for_tree(k)) s = std::max(s, ports[k].utilization);
     return s;
+  };
+  // How close to the thresholds a port is, congested or not.
+  auto evidence = [&](std::size_t k) {
+    double e = ports[k].valid ? ports[k].stall / config.stall_threshold : 0;
+    if (ports[k].utilization_valid) {
+      e = std::max(e, ports[k].utilization / config.saturation_threshold);
+    }
+    return e;
+  };
+  // Parent of victims on evidence alone (no threshold reached), and whether
+  // that evidence was its U (it is full) rather than its W.
+  std::vector<std::uint8_t> by_evidence(ports.size(), 0);
+  // Full, for the cause: saturated; or, below the threshold, held or named on
+  // the evidence of its U, provided it is not stalled (a stalled port that is
+  // not saturated refuses data: the held thresholds must not turn a slow
+  // receiver that moves some data into an incast).
+  auto full = [&](std::size_t k) {
+    if (saturated(k)) return true;
+    if (stalled(k)) return false;
+    if (full_for_tree(k)) return true;
+    return by_evidence[k] != 0 && ports[k].utilization_valid &&
+           ports[k].utilization / config.saturation_threshold >=
+               (ports[k].valid ? ports[k].stall / config.stall_threshold : 0);
   };
 
   // Uplink imbalance per switch: max / mean of the up ports' bytes.
@@ -105,8 +140,14 @@ CongestionForest build_congestion_forest(const Topology& topo, const Fabric& fab
     f.imbalance.push_back({static_cast<std::int32_t>(i), ups, imbalance[i]});
   }
 
-  // Each stalled port's parent: the most congested port of the node at the
-  // other end of its cable that its traffic can leave through.
+  // Each stalled port's parent: a port of the node at the other end of its
+  // cable that its traffic can leave through. In this order: the most
+  // congested towards the victim's own rail, the markedly busiest towards its
+  // rail, the most congested of all, the markedly busiest of all (see
+  // docs/scores.md: traffic of rail r that entered a spine from a rail-r
+  // switch descends only towards rail r).
+  std::vector<std::size_t> candidates;
+  std::vector<std::uint8_t> on_rail;
   for (std::size_t k = 0; k < count; ++k) {
     if (saturated(k)) ++f.saturated;
     if (!stalled(k)) continue;
@@ -119,25 +160,72 @@ CongestionForest build_congestion_forest(const Topology& topo, const Fabric& fab
     if (topo.tier[b] == Tier::kHca) continue;  // an HCA is where traffic ends
     const std::uint32_t arrival = index_of_port(fabric.nodes[b], p.remote_port);
     const PortDirection arrived = topo.direction[a][ports[k].port_index];
-    double best = 0;
+    // The rail the victim's traffic belongs to: the one rail its node serves.
+    const int rail = a < topo.single_rail.size() ? topo.single_rail[a] : kNoRail;
+    candidates.clear();
+    on_rail.clear();
     for (std::size_t q = 0; q < at[b].size(); ++q) {
       const std::size_t qk = at[b][q];
       if (q == arrival || qk == kNoPort || !may_leave(arrived, topo.direction[b][q])) continue;
-      const double s = severity(qk);
-      if (s > best) {
-        best = s;
-        f.parent[k] = qk;
+      candidates.push_back(qk);
+      bool same = true;
+      const std::int32_t towards = fabric.nodes[b].ports[q].remote_node;
+      if (rail != kNoRail && topo.direction[b][q] == PortDirection::kDown && towards >= 0 &&
+          static_cast<std::size_t>(towards) < n) {
+        const int theirs = topo.single_rail[static_cast<std::size_t>(towards)];
+        same = theirs == kNoRail || theirs == rail;
       }
+      on_rail.push_back(same ? 1 : 0);
     }
+    auto most_congested = [&](bool rail_only) {
+      double best = 0;
+      std::size_t pick = kNoPort;
+      for (std::size_t c = 0; c < candidates.size(); ++c) {
+        if (rail_only && !on_rail[c]) continue;
+        const double s = severity(candidates[c]);
+        if (s > best) {
+          best = s;
+          pick = candidates[c];
+        }
+      }
+      return pick;
+    };
+    auto markedly_busiest = [&](bool rail_only) {
+      double best = 0, second = 0;
+      std::size_t pick = kNoPort;
+      for (std::size_t c = 0; c < candidates.size(); ++c) {
+        if (rail_only && !on_rail[c]) continue;
+        const double e = evidence(candidates[c]);
+        if (e > best) {
+          second = best;
+          best = e;
+          pick = candidates[c];
+        } else {
+          second = std::max(second, e);
+        }
+      }
+      if (best < config.evidence_floor || best < config.evidence_margin * second) return kNoPort;
+      return pick;
+    };
+    std::size_t parent = most_congested(true);
+    if (parent == kNoPort) parent = markedly_busiest(true);
+    if (parent == kNoPort) {
+      parent = most_congested(false);
+      if (parent == kNoPort) parent = markedly_busiest(false);
+    } else if (const std::size_t any = most_congested(false);
+               any != kNoPort && severity(any) > severity(parent)) {
+      ++f.rail_kept;
+    }
+    if (parent != kNoPort && severity(parent) <= 0) by_evidence[parent] = 1;
+    f.parent[k] = parent;
   }
-
   // Follow each chain to its end; a cycle (possible only over peer links)
   // roots nothing.
   enum : std::uint8_t { kOpen, kWalking, kDone };
   std::vector<std::uint8_t> state(ports.size(), kOpen);
   std::vector<std::size_t> path;
   for (std::size_t k = 0; k < count; ++k) {
-    if (state[k] == kDone || severity(k) <= 0) continue;
+    if (state[k] == kDone || (severity(k) <= 0 && !by_evidence[k])) continue;
     path.clear();
     std::size_t cur = k;
     while (state[cur] == kOpen && f.parent[cur] != kNoPort) {
@@ -172,12 +260,14 @@ CongestionForest build_congestion_forest(const Topology& topo, const Fabric& fab
   for (std::size_t k = 0; k < count; ++k) {
     if (f.root[k] != k) continue;
     CongestionRoot r = acc[k];
-    if (!stalled(k) && r.victims == 0) {
+    if (!stalled_for_tree(k) && r.victims == 0) {
       f.root[k] = kNoPort;
       continue;
     }
     r.port = k;
-    r.score += severity(k);
+    r.held = is_held(k);
+    r.by_evidence = by_evidence[k] != 0 && severity(k) <= 0;
+    r.score += r.by_evidence ? std::max(ports[k].stall, ports[k].utilization) : severity(k);
     const auto a = static_cast<std::size_t>(ports[k].node);
     const FabricNode& node = fabric.nodes[a];
     const FabricPort& p = node.ports[ports[k].port_index];
@@ -191,9 +281,9 @@ CongestionForest build_congestion_forest(const Topology& topo, const Fabric& fab
                link_lane_gbps(other) > link_lane_gbps(p);
     }
     const bool errors = samples[k].error_count > 0;
-    if (narrow || (errors && !saturated(k))) {
+    if (narrow || (errors && !full(k))) {
       r.cause = CongestionCause::kDegradedLink;
-    } else if (saturated(k)) {
+    } else if (full(k)) {
       if (into_hca) {
         r.cause = CongestionCause::kIncast;
       } else if (ports[k].direction == PortDirection::kUp &&

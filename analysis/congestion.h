@@ -29,6 +29,16 @@ struct CongestionConfig {
   // bytes reach this is blamed on routing, not on offered load.
   double imbalance_threshold = 1.5;
   std::size_t top_k = 20;  // roots exported
+  // Evidence below the thresholds (docs/scores.md, "Over sweeps"): where
+  // stalled ports converge on a hop none of whose ports is congested, the
+  // port with the largest max(U / saturation_threshold, W / stall_threshold)
+  // is their parent when that reaches evidence_floor and is at least
+  // evidence_margin times the hop's second largest.
+  double evidence_floor = 0.6;
+  double evidence_margin = 1.25;
+  // A port held as a root (RootHistory) is congested down to these fractions
+  // of the thresholds: it stays the root until its tree decays.
+  double hold_fraction = 0.75;
 };
 
 enum class CongestionCause : std::uint8_t {
@@ -53,6 +63,10 @@ struct CongestionRoot {
   // many ports' worth of stall this one explains.
   double score = 0;
   std::size_t victims = 0;  // stalled ports whose chain of waits ends here
+  // How it qualified: held from the previous sweeps (hysteresis), or parent
+  // of its victims on the evidence below the thresholds.
+  bool held = false;
+  bool by_evidence = false;
 };
 
 // Per switch with two or more up ports that moved data (mean U at least
@@ -74,13 +88,18 @@ struct CongestionForest {
   std::size_t stalled = 0;
   std::size_t saturated = 0;
   std::size_t victims = 0;  // stalled ports attributed to a root
+  // Victims whose parent was chosen among the ports towards their own rail
+  // when a port towards another rail was more congested.
+  std::size_t rail_kept = 0;
 };
 
 // `ports` and `samples` are parallel (AnalysisResult::ports and its input),
-// with W and U filled in; `topology` classifies `fabric`.
+// with W and U filled in; `topology` classifies `fabric`. `held`, parallel to
+// them too when not empty, marks the ports RootHistory holds as roots.
 CongestionForest build_congestion_forest(const Topology& topology, const Fabric& fabric,
                                          const std::vector<PortScore>& ports,
                                          const std::vector<PortSample>& samples,
-                                         const CongestionConfig& config);
+                                         const CongestionConfig& config,
+                                         const std::vector<std::uint8_t>& held = {});
 
 }  // namespace ibfx

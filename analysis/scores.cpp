@@ -197,7 +197,8 @@ PortSample make_port_sample(std::int32_t node, std::uint32_t port_index,
 }
 
 AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
-                       const std::vector<PortSample>& samples, const ScoreConfig& config) {
+                       const std::vector<PortSample>& samples, const ScoreConfig& config,
+                       const std::vector<std::uint8_t>& held_roots) {
   AnalysisResult result;
   const std::size_t n = std::min({fabric.nodes.size(), topo.tier.size(), topo.rail.size(),
                                   topo.single_rail.size(), topo.direction.size()});
@@ -384,7 +385,7 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
   for (int rail : hca_rails) result.worst_paths.push_back(worst_path(topo, fabric, matrix, rail));
 
   result.congestion =
-      build_congestion_forest(topo, fabric, result.ports, samples, config.congestion);
+      build_congestion_forest(topo, fabric, result.ports, samples, config.congestion, held_roots);
   return result;
 }
 
@@ -436,6 +437,12 @@ ScoreConfig parse_score_config(const YAML::Node& node, const std::string& source
       config.congestion.saturation_threshold = reader.number(value, value_line, key, 0.01, 1.0);
     } else if (key == "imbalance_threshold") {
       config.congestion.imbalance_threshold = reader.number(value, value_line, key, 1.0, 1e6);
+    } else if (key == "evidence_floor") {
+      config.congestion.evidence_floor = reader.number(value, value_line, key, 0.01, 1.0);
+    } else if (key == "evidence_margin") {
+      config.congestion.evidence_margin = reader.number(value, value_line, key, 1.0, 100.0);
+    } else if (key == "hold_fraction") {
+      config.congestion.hold_fraction = reader.number(value, value_line, key, 0.1, 1.0);
     } else if (key == "root_top_k") {
       config.congestion.top_k =
           static_cast<std::size_t>(reader.integer(value, value_line, key, 0, 100000));

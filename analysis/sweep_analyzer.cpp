@@ -35,7 +35,9 @@ SweepAnalysis SweepAnalyzer::analyze(const std::shared_ptr<const Fabric>& fabric
   previous_sweep_ = started_at;
   if (!a.samples.empty()) {
     a.interval_seconds = dt;
-    a.result = ibfx::analyze(*topology_, *fabric, a.samples, config.scores);
+    a.result = ibfx::analyze(*topology_, *fabric, a.samples, config.scores,
+                             roots_.held(*fabric, a.samples));
+    roots_.update(*fabric, a.result.ports, a.result.congestion);
     clamped_total_ += a.result.clamped;
     for (const PortScore& ps : a.result.ports) {
       if (ps.valid) histograms_[{ps.tier, ps.rail}].observe(ps.stall);

@@ -1,7 +1,7 @@
 // The analysis state one sweep hands to the next: the topology of the fabric
 // it was classified from, every port's totals at the previous sweep, and the
-// cumulative W and U histograms. The exporter gives it each sweep's totals
-// and publishes what it returns; it never sends a MAD.
+// cumulative W and U histograms, and the roots of congestion it holds. The exporter gives it each
+// sweep's totals and publishes what it returns; it never sends a MAD.
 #pragma once
 
 #include <array>
@@ -16,6 +16,7 @@
 
 #include "analysis/analysis_config.h"
 #include "analysis/ratio_histogram.h"
+#include "analysis/root_history.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "collectors/counter_accumulator.h"
@@ -59,7 +60,10 @@ class SweepAnalyzer {
   void reclassify() { topology_fabric_.reset(); }
   // A port that left the known fabric: should it come back, its first
   // interval starts from its new totals, not from ones hours old.
-  void forget(const PortKey& key) { previous_.erase(key); }
+  void forget(const PortKey& key) {
+    previous_.erase(key);
+    roots_.forget(key);
+  }
 
  private:
   std::shared_ptr<const Fabric> topology_fabric_;  // fabric the topology was built from
@@ -69,6 +73,7 @@ class SweepAnalyzer {
   std::map<std::pair<Tier, int>, StallHistogram> histograms_;
   std::map<std::pair<Tier, int>, UtilizationHistogram> utilization_histograms_;
   std::uint64_t clamped_total_ = 0;
+  RootHistory roots_;  // the roots of the last sweeps, held (hysteresis)
 };
 
 }  // namespace ibfx

@@ -30,11 +30,8 @@ constexpr double kTickSeconds = 8.0 * 4 / kRate;  // the IBA unit on 4x HDR
 }  // namespace
 
 int main(int argc, char** argv) {
-  ibfx::test::FatTreeSpec spec;
-  spec.servers = 2048;
-  spec.rails = 8;
-  spec.radix = 64;
-  spec.tiers = 3;
+  // The large bench fabric every figure of docs/benchmarks.md is measured on.
+  ibfx::test::FatTreeSpec spec = ibfx::test::preset_16k();
   int runs = 5;
   int trees = 16;
   try {

@@ -40,11 +40,12 @@
 #include "collectors/mad_transport.h"
 #include "collectors/mad_worker.h"
 #include "collectors/sweeper.h"
-#include "daemon/counter_families.h"
-#include "daemon/snapshot.h"
+#include "exposition/counter_families.h"
+#include "exposition/snapshot.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/fat_tree_flags.h"
 #include "test/sim/sim_fabric.h"
+#include "test/support/snapshot_support.h"
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -280,15 +281,17 @@ int main(int argc, char** argv) {
     worker.stop();
   }
 
-  auto snap = ibfx::build_snapshot(dr.fabric, last, acc, {});
+  auto snap = ibfx::test::make_snapshot(dr.fabric, last, acc, {});
   const auto tr = Clock::now();
   std::size_t text_bytes = 0;
-  snap->render([&text_bytes](std::string_view piece) { text_bytes += piece.size(); });
+  ibfx::render_exposition(*snap,
+                          [&text_bytes](std::string_view piece) { text_bytes += piece.size(); });
   const double render_s = since(tr);
   const auto tg = Clock::now();
-  snap->compress();  // what the daemon's publisher does once per snapshot
+  // What the daemon's publisher does once per snapshot.
+  const ibfx::RenderedExposition rendered = ibfx::RenderedExposition::build(*snap);
   const double gzip_s = since(tg);
-  const std::string gz = snap->gzip();
+  const std::string gz = ibfx::test::gzip_member(rendered.runs());
 
   // The alternative design: the fabric series in prometheus-cpp's object
   // model, materialized and serialized per scrape.

@@ -36,13 +36,15 @@
 #include "bench/proc_stat.h"
 #include "collectors/mad_transport.h"
 #include "collectors/pma.h"
-#include "daemon/deflate_block_cache.h"
 #include "daemon/exporter.h"
 #include "daemon/web.h"
+#include "exposition/deflate_block_cache.h"
+#include "http/gzip_writer.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fabric_gen.h"
 #include "test/sim/fat_tree_flags.h"
+#include "test/support/gunzip.h"
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -308,7 +310,7 @@ struct Counted {
 Counted count_samples(const ibfx::Snapshot& snap) {
   Counted counted;
   std::size_t& samples = counted.samples;
-  snap.render([&](std::string_view piece) {
+  ibfx::render_exposition(snap, [&](std::string_view piece) {
     counted.bytes += piece.size();
     std::size_t line_start = 0;
     for (std::size_t i = 0; i < piece.size(); ++i) {
@@ -318,18 +320,6 @@ Counted count_samples(const ibfx::Snapshot& snap) {
     }
   });
   return counted;
-}
-
-// The sweep's data of `from` in `to`, not yet rendered (a Snapshot renders
-// and compresses once, so each measurement takes a fresh one).
-void copy_data(const ibfx::Snapshot& from, ibfx::Snapshot& to) {
-  to.fabric = from.fabric;
-  to.topology = from.topology;
-  to.analysis = from.analysis;
-  to.node_names = from.node_names;
-  to.ports = from.ports;
-  to.node_status = from.node_status;
-  to.exporter_metrics_text = from.exporter_metrics_text;
 }
 
 // Pulls a whole /metrics body through the web handler, as a scrape would.
@@ -355,11 +345,8 @@ std::pair<double, std::size_t> scrape(const ibfx::Exporter& exporter, bool gzip,
 }  // namespace
 
 int main(int argc, char** argv) {
-  ibfx::test::FatTreeSpec spec;
-  spec.servers = 2048;
-  spec.rails = 8;
-  spec.radix = 64;
-  spec.tiers = 3;
+  // The large bench fabric every figure of docs/benchmarks.md is measured on.
+  ibfx::test::FatTreeSpec spec = ibfx::test::preset_16k();
   int sweeps = 3;
   int error_percent = 1;  // --error-ports PERCENT: ports whose symbol errors count
   std::string dump;       // --dump FILE: the full exposition, for per-family measurements
@@ -444,8 +431,8 @@ int main(int argc, char** argv) {
       std::perror(dump.c_str());
       return 1;
     }
-    snap->render(
-        [out](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), out); });
+    render_exposition(
+        *snap, [out](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), out); });
     std::fclose(out);
   }
 
@@ -456,7 +443,7 @@ int main(int argc, char** argv) {
     const auto t = Clock::now();
     const double cpu = thread_cpu_seconds();
     std::size_t bytes = 0;
-    snap->render([&bytes](std::string_view piece) { bytes += piece.size(); });
+    render_exposition(*snap, [&bytes](std::string_view piece) { bytes += piece.size(); });
     render_s = std::min(render_s, since(t));
     render_cpu = std::min(render_cpu, thread_cpu_seconds() - cpu);
     text_bytes = bytes;
@@ -464,8 +451,8 @@ int main(int argc, char** argv) {
   for (unsigned threads : {1u, 2u}) {
     const auto t = Clock::now();
     const double cpu = process_cpu_seconds();  // no other thread of this process runs meanwhile
-    ibfx::ParallelGzipWriter gz(ibfx::kGzipFast, threads);
-    snap->render([&gz](std::string_view piece) { gz.write(piece); });
+    ibfx::test::ParallelGzipWriter gz(ibfx::kGzipFast, threads);
+    render_exposition(*snap, [&gz](std::string_view piece) { gz.write(piece); });
     const std::string out = gz.finish();
     std::printf("render+parallel gzip level 1, %u threads: %.3f s (%.3f CPU-s), %zu bytes\n",
                 threads, since(t), process_cpu_seconds() - cpu, out.size());
@@ -473,7 +460,7 @@ int main(int argc, char** argv) {
   for (int level : {ibfx::kGzipFast, ibfx::kGzipDefault}) {
     const auto t = Clock::now();
     ibfx::GzipWriter gz(level);
-    snap->render([&gz](std::string_view piece) { gz.write(piece); });
+    render_exposition(*snap, [&gz](std::string_view piece) { gz.write(piece); });
     const std::string out = gz.finish();
     std::printf("render+gzip level %d: %.3f s, %zu bytes\n", level == ibfx::kGzipFast ? 1 : 6,
                 since(t), out.size());
@@ -491,30 +478,29 @@ int main(int argc, char** argv) {
     double best = 1e9, best_cpu = 1e9, old_best = 1e9, old_cpu = 1e9;
     std::size_t bytes = 0;
     for (int i = 0; i < 3; ++i) {
-      ibfx::Snapshot copy;
-      copy_data(*snap, copy);
+      const ibfx::Snapshot& copy = *snap;
       auto t = Clock::now();
       double c = process_cpu_seconds();
-      copy.compress();
+      const ibfx::RenderedExposition rendered = ibfx::RenderedExposition::build(copy);
       best = std::min(best, since(t));
       best_cpu = std::min(best_cpu, process_cpu_seconds() - c);
       bytes = 0;
-      for (const ibfx::DeflateRun* r : copy.runs()) bytes += r->bytes.size();
+      for (const ibfx::DeflateRun* r : rendered.runs()) bytes += r->bytes.size();
 
       t = Clock::now();
       c = process_cpu_seconds();
-      ibfx::ParallelGzipWriter gz(ibfx::kGzipFast, threads);
-      copy.render([&gz](std::string_view piece) { gz.write(piece); });
+      ibfx::test::ParallelGzipWriter gz(ibfx::kGzipFast, threads);
+      ibfx::render_exposition(copy, [&gz](std::string_view piece) { gz.write(piece); });
       const std::string full = gz.finish();
       ibfx::GzipWriter agg(ibfx::kGzipFast);
-      copy.render_group(ibfx::RenderGroup::kAggregates,
-                        [&agg](std::string_view piece) { agg.write(piece); });
+      ibfx::render_group(copy, ibfx::RenderGroup::kAggregates,
+                         [&agg](std::string_view piece) { agg.write(piece); });
       const std::string aggregates = agg.finish();
       old_best = std::min(old_best, since(t));
       old_cpu = std::min(old_cpu, process_cpu_seconds() - c);
     }
     std::printf(
-        "publisher step (Snapshot::compress: 3 groups rendered once, deflated on %u "
+        "publisher step (RenderedExposition::build: 3 groups rendered once, deflated on %u "
         "threads): best %.3f s, %.3f CPU-s, %zu deflate bytes held\n",
         threads, best, best_cpu, bytes);
     std::printf(
@@ -522,7 +508,7 @@ int main(int argc, char** argv) {
         "best %.3f s, %.3f CPU-s\n",
         old_best, old_cpu);
     // The publisher step with the deflate cache warmed by the snapshot
-    // before (daemon/deflate_block_cache.h), as the daemon runs it: (a) the
+    // before (exposition/deflate_block_cache.h), as the daemon runs it: (a) the
     // same data again, a quiet fabric's best case; (b) the next sweep's
     // data, where FastPma makes every traffic counter rise on every read, a
     // busy fabric. Best of 3 each, a fresh cache warmed each time.
@@ -537,17 +523,13 @@ int main(int argc, char** argv) {
       std::size_t held = 0;
       for (int i = 0; i < 3; ++i) {
         ibfx::DeflateBlockCache cache;
-        ibfx::Snapshot warm;
-        copy_data(*snap, warm);
-        warm.compress(&cache);
-        ibfx::Snapshot copy;
-        copy_data(*c.data, copy);
+        ibfx::RenderedExposition::build(*snap, &cache);  // warms the cache
         const auto t = Clock::now();
         const double c0 = process_cpu_seconds();
-        copy.compress(&cache);
+        const ibfx::RenderedExposition copy = ibfx::RenderedExposition::build(*c.data, &cache);
         wall = std::min(wall, since(t));
         cpu = std::min(cpu, process_cpu_seconds() - c0);
-        const ibfx::Snapshot::CompressStats st = copy.compress_stats();
+        const ibfx::RenderedExposition::Stats st = copy.stats();
         ratio = static_cast<double>(st.reused_bytes) /
                 static_cast<double>(st.reused_bytes + st.deflated_bytes);
         held = 0;
@@ -563,20 +545,19 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; ++i) {
       std::size_t n = 0;
       auto t = Clock::now();
-      snap->render_group(ibfx::RenderGroup::kPorts, [&n](std::string_view p) { n += p.size(); });
+      render_group(*snap, ibfx::RenderGroup::kPorts, [&n](std::string_view p) { n += p.size(); });
       plain = std::min(plain, since(t));
       ibfx::ExpositionIndex index;
       t = Clock::now();
-      snap->render_group(
-          ibfx::RenderGroup::kPorts, [&n](std::string_view p) { n += p.size(); },
+      render_group(
+          *snap, ibfx::RenderGroup::kPorts, [&n](std::string_view p) { n += p.size(); },
           std::size_t{1} << 20, &index);
       indexed = std::min(indexed, since(t));
     }
     std::printf("ports group text render: %.3f s, with its node index %.3f s\n", plain, indexed);
   }
-  // Every scrape serves what the publisher compressed: nothing renders here
-  // (Snapshot::render_count() does not move). Best of 3 each.
-  const std::uint64_t renders_before = ibfx::Snapshot::render_count();
+  // Every scrape serves what the publisher compressed: the web handler only
+  // reads the publication (daemon/web.cpp). Best of 3 each.
   auto best_scrape = [&exporter](bool gzip, const std::string& query) {
     std::pair<double, std::size_t> best{1e9, 0};
     for (int i = 0; i < 3; ++i) {
@@ -595,8 +576,6 @@ int main(int argc, char** argv) {
     std::printf("scrape /metrics%s: gzip %.4f s, %zu bytes; identity %.4f s, %zu bytes\n",
                 query.c_str(), gz_s, gz_bytes, id_s, id_bytes);
   }
-  std::printf("renders during the scrapes: %llu\n",
-              static_cast<unsigned long long>(ibfx::Snapshot::render_count() - renders_before));
   std::printf("peak RSS: %.0f MiB\n", peak_rss_mib());
 
   // Series per cardinality setting (config `export:`), same snapshot data.
@@ -617,8 +596,7 @@ int main(int argc, char** argv) {
       {"aggregates only", {.port_counters = false}},
   };
   for (const Setting& s : settings) {
-    ibfx::Snapshot copy;
-    copy_data(*snap, copy);
+    ibfx::Snapshot copy = *snap;
     copy.exporting = s.ex;
     const Counted c = count_samples(copy);
     std::printf("series: %-40s %9zu series, %11zu bytes: %6.1f series, %6.0f bytes per port\n",

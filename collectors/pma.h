@@ -58,7 +58,7 @@ enum class Counter : std::uint8_t {
 inline constexpr std::size_t kCounterCount = static_cast<std::size_t>(Counter::kCount);
 
 // How a counter is read and scaled; its Prometheus name and help belong to
-// the render layer (daemon/counter_families.h).
+// the render layer (exposition/counter_families.h).
 struct CounterInfo {
   // Width of the field in the 32-bit PortCounters attribute (IBA 16.1.3.5);
   // 0 where the counter exists only in PortCountersExtended.

@@ -1,4 +1,6 @@
 // Command-line flags, spelled like the Prometheus exporters' (--web.listen-address).
+#include "config/command_line.h"
+
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -115,7 +117,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   if (result.show_help || result.show_version) return result;
 
   for (const auto& [flag, typed, value] : values) {
-    // Loaded by the daemon (daemon/web_config.h), which owns its format.
+    // Loaded by the daemon (http/web_config.h), which owns its format.
     if (flag->name == "web.config.file") result.web_config_file = value;
     if (flag->name != "config.file") continue;
     if (value.empty()) fail("--config.file: missing value");

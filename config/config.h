@@ -13,19 +13,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/config_error.h"
+
 // yaml-cpp's own spelling of its namespace.
 namespace YAML {  // NOLINT(readability-identifier-naming)
 class Node;
 }
 
 namespace ibfx {
-
-// Thrown only during start-up / reload validation. The message is meant for
-// an operator: "<file>:<line>: <key>: <what is wrong>".
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 using Duration = std::chrono::milliseconds;
 
@@ -108,7 +103,7 @@ struct ExportConfig {
 };
 
 // The HTTP server's connection limits (YAML section "web"; the
-// HttpServerLimits of daemon/http_server.h). Changing them needs a restart.
+// HttpServerLimits of http/http_server.h). Changing them needs a restart.
 struct WebServerConfig {
   Duration header_timeout{std::chrono::seconds(10)};  // TLS handshake + request line + headers
   Duration idle_timeout{std::chrono::seconds(30)};    // keep-alive wait; stalled writes
@@ -157,34 +152,5 @@ Config parse_config_document(const YAML::Node& document, const std::string& sour
 std::vector<std::string_view> config_keys();
 void set_config_value(Config& config, std::string_view dotted_key, std::string_view text);
 std::string config_value_text(const Config& config, std::string_view dotted_key);
-
-struct CommandLine {
-  Config config;
-  std::string config_file;  // empty: built-in defaults only
-  // config_file's YAML document, parsed once; null without a file. The
-  // daemon hands its analysis sections to analysis/ from here.
-  std::shared_ptr<const YAML::Node> config_document;
-  std::string web_config_file;  // --web.config.file; empty: plain HTTP, no auth
-  bool once = false;
-  bool check_config = false;
-  bool show_version = false;
-  bool show_help = false;
-};
-
-// Parses argv. Flags override the config file. Throws ConfigError on an
-// unknown flag, a missing value or a bad value (naming the flag).
-CommandLine parse_command_line(int argc, const char* const* argv);
-std::string usage_text();
-
-// infiniband-diags node-name-map: "0x<guid> \"name\"" per line, '#' comments.
-using NodeNameMap = std::unordered_map<std::uint64_t, std::string>;
-NodeNameMap load_node_name_map(const std::string& path);
-NodeNameMap parse_node_name_map(std::string_view text, const std::string& source_name);
-
-namespace detail {
-// Whole file, or ConfigError "<path>: cannot read: <why>". The size cap keeps
-// a wrong path (a device, a huge log) from exhausting memory.
-std::string read_text_file(const std::string& path, std::size_t max_bytes);
-}  // namespace detail
 
 }  // namespace ibfx

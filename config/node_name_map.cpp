@@ -1,9 +1,12 @@
 // The infiniband-diags node-name-map: one `<guid> "<name>"` per line.
+#include "config/node_name_map.h"
+
 #include <array>
 #include <charconv>
 #include <optional>
 
-#include "config/config.h"
+#include "config/config_error.h"
+#include "config/text_file.h"
 
 namespace ibfx {
 namespace {
@@ -96,7 +99,7 @@ NodeNameMap parse_node_name_map(std::string_view text, const std::string& source
 }
 
 NodeNameMap load_node_name_map(const std::string& path) {
-  return parse_node_name_map(detail::read_text_file(path, kMaxNodeNameMapBytes), path);
+  return parse_node_name_map(read_text_file(path, kMaxNodeNameMapBytes), path);
 }
 
 }  // namespace ibfx

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "config/text_file.h"
+
 namespace ibfx::yaml {
 namespace {
 
@@ -108,7 +110,7 @@ YAML::Node load_document(std::string_view text, const std::string& source) {
 }
 
 YAML::Node load_document_file(const std::string& path) {
-  return load_document(detail::read_text_file(path, kMaxYamlBytes), path);
+  return load_document(read_text_file(path, kMaxYamlBytes), path);
 }
 
 void SectionReader::fail(int line, std::string_view key, const std::string& what) const {

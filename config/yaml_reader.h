@@ -1,5 +1,5 @@
 // The one YAML reader of the daemon: the config file (config.cpp), its
-// analysis sections (analysis/) and the web config (daemon/web_config.cpp)
+// analysis sections (analysis/) and the web config (http/web_config.cpp)
 // all load and walk their YAML through it, so every file gets the same
 // hardening and the same error shape, "<source>:<line>: <key>: <what>":
 // - at most one document (a stray "---" is an error, not a silently ignored
@@ -20,7 +20,7 @@
 #include <string_view>
 #include <utility>
 
-#include "config/config.h"
+#include "config/config_error.h"
 
 namespace ibfx::yaml {
 

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "base/log.h"
-#include "daemon/http_server.h"
+#include "http/http_server.h"
 
 namespace ibfx {
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include "analysis/analysis_config.h"
+#include "config/command_line.h"
 #include "config/config.h"
-#include "daemon/web_config.h"
+#include "config/node_name_map.h"
+#include "http/web_config.h"
 
 namespace ibfx {
 

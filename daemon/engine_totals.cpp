@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "collectors/pma.h"
-#include "daemon/counter_families.h"
+#include "exposition/counter_families.h"
 
 namespace ibfx {
 

@@ -31,14 +31,16 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       sweeper_(engine_, accumulator_),
       analysis_config_(std::move(analysis)),
       discovery_(std::move(discover), config_.discovery, discovery_events()),
-      // Rendering is the publisher's step: Snapshot::compress() renders each
-      // scrape group once and compresses it once; every scrape, of any
+      // Rendering is the publisher's step: it renders each scrape group once
+      // and compresses it once (RenderedExposition); every scrape, of any
       // selection of groups or nodes, serves that and never renders. What
-      // did not change since the snapshot before is not deflated again
-      // (deflate_cache_).
+      // did not change since the snapshot before is not deflated again (the
+      // publisher's deflate cache).
       publisher_(
-          store_, [this](const Snapshot& snap) { snap.compress(&deflate_cache_); },
-          [this](const Snapshot& snap, const PublisherStats& stats) { on_published(snap, stats); },
+          store_, SnapshotPublisher::render_exposition,
+          [this](const Publication& pub, const PublisherStats& stats) {
+            on_published(*pub.snapshot, stats);
+          },
           kPublisherNice) {}
 
 Exporter::~Exporter() { stop(); }
@@ -161,7 +163,7 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     own = metrics_.serialize();
   }
   log_sweep(sweep, not_answering, overrun);
-  auto snap = assemble(f, sweep, std::move(own), nullptr);
+  auto snap = assemble(f, sweep, std::move(own));
   // Rendered and compressed on the publisher's thread, while the next sweep
   // runs: a scrape only reads what it published.
   publisher_.submit(std::move(snap));
@@ -170,25 +172,29 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
   last_sweep_ = std::move(sweep);
 }
 
-std::shared_ptr<Snapshot> Exporter::assemble(std::shared_ptr<const Fabric> f,
-                                             const SweepResult& sweep, std::string own_metrics,
-                                             const Snapshot* previous) {
-  auto snap = build_snapshot(std::move(f), sweep, accumulator_, names_);
-  if (previous != nullptr) {
-    // The same sweep again: its analysis and timestamp stay (their age says
-    // how stale the counters are).
-    snap->topology = previous->topology;
-    snap->analysis = previous->analysis;
-    snap->lanes = previous->lanes;
-    snap->sweep_timestamp_seconds = previous->sweep_timestamp_seconds;
-    snap->exporting = previous->exporting;
-  } else {
-    if (snap->fabric) {
-      snap->lanes = lane_totals(*snap->fabric, accumulator_.lanes());
-      analyze_sweep(*snap, sweep);
-    }
-    snap->exporting = config_.exporting;
+std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric> f,
+                                                   const SweepResult& sweep,
+                                                   std::string own_metrics) {
+  SnapshotInputs in;
+  in.sweep = &sweep;
+  in.accumulator = &accumulator_;
+  in.exporting = config_.exporting;
+  in.exporter_metrics_text = std::move(own_metrics);
+  if (f) {
+    in.node_names = node_display_names(*f, names_);
+    in.device_ticks = device_ticks(*f);
+    in.lanes = lane_totals(*f, accumulator_.lanes());
+    in.analysis = analyze_sweep(f, in.node_names, in.device_ticks, sweep);
   }
+  in.fabric = std::move(f);
+  return build_snapshot(std::move(in));
+}
+
+std::shared_ptr<const Snapshot> Exporter::republished(const Snapshot& previous,
+                                                      std::string own_metrics) {
+  // The same sweep again, with the daemon's own metrics updated: its
+  // analysis and timestamp stay (their age says how stale the counters are).
+  auto snap = std::make_shared<Snapshot>(previous);
   snap->exporter_metrics_text = std::move(own_metrics);
   return snap;
 }
@@ -270,20 +276,35 @@ void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bo
                     config_.sweep_interval));
 }
 
-void Exporter::analyze_sweep(Snapshot& snap, const SweepResult& sweep) {
-  const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
-  std::vector<SweepPortTotals> ports;
-  ports.reserve(snap.ports.size());
-  for (PortView& v : snap.ports) {
-    if (const PmaCapabilities* caps = sweeper_.capabilities(snap.fabric->nodes[v.node].guid)) {
-      v.device_tick = caps->sample_tick;
+std::vector<int> Exporter::device_ticks(const Fabric& fabric) const {
+  std::vector<int> ticks(fabric.nodes.size(), -1);
+  for (std::size_t n = 0; n < fabric.nodes.size(); ++n) {
+    if (const PmaCapabilities* caps = sweeper_.capabilities(fabric.nodes[n].guid)) {
+      ticks[n] = caps->sample_tick;
     }
-    const bool read = v.node < sweep.port_read.size() && sweep.port_read[v.node][v.port_index];
-    ports.push_back({v.node, v.port_index, v.device_tick, read, v.present[wait] != 0, &v.totals});
   }
-  snap.analysis =
-      analyzer_.analyze(snap.fabric, snap.node_names, ports, sweep.started_at, analysis_config_);
-  snap.topology = snap.analysis.topology;
+  return ticks;
+}
+
+SweepAnalysis Exporter::analyze_sweep(const std::shared_ptr<const Fabric>& fabric,
+                                      const std::vector<std::string>& node_names,
+                                      const std::vector<int>& ticks, const SweepResult& sweep) {
+  const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
+  // Every discovered port in fabric order, as the snapshot lists them; the
+  // totals are the accumulator's, which nothing changes until the next sweep.
+  static const std::array<std::uint64_t, kCounterCount> kNoTotals{};
+  std::vector<SweepPortTotals> ports;
+  ports.reserve(fabric->port_count());
+  for (std::uint32_t n = 0; n < fabric->nodes.size(); ++n) {
+    const FabricNode& node = fabric->nodes[n];
+    for (std::uint32_t i = 0; i < node.ports.size(); ++i) {
+      const auto* st = accumulator_.find(PortKey{node.guid, node.ports[i].number});
+      const bool read = n < sweep.port_read.size() && sweep.port_read[n][i];
+      ports.push_back({n, i, ticks[n], read, st != nullptr && st->bits[wait] != 0,
+                       st != nullptr ? &st->total : &kNoTotals});
+    }
+  }
+  return analyzer_.analyze(fabric, node_names, ports, sweep.started_at, analysis_config_);
 }
 
 void Exporter::arm_timer(std::chrono::steady_clock::time_point when) {
@@ -337,8 +358,8 @@ void Exporter::republish_stale() {
   // The same data as the last snapshot (the accumulator has not moved), with
   // the worker's state updated: last_sweep_timestamp stays, so its age grows
   // and says how stale the counters are.
-  const auto previous = store_.current();
-  if (!previous || !last_sweep_) return;
+  const auto published = store_.current();
+  if (!published || !last_sweep_) return;
   const std::pair<bool, std::uint64_t> worker{health_->up(), health_->restarts()};
   if (stale_worker_state_ == worker) return;
   stale_worker_state_ = worker;
@@ -348,7 +369,7 @@ void Exporter::republish_stale() {
     metrics_.on_worker(worker.first, worker.second);
     own = metrics_.serialize();
   }
-  publisher_.submit(assemble(previous->fabric, *last_sweep_, std::move(own), previous.get()));
+  publisher_.submit(republished(*published->snapshot, std::move(own)));
 }
 
 void Exporter::start() {

@@ -21,13 +21,14 @@
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
-#include "daemon/deflate_block_cache.h"
+#include "config/node_name_map.h"
 #include "daemon/exporter_metrics.h"
 #include "daemon/fabric_discovery.h"
+#include "daemon/publication.h"
 #include "daemon/sm_guard_tracker.h"
-#include "daemon/snapshot.h"
 #include "daemon/snapshot_publisher.h"
 #include "daemon/sweep_trouble_log.h"
+#include "exposition/snapshot.h"
 
 namespace ibfx {
 // A one-line state of the pipeline ("discovered ...", "last sweep: ..."):
@@ -76,7 +77,12 @@ class Exporter {
   void start();
   void stop();
 
-  std::shared_ptr<const Snapshot> snapshot() const { return store_.current(); }
+  // The latest publication (null before the first sweep) and its snapshot.
+  std::shared_ptr<const Publication> publication() const { return store_.current(); }
+  std::shared_ptr<const Snapshot> snapshot() const {
+    auto p = store_.current();
+    return p ? p->snapshot : nullptr;
+  }
   bool ready() const { return ready_.load(); }
   PublisherStats publisher_stats() const { return publisher_.stats(); }
   const Config& config() const { return config_; }
@@ -89,15 +95,21 @@ class Exporter {
   // parallel to that fabric's node list, which a discovery finishing during
   // the sweep replaces (and may reorder).
   void publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep, bool overrun);
-  // The one place a snapshot is assembled: from a new sweep of `f` (then
-  // analysed), or with `previous`, the same data as that one again with the
-  // daemon's own metrics (`own_metrics`) updated.
-  std::shared_ptr<Snapshot> assemble(std::shared_ptr<const Fabric> f, const SweepResult& sweep,
-                                     std::string own_metrics, const Snapshot* previous);
+  // The one place a snapshot of a new sweep of `f` is assembled, complete:
+  // analysed first, then built with everything it shows.
+  std::shared_ptr<const Snapshot> assemble(std::shared_ptr<const Fabric> f,
+                                           const SweepResult& sweep, std::string own_metrics);
+  // `previous` again with the daemon's own metrics (`own_metrics`) updated.
+  static std::shared_ptr<const Snapshot> republished(const Snapshot& previous,
+                                                     std::string own_metrics);
   // Publisher thread, after each publication: readiness and status.
   void on_published(const Snapshot& snap, const PublisherStats& stats);
   void status(const std::string& text);
-  void analyze_sweep(Snapshot& snap, const SweepResult& sweep);
+  SweepAnalysis analyze_sweep(const std::shared_ptr<const Fabric>& fabric,
+                              const std::vector<std::string>& node_names,
+                              const std::vector<int>& ticks, const SweepResult& sweep);
+  // Each node's PortSamplesControl.Tick as the sweeper learnt it (-1: unknown).
+  std::vector<int> device_ticks(const Fabric& fabric) const;
   // For a sweep of `fabric` (sweep thread).
   SweepOptions sweep_options(const Fabric& fabric);
   // Which nodes of `fabric` get no optional MAD (docs/safety.md); logs
@@ -117,7 +129,7 @@ class Exporter {
   ExporterMetrics metrics_;
   AnalysisConfig analysis_config_;
   SweepAnalyzer analyzer_;  // per-sweep analysis state (previous totals, topology, histograms)
-  SnapshotStore store_;
+  PublicationStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;
   // Sweep thread: how long the last publish() took (snapshot, analysis).
@@ -142,11 +154,6 @@ class Exporter {
   boost::asio::steady_timer timer_{collector_io_};
   std::chrono::steady_clock::time_point next_sweep_{};
   std::thread collector_thread_;
-  // The deflated blocks of the last snapshot rendered, for the next one
-  // (daemon/deflate_block_cache.h): used only on the publisher's thread,
-  // one snapshot at a time, so it needs no lock; declared before the
-  // publisher, so it outlives the publisher's thread.
-  DeflateBlockCache deflate_cache_;
   // Last member: its thread calls on_published(), so it stops first.
   SnapshotPublisher publisher_;
 };

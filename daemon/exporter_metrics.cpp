@@ -136,7 +136,7 @@ ExporterMetrics::ExporterMetrics()
       gauge(r, "infiniband_exporter_last_render_duration_seconds",
             "Time taken to render and compress the last published snapshot (before this one).");
   // Text that did not change since the snapshot before is not deflated
-  // again (daemon/deflate_block_cache.h): near 1 on a quiet fabric, about
+  // again (exposition/deflate_block_cache.h): near 1 on a quiet fabric, about
   // the share of static families (port info, states, rates) on a busy one.
   last_render_reused_ratio_ =
       gauge(r, "infiniband_exporter_last_render_reused_ratio",

@@ -16,13 +16,15 @@
 #include "collectors/discovery.h"
 #include "collectors/discovery_process.h"
 #include "collectors/mad_worker.h"
+#include "config/command_line.h"
 #include "config/config.h"
 #include "daemon/daemon_config.h"
 #include "daemon/exporter.h"
-#include "daemon/http_server.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/web.h"
-#include "daemon/web_config.h"
+#include "exposition/gzip.h"
+#include "http/http_server.h"
+#include "http/web_config.h"
 
 namespace {
 
@@ -107,7 +109,15 @@ int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
   exporter.sweep_now();
   std::this_thread::sleep_for(config.sweep_interval);
   exporter.sweep_now();
-  std::cout << exporter.snapshot()->text();
+  // The published bytes themselves, inflated: what a scrape would get.
+  const auto published = exporter.publication();
+  ibfx::DeflateRunReader reader(published->exposition.runs());
+  std::string piece;
+  bool more = true;
+  while (more) {
+    more = reader.read(piece, std::size_t{1} << 20);
+    std::cout << piece;
+  }
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "collectors/mad_transport.h"
 #include "collectors/sm_guard.h"
 #include "config/config.h"
+#include "config/node_name_map.h"
 #include "daemon/log_line.h"
 
 namespace ibfx {

@@ -11,7 +11,7 @@
 
 namespace ibfx {
 
-SnapshotPublisher::SnapshotPublisher(SnapshotStore& store, Render render, Published published,
+SnapshotPublisher::SnapshotPublisher(PublicationStore& store, Render render, Published published,
                                      int nice)
     : store_(store), render_(std::move(render)), published_(std::move(published)), nice_(nice) {}
 
@@ -94,16 +94,22 @@ void SnapshotPublisher::loop() {
   }
 }
 
+void SnapshotPublisher::render_exposition(const Snapshot& snapshot, DeflateBlockCache& cache,
+                                          Publication& out) {
+  out.exposition = RenderedExposition::build(snapshot, &cache);
+}
+
 void SnapshotPublisher::publish(const std::shared_ptr<const Snapshot>& snapshot,
                                 std::uint64_t sequence) {
   const auto t = std::chrono::steady_clock::now();
-  if (render_) render_(*snapshot);
+  auto publication = std::make_shared<Publication>();
+  publication->snapshot = snapshot;
+  publication->sequence = sequence;
+  if (render_) render_(*snapshot, cache_, *publication);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  // Read on the thread that rendered (zero when the render step does not
-  // compress).
-  const Snapshot::CompressStats compressed = snapshot->compress_stats();
-  store_.publish(snapshot);
+  const RenderedExposition::Stats compressed = publication->exposition.stats();
+  store_.publish(publication);
   PublisherStats now;
   {
     std::lock_guard lock(mu_);
@@ -114,7 +120,7 @@ void SnapshotPublisher::publish(const std::shared_ptr<const Snapshot>& snapshot,
     stats_.last_sequence = sequence;
     now = stats_;
   }
-  if (published_) published_(*snapshot, now);
+  if (published_) published_(*publication, now);
   {
     std::lock_guard lock(mu_);
     done_ = sequence;  // a dropped one before it is done as well

@@ -16,7 +16,9 @@
 #include <mutex>
 #include <thread>
 
-#include "daemon/snapshot.h"
+#include "daemon/publication.h"
+#include "exposition/deflate_block_cache.h"
+#include "exposition/snapshot.h"
 
 namespace ibfx {
 
@@ -26,7 +28,7 @@ struct PublisherStats {
   double last_render_seconds = 0;  // render + compress of the last published one
   // Text bytes of the last published one whose deflated blocks came from
   // the deflate cache (unchanged since the snapshot before), and deflated
-  // anew (Snapshot::compress_stats()).
+  // anew (RenderedExposition::stats()).
   std::uint64_t last_reused_bytes = 0;
   std::uint64_t last_deflated_bytes = 0;
   std::uint64_t last_sequence = 0;  // the submit() number of the last published one
@@ -34,17 +36,22 @@ struct PublisherStats {
 
 class SnapshotPublisher {
  public:
-  // Makes the snapshot servable (renders and compresses it); runs on the
-  // publisher thread, or in submit() when no thread runs.
-  using Render = std::function<void(const Snapshot&)>;
+  // Makes the snapshot servable: fills `out` (whose snapshot is set) with
+  // what is rendered from it; runs on the publisher thread, or in submit()
+  // when no thread runs. `cache` is the publisher's, for this step only.
+  using Render = std::function<void(const Snapshot&, DeflateBlockCache& cache, Publication& out)>;
   // Told after each publication (on the thread that published).
-  using Published = std::function<void(const Snapshot&, const PublisherStats&)>;
+  using Published = std::function<void(const Publication&, const PublisherStats&)>;
+  // The daemon's render step: the exposition of every group, compressed.
+  static void render_exposition(const Snapshot& snapshot, DeflateBlockCache& cache,
+                                Publication& out);
 
   // `nice`: added to the publisher thread's nice value (Linux: per thread;
   // the deflate threads the render starts inherit it), so that on a machine
   // with few cores the sweep thread and the MAD worker, whose timing is the
   // fabric's, come first and the render takes what is left.
-  SnapshotPublisher(SnapshotStore& store, Render render, Published published = {}, int nice = 0);
+  SnapshotPublisher(PublicationStore& store, Render render = render_exposition,
+                    Published published = {}, int nice = 0);
   ~SnapshotPublisher();
   SnapshotPublisher(const SnapshotPublisher&) = delete;
   SnapshotPublisher& operator=(const SnapshotPublisher&) = delete;
@@ -67,8 +74,11 @@ class SnapshotPublisher {
   void loop();
   void publish(const std::shared_ptr<const Snapshot>& snapshot, std::uint64_t sequence);
 
-  SnapshotStore& store_;
+  PublicationStore& store_;
   Render render_;
+  // The deflated blocks of the last publication, for the next one: used
+  // only by the render step, one snapshot at a time, so it needs no lock.
+  DeflateBlockCache cache_;
   Published published_;
   int nice_ = 0;
   mutable std::mutex mu_;

@@ -6,7 +6,7 @@
 #include <map>
 #include <numeric>
 
-#include "daemon/snapshot.h"
+#include "exposition/snapshot.h"
 
 namespace ibfx {
 namespace {

@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "daemon/gzip.h"
 #include "daemon/scrape_query.h"
 #include "daemon/top_view.h"
+#include "exposition/gzip.h"
 
 namespace ibfx {
 namespace {
@@ -72,31 +72,32 @@ std::optional<std::uint64_t> parse_guid(std::string_view text) {
 }
 
 // Streams the selected groups in exposition order, from what the publisher
-// compressed (Snapshot::compress): for gzip clients ONE gzip member framed
+// compressed (RenderedExposition): for gzip clients ONE gzip member framed
 // around the groups' deflate runs (concatenated gzip members are valid RFC
 // 1952, but not every client reads past the first), for the others the
 // runs inflated piece by piece. Nothing is rendered or compressed here.
-HttpResponse serve_groups(const std::shared_ptr<const Snapshot>& snap, const GroupSelection& groups,
-                          bool gzip) {
+HttpResponse serve_groups(const std::shared_ptr<const Publication>& pub,
+                          const GroupSelection& groups, bool gzip) {
   HttpResponse r;
   r.content_type = kExpositionType;
   r.precompressed_gzip = gzip;
   if (gzip) {
-    auto member = std::make_shared<GzipMember>(snap->runs(groups));
-    r.stream = HttpResponse::BodyStream{member->size(), [snap, member](std::string& piece) {
+    // The stream holds the publication: the runs outlive the scrape.
+    auto member = std::make_shared<GzipMember>(pub->exposition.runs(groups));
+    r.stream = HttpResponse::BodyStream{member->size(), [pub, member](std::string& piece) {
                                           return member->read(piece, kPieceBytes);
                                         }};
   } else {
-    auto reader = std::make_shared<DeflateRunReader>(snap->runs(groups));
+    auto reader = std::make_shared<DeflateRunReader>(pub->exposition.runs(groups));
     r.stream = HttpResponse::BodyStream{
-        snap->text_size(groups),
-        [snap, reader](std::string& piece) { return reader->read(piece, kPieceBytes); }};
+        pub->exposition.text_size(groups),
+        [pub, reader](std::string& piece) { return reader->read(piece, kPieceBytes); }};
   }
   return r;
 }
 
 // /metrics with a query: collect[]= groups and node= slices.
-HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQuery& q,
+HttpResponse targeted(const std::shared_ptr<const Publication>& pub, const ScrapeQuery& q,
                       bool accepts_gzip) {
   GroupSelection groups{};
   for (const std::string& name : q.collect) {
@@ -113,7 +114,8 @@ HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQ
     groups[static_cast<std::size_t>(*g)] = true;
   }
   if (q.collect.empty()) groups.fill(true);
-  if (q.nodes.empty()) return serve_groups(snap, groups, accepts_gzip);
+  if (q.nodes.empty()) return serve_groups(pub, groups, accepts_gzip);
+  const Snapshot* snap = pub->snapshot.get();
 
   const std::size_t count = snap->fabric ? snap->fabric->nodes.size() : 0;
   std::vector<bool> wanted(count, false);
@@ -131,7 +133,7 @@ HttpResponse targeted(const std::shared_ptr<const Snapshot>& snap, const ScrapeQ
   }
   HttpResponse r;
   r.content_type = kExpositionType;
-  r.body = snap->node_slice(wanted, groups);  // small: the server gzips it when asked
+  r.body = pub->exposition.node_slice(wanted, groups);  // small: the server gzips it when asked
   return r;
 }
 }  // namespace
@@ -140,8 +142,8 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
                         std::string_view telemetry_path) {
   HttpResponse r;
   if (request.path == telemetry_path) {
-    auto snap = exporter.snapshot();
-    if (!snap) {
+    auto pub = exporter.publication();
+    if (!pub) {
       r.status = 503;
       r.body = "no sweep has completed yet\n";
       return r;
@@ -149,12 +151,12 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     if (request.target.find('?') != std::string::npos) {
       const ScrapeQuery q = parse_scrape_query(request.target);
       if (!q.error.empty()) return bad_request(q.error + "\n");
-      if (!q.collect.empty() || !q.nodes.empty()) return targeted(snap, q, request.accepts_gzip);
+      if (!q.collect.empty() || !q.nodes.empty()) return targeted(pub, q, request.accepts_gzip);
     }
     // Every group: the same member a selection of all three makes. Each
     // scrape streams it (or inflates it) in pieces: no per-scrape copy of a
     // body that can be hundreds of MB.
-    return serve_groups(snap, kAllGroups, request.accepts_gzip);
+    return serve_groups(pub, kAllGroups, request.accepts_gzip);
   }
   if (request.path == "/top") {
     auto snap = exporter.snapshot();

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "daemon/exporter.h"
-#include "daemon/http_server.h"
+#include "http/http_server.h"
 
 namespace ibfx {
 HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,

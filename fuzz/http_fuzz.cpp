@@ -12,6 +12,10 @@
 // input):
 // a response that does not start with a valid HTTP/1.1 status line, and a
 // server that neither answers nor closes within the deadline.
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -21,13 +25,9 @@
 #include <string>
 #include <string_view>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
-
-#include "daemon/content_negotiation.h"
-#include "daemon/http_server.h"
+#include "http/content_negotiation.h"
+#include "http/gzip_writer.h"
+#include "http/http_server.h"
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "config/node_name_map.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

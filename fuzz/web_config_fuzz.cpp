@@ -1,5 +1,5 @@
 // libFuzzer target: the web config file (--web.config.file, exporter-toolkit
-// format, daemon/web_config.h), reloaded on SIGHUP like the config file. The
+// format, http/web_config.h), reloaded on SIGHUP like the config file. The
 // only acceptable failure is ConfigError. Certificates are not loaded here
 // (check_web_config is OpenSSL's parser, not ours); file keys only check that
 // the named file is readable.
@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "config/config.h"
-#include "daemon/web_config.h"
+#include "http/web_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

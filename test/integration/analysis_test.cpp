@@ -8,6 +8,7 @@
 
 #include "daemon_fixture.h"
 #include "test/scenario/scenario.h"
+#include "test/support/config_yaml.h"
 
 using namespace ibfx::test;
 
@@ -46,8 +47,7 @@ std::string config_file(SimFabric& sim) {
   // The driver's PortXmitWait tick (256 ns) is the tick the daemon assumes.
   const std::string path = sim.dir() + "/exporter.yaml";
   // W and U of the last interval per port are opt-in (export.port_scores).
-  std::ofstream(path) << "scores:\n  tick_seconds: 256e-9\nexport:\n  port_scores: true\n";
-  return path;
+  return ConfigYaml().scenario_tick().set("export.port_scores", "true").write(path);
 }
 
 // A scenario's fabric in ibsim with the daemon sweeping it every second.
@@ -209,9 +209,11 @@ struct TreeRun {
   }
   static std::string tree_config(SimFabric& sim) {
     const std::string path = sim.dir() + "/exporter.yaml";
-    std::ofstream(path) << "scores:\n  tick_seconds: 256e-9\n  saturation_threshold: 0.75\n"
-                        << "export:\n  port_scores: true\n";
-    return path;
+    return ConfigYaml()
+        .scenario_tick()
+        .set("scores.saturation_threshold", "0.75")
+        .set("export.port_scores", "true")
+        .write(path);
   }
   // Plays up to simulated time `t` and returns the roots of the last scrape,
   // highest score first: (score, node, port, cause, victims).

@@ -8,19 +8,21 @@
 #include <span>
 
 #include "daemon_fixture.h"
+#include "test/support/config_yaml.h"
 
 using namespace ibfx::test;
 
 namespace {
-// 4 servers on 2 rails, leaf/spine of radix 8.
-const FatTreeSpec kTree{.servers = 4, .rails = 2, .tiers = 2, .radix = 8};
+const FatTreeSpec kTree = small_fat_tree();
 
 std::string groups_config(SimFabric& sim, bool on) {
   const std::string path = sim.dir() + "/groups.yaml";
   const std::string v = on ? "true" : "false";
-  std::ofstream(path) << "counters:\n  error_details: " << v << "\n  vl_transmit_wait: " << v
-                      << "\n  congestion_control: " << v << "\n";
-  return path;
+  return ConfigYaml()
+      .set("counters.error_details", v)
+      .set("counters.vl_transmit_wait", v)
+      .set("counters.congestion_control", v)
+      .write(path);
 }
 
 // The value of the series of `family` with the port's labels and a

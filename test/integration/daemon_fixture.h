@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "test/sim/sim_fabric.h"
+#include "test/support/config_yaml.h"
 
 namespace ibfx::test {
 
@@ -206,7 +207,7 @@ inline std::string config_flag(SimFabric& sim, const std::string& yaml,
 // The raw PortXmitWait counts (infiniband_port_transmit_wait_total) are
 // opt-in; tests that compare them with what PerformanceSet or perfquery
 // said turn them on.
-inline constexpr const char* kRawWaitYaml = "export:\n  raw_transmit_wait: true\n";
+inline const std::string kRawWaitYaml = ConfigYaml().raw_transmit_wait().str();
 // PortPhysicalState 5 (LinkUp, IBA 14.2.5.6 PortInfo): the link is up. The
 // lean exposition has no port_up: it is derived from this gauge.
 inline constexpr double kPhysLinkUp = 5;

@@ -3,19 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include "daemon_fixture.h"
+#include "test/support/config_yaml.h"
 
 using namespace ibfx::test;
 
 namespace {
-FatTreeSpec small_tree() {
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.tiers = 2;
-  spec.radix = 8;
-  return spec;
-}
-
 // Ports the daemon must export: every switch port (all of a switch's ports
 // answer PMA through its LID) and every cabled HCA port.
 std::size_t expected_ports(const Fabric& f) {
@@ -32,7 +24,7 @@ std::size_t expected_ports(const Fabric& f) {
 }  // namespace
 
 TEST_CASE("Daemon exports every port and exact PerformanceSet values", "[daemon][integration]") {
-  const Fabric fabric = make_fat_tree(small_tree());
+  const Fabric fabric = make_fat_tree(small_fat_tree());
   SimFabric sim(fabric);
   const std::string leaf = "leaf-r1-01";
   const std::string hca = hca_name("gpu0002", 1);
@@ -43,8 +35,9 @@ TEST_CASE("Daemon exports every port and exact PerformanceSet values", "[daemon]
 
   // The raw counts are opt-in; the unit per port (export.port_scores) ties
   // the stall seconds to them.
-  Daemon daemon(sim,
-                {config_flag(sim, "export:\n  raw_transmit_wait: true\n  port_scores: true\n")});
+  Daemon daemon(
+      sim,
+      {config_flag(sim, ConfigYaml().raw_transmit_wait().set("export.port_scores", "true").str())});
   REQUIRE(daemon.wait_ready());
   Series s = daemon.series();
   const std::string leaf_guid = guid_of(s, leaf);
@@ -77,7 +70,7 @@ TEST_CASE("Daemon exports every port and exact PerformanceSet values", "[daemon]
 }
 
 TEST_CASE("Daemon agrees with perfquery and data counters are bytes", "[daemon][integration]") {
-  const Fabric fabric = make_fat_tree(small_tree());
+  const Fabric fabric = make_fat_tree(small_fat_tree());
   SimFabric sim(fabric);
   const std::string spine = "spine-01";
   sim.perf_set(spine, 2, "PortCounters.PortXmitWait", 5555);
@@ -108,7 +101,7 @@ TEST_CASE("Daemon agrees with perfquery and data counters are bytes", "[daemon][
 }
 
 TEST_CASE("A down link stays visible and its counters stay", "[daemon][integration]") {
-  const Fabric fabric = make_fat_tree(small_tree());
+  const Fabric fabric = make_fat_tree(small_fat_tree());
   SimFabric sim(fabric);
   const std::string hca = hca_name("gpu0001", 0);
   sim.perf_set(hca, 1, "PortCounters.SymbolErrorCounter", 11);
@@ -135,7 +128,7 @@ TEST_CASE("A down link stays visible and its counters stay", "[daemon][integrati
 
 TEST_CASE("Serving a promtool-clean exposition with gzip and health endpoints",
           "[daemon][integration]") {
-  SimFabric sim(make_fat_tree(small_tree()));
+  SimFabric sim(make_fat_tree(small_fat_tree()));
   Daemon daemon(sim);
   CHECK(http_get(daemon.port(), "/-/healthy").status == 200);
   REQUIRE(daemon.wait_ready());
@@ -164,7 +157,7 @@ TEST_CASE("Serving a promtool-clean exposition with gzip and health endpoints",
 
 TEST_CASE("A node that drops every MAD costs node_up 0 and never the scrape",
           "[daemon][integration]") {
-  const Fabric fabric = make_fat_tree(small_tree());
+  const Fabric fabric = make_fat_tree(small_fat_tree());
   SimFabric sim(fabric);
   const std::string hca = hca_name("gpu0003", 0);
   Daemon daemon(sim, {"--sweep.interval=500ms"});
@@ -187,7 +180,7 @@ TEST_CASE("A node that drops every MAD costs node_up 0 and never the scrape",
 }
 
 TEST_CASE("Once mode prints one exposition and exits 0", "[daemon][integration]") {
-  SimFabric sim(make_fat_tree(small_tree()));
+  SimFabric sim(make_fat_tree(small_fat_tree()));
   sim.perf_set("leaf-r0-01", 1, "PortCounters.PortXmitWait", 77);
   const RunResult r = sim.run({IBFX_DAEMON_PATH, "--once", "--sweep.interval=200ms"});
   INFO(r.err);

@@ -22,6 +22,7 @@
 
 #include "daemon_fixture.h"
 #include "test/scenario/scenario.h"
+#include "test/support/config_yaml.h"
 #include "test/support/mini_json.h"
 
 using namespace ibfx::test;
@@ -391,8 +392,12 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
   // (read at discovery) follow the flap within the test.
   // The opt-in groups too, with an error detail on the culprit spine and a
   // stalled VL, so the panels that show them have data (docs/counters.md).
-  std::ofstream(config) << "scores:\n  tick_seconds: 256e-9\ndiscovery:\n  interval: 2s\n"
-                           "counters:\n  error_details: true\n  vl_transmit_wait: true\n";
+  ConfigYaml()
+      .scenario_tick()
+      .set("discovery.interval", "2s")
+      .set("counters.error_details", "true")
+      .set("counters.vl_transmit_wait", "true")
+      .write(config);
   sim.perf_set("spine-02", 1, "PortRcvErrorDetails.PortLocalPhysicalErrors", 12);
   sim.perf_set("spine-02", 1, "PortVLXmitWaitCounters.PortVLXmitWaitCounters1", 4000);
   Daemon daemon(sim, {"--config.file=" + config});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon_fixture.h"
+#include "test/support/config_yaml.h"
 
 using namespace ibfx::test;
 using namespace std::chrono_literals;
@@ -105,9 +106,14 @@ TEST_CASE("MAD loss at every switch: every port series in every scrape, never de
       const std::string cfg = sim.dir() + "/exporter.yaml";
       // Discoveries every few seconds, so that several of them run (and
       // lose SMPs) during the loss; nothing is forgotten meanwhile.
-      std::ofstream(cfg) << "sweep_interval: 1s\nmad:\n  timeout: 50ms\n  retries: 3\n"
-                            "discovery:\n  interval: 6s\n  timeout: 100ms\n  retries: 1\n"
-                            "  forget_after: 10m\n";
+      ConfigYaml()
+          .sweep_interval("1s")
+          .mad("50ms", 3)
+          .set("discovery.interval", "6s")
+          .set("discovery.timeout", "100ms")
+          .set("discovery.retries", "1")
+          .set("discovery.forget_after", "10m")
+          .write(cfg);
       Daemon daemon(sim, {"--config.file=" + cfg});
       REQUIRE(daemon.wait_ready());
       REQUIRE(daemon.wait_value_at_least("infiniband_exporter_sweeps_total", 2));
@@ -192,9 +198,13 @@ TEST_CASE("A subtree really removed: node_up 0, forgotten after forget_after, ba
   const Fabric f = lossy_tree();
   SimFabric sim(f);
   const std::string cfg = sim.dir() + "/exporter.yaml";
-  std::ofstream(cfg) << "sweep_interval: 1s\nmad:\n  timeout: 50ms\n  retries: 1\n"
-                        "discovery:\n  interval: 3s\n  forget_after: 8s\n"
-                        "  forget_after_discoveries: 2\n";
+  ConfigYaml()
+      .sweep_interval("1s")
+      .mad("50ms", 1)
+      .set("discovery.interval", "3s")
+      .set("discovery.forget_after", "8s")
+      .set("discovery.forget_after_discoveries", "2")
+      .write(cfg);
   Daemon daemon(sim, {"--config.file=" + cfg});
   REQUIRE(daemon.wait_ready());
   REQUIRE(daemon.wait_value_at_least("infiniband_exporter_sweeps_total", 2));
@@ -287,15 +297,16 @@ TEST_CASE("Sweeps that outlast their interval mark nothing down and refresh ever
           "[discovery_merge][integration]") {
   // 50 MADs/s: a sweep of this fabric (~120 MADs) needs ~2.5 s; the
   // interval, and so the budget, is 1 s. Discoveries every 3 s.
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.radix = 8;
+  const FatTreeSpec spec = small_fat_tree();
   const Fabric f = make_fat_tree(spec);
   SimFabric sim(f);
   const std::string cfg = sim.dir() + "/exporter.yaml";
-  std::ofstream(cfg) << "sweep_interval: 1s\nmad:\n  timeout: 50ms\n  retries: 1\n"
-                        "  max_mads_per_second: 50\ndiscovery:\n  interval: 3s\n";
+  ConfigYaml()
+      .sweep_interval("1s")
+      .mad("50ms", 1)
+      .set("mad.max_mads_per_second", "50")
+      .set("discovery.interval", "3s")
+      .write(cfg);
   Daemon daemon(sim, {"--config.file=" + cfg});
   REQUIRE(daemon.wait_ready(60s));
   // Every node read and probed once (ibsim answers no PortSamplesControl,

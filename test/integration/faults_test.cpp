@@ -11,15 +11,13 @@
 #include <vector>
 
 #include "daemon_fixture.h"
+#include "test/support/config_yaml.h"
 
 using namespace ibfx::test;
 
 namespace {
 Fabric tree() {
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.radix = 8;
+  const FatTreeSpec spec = small_fat_tree();
   return make_fat_tree(spec);
 }
 
@@ -50,7 +48,7 @@ TEST_CASE("MAD loss on some nodes: their ports are recovered by retries, others 
   const Fabric f = tree();
   SimFabric sim(f);
   const std::string cfg = sim.dir() + "/exporter.yaml";
-  std::ofstream(cfg) << "sweep_interval: 1s\nmad:\n  timeout: 50ms\n  retries: 4\n";
+  ConfigYaml().sweep_interval("1s").mad("50ms", 4).write(cfg);
   Daemon daemon(sim, {"--config.file=" + cfg});
   REQUIRE(daemon.wait_ready());
   Series before = daemon.series();
@@ -74,7 +72,7 @@ TEST_CASE("MAD loss on the whole fabric: sweeps keep their schedule, failures ar
     DYNAMIC_SECTION("drop rate " << rate << "%") {
       SimFabric sim(f);
       const std::string cfg = sim.dir() + "/exporter.yaml";
-      std::ofstream(cfg) << "sweep_interval: 1s\nmad:\n  timeout: 50ms\n  retries: 2\n";
+      ConfigYaml().sweep_interval("1s").mad("50ms", 2).write(cfg);
       Daemon daemon(sim, {"--config.file=" + cfg});
       REQUIRE(daemon.wait_ready());
       const Series before = daemon.series();

@@ -187,15 +187,6 @@ void raise_own_descriptor_limit() {
   REQUIRE(::setrlimit(RLIMIT_NOFILE, &nofile) == 0);
 }
 
-FatTreeSpec small_fabric() {
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.tiers = 2;
-  spec.radix = 8;
-  return spec;
-}
-
 struct Figures {
   std::string name;
   std::size_t flood = 0;
@@ -284,7 +275,7 @@ constexpr std::size_t kSimCap = 800;
 
 TEST_CASE("Daemon keeps serving scrapes under a flood of idle and slow-header connections",
           "[daemon][integration][http_flood]") {
-  SimFabric sim(small_fabric());
+  SimFabric sim(small_fat_tree());
   // The daemon starts with the usual soft limit of 1024 descriptors and
   // raises it to the hard limit itself.
   rlimit nofile{};
@@ -319,7 +310,7 @@ TEST_CASE(
     "Daemon with TLS and basic auth keeps serving under a flood and reaps it at the header "
     "timeout",
     "[daemon][integration][http_flood][web_config]") {
-  SimFabric sim(small_fabric());
+  SimFabric sim(small_fat_tree());
   raise_own_descriptor_limit();
   const std::string dir = sim.dir();
   const Shell openssl = shell(

@@ -13,11 +13,7 @@ TEST_CASE("Packaged binary with the packaged config sweeps the simulated fabric"
   const char* root_env = std::getenv("IBFX_PACKAGE_ROOT");
   REQUIRE(root_env != nullptr);
   const std::string root = root_env;
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.tiers = 2;
-  spec.radix = 8;
+  const FatTreeSpec spec = small_fat_tree();
   SimFabric sim(spec);
   sim.perf_set("spine-01", 1, "PortCounters.SymbolErrorCounter", 4242);
   // --sweep.interval only shortens --once's wait between its two sweeps.

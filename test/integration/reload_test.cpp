@@ -5,18 +5,16 @@
 #include <catch2/catch.hpp>
 
 #include "daemon_fixture.h"
+#include "test/support/config_yaml.h"
 
 using namespace ibfx::test;
 
 TEST_CASE("SIGHUP applies a new node-name-map and keeps counters and rejects a bad config",
           "[reload][integration]") {
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.radix = 8;
+  const FatTreeSpec spec = small_fat_tree();
   SimFabric sim(make_fat_tree(spec));
   const std::string cfg = sim.dir() + "/exporter.yaml";
-  std::ofstream(cfg) << "sweep_interval: 500ms\n" << kRawWaitYaml;
+  ConfigYaml().sweep_interval("500ms").raw_transmit_wait().write(cfg);
   sim.perf_set("leaf-r0-01", 2, "PortCounters.PortXmitWait", 100);
   Daemon daemon(sim, {"--config.file=" + cfg});
   REQUIRE(daemon.wait_ready());
@@ -28,8 +26,11 @@ TEST_CASE("SIGHUP applies a new node-name-map and keeps counters and rejects a b
   // A node-name-map renames the leaf: labels follow, the counter carries on.
   const std::string map = sim.dir() + "/names.map";
   std::ofstream(map) << guid << " \"rack7-leaf\"\n";
-  std::ofstream(cfg) << "sweep_interval: 500ms\nnode_name_map_file: " << map << "\n"
-                     << kRawWaitYaml;
+  ConfigYaml()
+      .sweep_interval("500ms")
+      .set("node_name_map_file", map)
+      .raw_transmit_wait()
+      .write(cfg);
   REQUIRE(::kill(daemon.process().pid(), SIGHUP) == 0);
   const std::string renamed =
       "infiniband_port_transmit_wait_total" + port_labels(guid, "rack7-leaf", "switch", 2);
@@ -38,7 +39,7 @@ TEST_CASE("SIGHUP applies a new node-name-map and keeps counters and rejects a b
   CHECK(daemon.wait_value(renamed, 250));
 
   // A broken file: rejected with a logged reason, the old setup keeps serving.
-  std::ofstream(cfg) << "sweep_interval: 500ms\nmad:\n  retries: lots\n";
+  ConfigYaml().sweep_interval("500ms").set("mad.retries", "lots").write(cfg);
   REQUIRE(::kill(daemon.process().pid(), SIGHUP) == 0);
   CHECK(eventually(
       [&] { return daemon.process().read_stderr().find("reload rejected") != std::string::npos; }));

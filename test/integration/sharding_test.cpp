@@ -4,6 +4,7 @@
 #include <set>
 
 #include "daemon_fixture.h"
+#include "test/support/config_yaml.h"
 
 using namespace ibfx::test;
 
@@ -33,7 +34,7 @@ TEST_CASE("Two shards together cover every port exactly once", "[sharding][integ
   }
   for (int index = 0; index < 2; ++index) {
     const std::string cfg = sim.dir() + "/shard" + std::to_string(index) + ".yaml";
-    std::ofstream(cfg) << "sharding:\n  count: 2\n  index: " << index << "\n";
+    ConfigYaml().set("sharding.count", "2").set("sharding.index", std::to_string(index)).write(cfg);
     Daemon d(sim, {"--config.file=" + cfg});
     REQUIRE(d.wait_ready());
     shards.push_back(counted_ports(d.series()));
@@ -58,7 +59,7 @@ TEST_CASE("A shard index outside the shard count is rejected at start-up",
   spec.radix = 8;
   SimFabric sim(make_fat_tree(spec));
   const std::string cfg = sim.dir() + "/bad.yaml";
-  std::ofstream(cfg) << "sharding:\n  count: 2\n  index: 2\n";
+  ConfigYaml().set("sharding.count", "2").set("sharding.index", "2").write(cfg);
   const RunResult r = sim.run({IBFX_DAEMON_PATH, "--config.file=" + cfg, "--check-config"});
   CHECK(r.exit_code != 0);
   CHECK(r.err.find("sharding.index") != std::string::npos);

@@ -19,16 +19,8 @@ namespace {
 
 using ibfx::test::FatTreeSpec;
 using ibfx::test::SimFabric;
+using ibfx::test::small_fat_tree;
 using namespace std::chrono_literals;
-
-FatTreeSpec small_fat_tree() {
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.tiers = 2;
-  spec.radix = 8;
-  return spec;
-}
 
 // "PortXmitWait:....................4242" -> "4242"; "LinkState:......Down" -> "Down".
 std::string field(const std::string& output, const std::string& name) {

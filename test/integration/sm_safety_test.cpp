@@ -11,16 +11,14 @@
 #include <string>
 
 #include "daemon_fixture.h"
+#include "test/support/config_yaml.h"
 
 using namespace ibfx::test;
 
 namespace {
 
 Fabric small_tree() {
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.radix = 8;
+  const FatTreeSpec spec = small_fat_tree();
   return make_fat_tree(spec);
 }
 
@@ -60,9 +58,9 @@ TEST_CASE("SM safety: sweeps and discoveries leave opensm on the management HCA 
   REQUIRE(before.state == "SMINFO_MASTER");
   REQUIRE(before.lid == mgmt_lid);
 
-  const std::string cfg = write_config(sim, "exporter.yaml",
-                                       "sweep_interval: 1s\n"
-                                       "discovery:\n  interval: 2s\n");
+  const std::string cfg =
+      write_config(sim, "exporter.yaml",
+                   ConfigYaml().sweep_interval("1s").set("discovery.interval", "2s").str());
   Daemon daemon(sim, {"--config.file=" + cfg});
   REQUIRE(daemon.wait_ready());
   // Several sweeps, each a chance to probe a node it has not probed yet,
@@ -112,9 +110,9 @@ TEST_CASE("SM safety: the opt-in really sends the probe to the SM's port",
   // ever answer PortSamplesControl itself, this test says so and
   // docs/safety.md needs a look.
   SimFabric sim(small_tree());
-  const std::string cfg = write_config(sim, "exporter.yaml",
-                                       "sweep_interval: 1s\n"
-                                       "counters:\n  probe_sm_and_local_ports: true\n");
+  const std::string cfg = write_config(
+      sim, "exporter.yaml",
+      ConfigYaml().sweep_interval("1s").set("counters.probe_sm_and_local_ports", "true").str());
   const RunResult once = sim.run(
       {IBFX_DAEMON_PATH, "--once", "--config.file=" + cfg, "--web.listen-address=127.0.0.1:0"},
       std::chrono::seconds(60));

@@ -29,11 +29,7 @@ Shell curl(const std::string& args) {
 
 TEST_CASE("Daemon serves /metrics over TLS with basic auth and curl as the scraper",
           "[daemon][integration][web_config]") {
-  FatTreeSpec spec;
-  spec.servers = 4;
-  spec.rails = 2;
-  spec.tiers = 2;
-  spec.radix = 8;
+  const FatTreeSpec spec = small_fat_tree();
   SimFabric sim(spec);
   const std::string dir = sim.dir();
   const std::string crt = dir + "/tls.crt";

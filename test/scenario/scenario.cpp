@@ -99,8 +99,9 @@ class Loader {
                                ": yaml: " + e.msg);
     }
     if (!root.IsMap()) fail(root, "scenario", "expected a map of settings");
-    check_keys(root, {"name", "seed", "fabric", "time_scale", "duration", "tick",
-                      "xmit_wait_tick_ns", "max_commands_per_tick", "effects"});
+    check_keys(root,
+               {"name", "seed", "fabric", "time_scale", "duration", "tick", "xmit_wait_tick_ns",
+                "max_commands_per_tick", "jitter", "read_skew", "effects"});
 
     Scenario s;
     s.path = source_;
@@ -115,6 +116,8 @@ class Loader {
     s.xmit_wait_tick_ns = positive(root, "xmit_wait_tick_ns", kDefaultXmitWaitTickNs);
     s.max_commands_per_tick =
         uint_value(root, "max_commands_per_tick", 0, std::numeric_limits<std::uint32_t>::max());
+    s.jitter = ranged(root, "jitter", 0, 0, 0.5, "");
+    s.read_skew = ranged(root, "read_skew", 0, 0, 0.5, "");
 
     const YAML::Node fabric = root["fabric"];
     if (!fabric) fail(root, "fabric", "missing (servers, rails, tiers, radix, storage_nodes)");
@@ -585,6 +588,7 @@ std::vector<ScenarioDriver::Contribution> ScenarioDriver::tree_contributions(
   const std::size_t root = port_index(e.node, e.port);
   const int a = ports_[root].node;
   std::vector<Contribution> list{{root, e.load, e.root_ratio, false}};
+  const int rail = nodes[static_cast<std::size_t>(a)].rail;
   // Ports feeding `via`'s node whose traffic may leave through `via`: it
   // came up (from a lower node), or `via` leads down. HCAs feed only when
   // `hcas`.
@@ -599,6 +603,10 @@ std::vector<ScenarioDriver::Contribution> ScenarioDriver::tree_contributions(
       if (from == a && via != root) continue;  // back towards the root's switch
       const bool came_up = level(from) < level(n);
       if (level(from) == 0 && !hcas) continue;
+      // Rail-optimized: traffic for the root's rail comes from its rail's
+      // leaves only (cross-rail traffic stays inside the hosts).
+      const int from_rail = nodes[static_cast<std::size_t>(from)].rail;
+      if (rail != -1 && from_rail != -1 && from_rail != rail && level(from) == 1) continue;
       if (came_up || via_down) out.push_back(in);
     }
     return out;
@@ -747,6 +755,20 @@ std::vector<std::string> ScenarioDriver::step() {
                                          ports_[c.port].totals.symbol_errors);
       }
       if (!is_background(e.type)) hot[c.port] = 1;
+    }
+  }
+
+  // Measurement noise: salts beyond any effect index keep it independent of
+  // the effects' own noise.
+  if (scenario_.jitter > 0 || scenario_.read_skew > 0) {
+    constexpr std::size_t kJitterSalt = 1ULL << 40, kSkewSalt = (1ULL << 40) + 1;
+    for (std::size_t p = 0; p < ports_.size(); ++p) {
+      const double factor =
+          (1.0 + scenario_.jitter * noise_unit(scenario_.seed, kJitterSalt, p, tick)) *
+          (1.0 + scenario_.read_skew * noise_unit(scenario_.seed, kSkewSalt,
+                                                  static_cast<std::size_t>(ports_[p].node), tick));
+      load[p] = std::min(1.0, load[p] * factor);
+      wait[p] = std::min(1.0, wait[p] * factor);
     }
   }
 

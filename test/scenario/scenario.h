@@ -13,6 +13,8 @@
 //   tick: 1.0                # simulated seconds between counter pushes
 //   xmit_wait_tick_ns: 256   # length of one PortXmitWait tick
 //   max_commands_per_tick: 0 # 0: unlimited
+//   jitter: 0.15             # +-15 % on every port's load and W, every tick
+//   read_skew: 0.05          # +-5 % per node and tick (read-time skew)
 //   effects:
 //     - {type: allreduce, load: 0.6}
 //     - {type: congested_port, node: spine-03, port: 5, ratio: 0.7, spread: 0.3, start: 60}
@@ -162,6 +164,13 @@ struct Scenario {
   double tick = 1;        // simulated seconds per step()
   double xmit_wait_tick_ns = kDefaultXmitWaitTickNs;
   std::size_t max_commands_per_tick = 0;  // 0: unlimited
+  // Measurement noise on every port, every tick (0: none). jitter: relative
+  // noise on each port's load and W (0.15: +-15 %); read_skew: one relative
+  // factor per node and tick on all its ports, as a switch read a little
+  // earlier or later than the others within a sweep covers a longer or
+  // shorter interval than the one its rates are divided by.
+  double jitter = 0;
+  double read_skew = 0;
   std::vector<Effect> effects;
 };
 

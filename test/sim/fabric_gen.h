@@ -94,6 +94,10 @@ struct FatTreeSpec {
   std::string core_prefix = "core";     // core-01
 };
 
+// The small fat tree the simulated-fabric tests share: 4 servers with 2
+// rails, leaf/spine of radix 8 (4 leaves, 2 spines, 9 HCAs with mgmt01).
+inline FatTreeSpec small_fat_tree() { return {.servers = 4, .rails = 2, .tiers = 2, .radix = 8}; }
+
 // N switches cabled in a ring (switch i port 1 <-> switch i+1 port 2), the
 // servers spread over them in contiguous blocks. Not a tree: every switch
 // has two switch neighbours and there is no leaf/spine hierarchy.

@@ -1,5 +1,5 @@
 // RFC 4648 base64 with padding, written independently of the daemon's
-// decoder (daemon/basic_auth.h, OpenSSL's) so tests can build Authorization
+// decoder (http/basic_auth.h, OpenSSL's) so tests can build Authorization
 // headers and check that decoder against it.
 #pragma once
 

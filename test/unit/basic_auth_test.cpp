@@ -1,4 +1,4 @@
-#include "daemon/basic_auth.h"
+#include "http/basic_auth.h"
 
 #include <catch2/catch.hpp>
 #include <map>

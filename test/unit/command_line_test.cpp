@@ -1,3 +1,5 @@
+#include "config/command_line.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -153,13 +155,28 @@ TEST_CASE("command line: --help and --version work with a broken configuration",
 
 TEST_CASE("command line: usage lists every flag with its default", "[command_line]") {
   const std::string usage = ibfx::usage_text();
-  for (const char* expected :
-       {"--config.file=PATH", "--web.listen-address=ADDR", "--web.telemetry-path=PATH",
-        "--sweep.interval=DURATION", "--ib.ca=NAME", "--ib.ca-port=N", "--ib.node-name-map=PATH",
-        "--log.level=LEVEL", "--log.format=FORMAT", "--once", "--check-config",
-        "--version", "--help", "-h", "(default: \":9690\")", "(default: \"10s\")",
-        "(default: \"0\")", "(default: \"info\")", "(default: \"logfmt\")",
-        "(default: \"/metrics\")", "(default: none)", "sweep twice one interval apart"}) {
+  for (const char* expected : {"--config.file=PATH",
+                               "--web.listen-address=ADDR",
+                               "--web.telemetry-path=PATH",
+                               "--sweep.interval=DURATION",
+                               "--ib.ca=NAME",
+                               "--ib.ca-port=N",
+                               "--ib.node-name-map=PATH",
+                               "--log.level=LEVEL",
+                               "--log.format=FORMAT",
+                               "--once",
+                               "--check-config",
+                               "--version",
+                               "--help",
+                               "-h",
+                               "(default: \":9690\")",
+                               "(default: \"10s\")",
+                               "(default: \"0\")",
+                               "(default: \"info\")",
+                               "(default: \"logfmt\")",
+                               "(default: \"/metrics\")",
+                               "(default: none)",
+                               "sweep twice one interval apart"}) {
     INFO(expected);
     CHECK(usage.find(expected) != std::string::npos);
   }

@@ -6,6 +6,8 @@
 #include <random>
 #include <string>
 
+#include "config/text_file.h"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -355,7 +357,7 @@ TEST_CASE("config: garbage never crashes", "[config]") {
 
   // Every truncation of the shipped file, and random byte flips of it.
   const std::string text =
-      ibfx::detail::read_text_file(IBFX_SOURCE_DIR "/config/ibfabric_exporter.yaml", 1 << 20);
+      ibfx::read_text_file(IBFX_SOURCE_DIR "/config/ibfabric_exporter.yaml", 1 << 20);
   for (std::size_t n = 0; n <= text.size(); n += 7) parse_or_config_error(text.substr(0, n));
   std::mt19937 rng(42);
   for (int round = 0; round < 300; ++round) {

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "test/support/fabric_builder.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "config/config.h"
+#include "test/support/fabric_builder.h"
 
 using ibfx::CongestionCause;
 using ibfx::test::rail_fabric;
@@ -353,8 +353,14 @@ TEST_CASE("congestion thresholds from the scores section", "[congestion]") {
   saturation_threshold: 0.8
   imbalance_threshold: 2
   root_top_k: 5
+  evidence_floor: 0.5
+  evidence_margin: 1.5
+  hold_fraction: 0.8
 )")["scores"],
                                                        "s.yaml");
+  CHECK(c.congestion.evidence_floor == 0.5);
+  CHECK(c.congestion.evidence_margin == 1.5);
+  CHECK(c.congestion.hold_fraction == 0.8);
   CHECK(c.congestion.stall_threshold == 0.2);
   CHECK(c.congestion.saturation_threshold == 0.8);
   CHECK(c.congestion.imbalance_threshold == 2);
@@ -370,5 +376,11 @@ TEST_CASE("congestion thresholds from the scores section", "[congestion]") {
   } catch (const ibfx::ConfigError& e) {
     CHECK_THAT(e.what(), Catch::StartsWith("s.yaml:2: scores.imbalance_threshold: 0.5 is out of "
                                            "range"));
+  }
+  try {
+    ibfx::parse_score_config(YAML::Load("scores:\n  hold_fraction: 1.5\n")["scores"], "s.yaml");
+    FAIL("accepted a hold fraction above 1");
+  } catch (const ibfx::ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("s.yaml:2: scores.hold_fraction: 1.5 is out of range"));
   }
 }

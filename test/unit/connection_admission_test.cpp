@@ -1,7 +1,7 @@
 // ConnectionAdmission: the connection cap, the per-client limit, who is
 // evicted to make room (the oldest evictable, overall or of the newcomer's
 // client), refusal when every connection is busy, and stop().
-#include "daemon/connection_admission.h"
+#include "http/connection_admission.h"
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/http_session.h"
+#include "http/http_session.h"
 
 using namespace ibfx;
 using Admission = ConnectionAdmission::Admission;

@@ -1,4 +1,4 @@
-#include "daemon/content_negotiation.h"
+#include "http/content_negotiation.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "daemon/counter_families.h"
+#include "exposition/counter_families.h"
 
 #include <catch2/catch.hpp>
 #include <set>

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/command_line.h"
 #include "test/support/temp_dir.h"
 
 using namespace ibfx;

@@ -1,7 +1,10 @@
 // DeflateBlockCache and ParallelDeflater's content-defined cuts: the same
 // bytes with or without the cache, unchanged text not deflated again, a
 // change costing only the blocks around it, one generation kept.
-#include "daemon/deflate_block_cache.h"
+#include "exposition/deflate_block_cache.h"
+
+#include "http/gzip_writer.h"
+#include "test/support/gunzip.h"
 
 #define ZLIB_CONST
 #include <zlib.h>
@@ -11,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/gzip.h"
+#include "exposition/gzip.h"
 
 namespace {
 // Series like the exposition's: many lines, similar labels, values of
@@ -111,7 +114,7 @@ void check_runs(const std::vector<ibfx::DeflateRun>& runs, const std::vector<std
     whole += texts[i];
   }
   CHECK(read_runs(all(runs)) == whole);
-  CHECK(ibfx::gunzip(ibfx::gzip_member(all(runs))) == whole);
+  CHECK(ibfx::test::gunzip(ibfx::test::gzip_member(all(runs))) == whole);
 }
 
 std::size_t compressed_size(const std::vector<ibfx::DeflateRun>& runs) {

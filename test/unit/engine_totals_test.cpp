@@ -8,7 +8,7 @@
 #include <string>
 
 #include "collectors/pma.h"
-#include "daemon/counter_families.h"
+#include "exposition/counter_families.h"
 
 using namespace ibfx;
 

@@ -20,6 +20,7 @@
 
 #include "fake_fabric.h"
 #include "fake_pma.h"
+#include "test/support/snapshot_support.h"
 #include "test/support/wait_for.h"
 
 using namespace ibfx;
@@ -148,7 +149,7 @@ TEST_CASE(
   CHECK(said[1].rfind("last sweep: ", 0) == 0);
   CHECK(said[1].find("0 nodes not answering") != std::string::npos);
   REQUIRE(exporter.snapshot() != nullptr);
-  CHECK_FALSE(exporter.snapshot()->gzip().empty());
+  CHECK_FALSE(test::gzip_of(*exporter.snapshot()).empty());
 
   // In the background the publisher thread renders: sweeps go on, every
   // publication is told, and nothing is left unpublished at stop().
@@ -291,7 +292,7 @@ TEST_CASE("Exporter publishes a sweep's counters and accumulates them across swe
   CHECK(total(gpu0, Counter::kSymbolErrors) == 3);
   CHECK(total(port_of(*snap, 0x100, 1), Counter::kReceiveDataBytes) == 1000);
   CHECK(total(port_of(*snap, 0x201, 1), Counter::kTransmitDataBytes) == 0);
-  CHECK(has_line(snap->text(), "infiniband_exporter_sweeps_total 1"));
+  CHECK(has_line(exposition_text(*snap), "infiniband_exporter_sweeps_total 1"));
 
   // The device counts on; a narrow counter someone else cleared restarts
   // from zero, and the total never goes down.
@@ -304,7 +305,7 @@ TEST_CASE("Exporter publishes a sweep's counters and accumulates them across swe
   CHECK(total(again, Counter::kTransmitDataBytes) == 1500);
   CHECK(total(again, Counter::kReceivePackets) == 100);
   CHECK(total(again, Counter::kSymbolErrors) == 3 + 2);
-  CHECK(has_line(snap->text(), "infiniband_exporter_sweeps_total 2"));
+  CHECK(has_line(exposition_text(*snap), "infiniband_exporter_sweeps_total 2"));
   CHECK(exporter.publisher_stats().published == 2);
 }
 
@@ -317,7 +318,7 @@ TEST_CASE("Exporter shows a node as down only when it was asked and answered not
   REQUIRE(exporter.discover_now());
   REQUIRE(exporter.sweep_now());
   auto snap = exporter.snapshot();
-  std::string text = snap->text();
+  std::string text = exposition_text(*snap);
   CHECK(has_line(text, node_up(0x100, 1)));
   CHECK(has_line(text, node_up(0x200, 1)));
   CHECK(has_line(text, node_up(0x201, 0)));
@@ -331,7 +332,7 @@ TEST_CASE("Exporter shows a node as down only when it was asked and answered not
   config.counters.include_hcas = false;
   CHECK(exporter.reload(config, {}, {}).empty());
   REQUIRE(exporter.sweep_now());
-  text = exporter.snapshot()->text();
+  text = exposition_text(*exporter.snapshot());
   CHECK(text.find(node_up(0x201, 0)) == std::string::npos);
   CHECK(has_line(text, node_up(0x100, 1)));
   CHECK(has_line(text, "infiniband_exporter_nodes_not_answering 0"));
@@ -340,7 +341,7 @@ TEST_CASE("Exporter shows a node as down only when it was asked and answered not
   fake.nodes[3].silent = false;
   CHECK(exporter.reload(quick_config(), {}, {}).empty());
   REQUIRE(exporter.sweep_now());
-  CHECK(has_line(exporter.snapshot()->text(), node_up(0x201, 1)));
+  CHECK(has_line(exposition_text(*exporter.snapshot()), node_up(0x201, 1)));
 }
 
 TEST_CASE("Exporter: a sweep cut short by its budget marks nothing down and counts an overrun",
@@ -355,7 +356,7 @@ TEST_CASE("Exporter: a sweep cut short by its budget marks nothing down and coun
   REQUIRE(exporter.sweep_now());  // a fast fabric: every node answers
   auto snap = exporter.snapshot();
   REQUIRE(snap->sweep.completed);
-  CHECK(has_line(snap->text(), "infiniband_exporter_sweep_overruns_total 0"));
+  CHECK(has_line(exposition_text(*snap), "infiniband_exporter_sweep_overruns_total 0"));
 
   // Now each answer takes 10 ms: the 40 ms budget covers a few of them.
   pma.delay_ms = 10;
@@ -363,7 +364,7 @@ TEST_CASE("Exporter: a sweep cut short by its budget marks nothing down and coun
   snap = exporter.snapshot();
   REQUIRE_FALSE(snap->sweep.completed);
   CHECK(snap->sweep.stale_nodes > 0);
-  const std::string text = snap->text();
+  const std::string text = exposition_text(*snap);
   // The nodes it did not reach keep their last state: up, like the others.
   for (const FabricNode& n : fabric.nodes) {
     INFO(n.description);
@@ -491,12 +492,12 @@ TEST_CASE("Exporter exports its publisher's health: snapshots published and drop
   };
   // The first snapshot is built before anything was published.
   REQUIRE(exporter.sweep_now());
-  std::string text = exporter.snapshot()->text();
+  std::string text = exposition_text(*exporter.snapshot());
   CHECK(value(text, "infiniband_exporter_snapshots_published_total") == 0);
   CHECK(value(text, "infiniband_exporter_snapshots_dropped_total") == 0);
   // The second says the first was published, and how long its render took.
   REQUIRE(exporter.sweep_now());
-  text = exporter.snapshot()->text();
+  text = exposition_text(*exporter.snapshot());
   CHECK(value(text, "infiniband_exporter_snapshots_published_total") == 1);
   CHECK(value(text, "infiniband_exporter_snapshots_dropped_total") == 0);
   CHECK(value(text, "infiniband_exporter_last_render_duration_seconds") > 0);
@@ -505,9 +506,10 @@ TEST_CASE("Exporter exports its publisher's health: snapshots published and drop
   // The next ones reuse the deflated blocks of what did not change.
   REQUIRE(exporter.sweep_now());
   const PublisherStats stats = exporter.publisher_stats();
-  CHECK(stats.last_reused_bytes + stats.last_deflated_bytes == exporter.snapshot()->text_size());
+  CHECK(stats.last_reused_bytes + stats.last_deflated_bytes ==
+        exporter.publication()->exposition.text_size());
   REQUIRE(exporter.sweep_now());
-  text = exporter.snapshot()->text();
+  text = exposition_text(*exporter.snapshot());
   const double ratio = value(text, "infiniband_exporter_last_render_reused_ratio");
   CHECK(ratio >= 0);
   CHECK(ratio <= 1);

@@ -1,7 +1,7 @@
 // ExpositionWriter: the text format 0.0.4 lines it writes (HELP escaping,
 // label escaping, integer and float values), streaming in chunks that add up
 // to the same text, and the index of family headers and node runs.
-#include "daemon/exposition.h"
+#include "exposition/exposition.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -1,6 +1,9 @@
-#include "daemon/gzip.h"
+#include "exposition/gzip.h"
 
 #include <unistd.h>
+
+#include "http/gzip_writer.h"
+#include "test/support/gunzip.h"
 #define ZLIB_CONST
 #include <zlib.h>
 
@@ -34,16 +37,16 @@ TEST_CASE("GzipWriter fed in pieces equals one-shot compression after inflating"
     CHECK(static_cast<unsigned char>(gz[0]) == 0x1f);
     CHECK(static_cast<unsigned char>(gz[1]) == 0x8b);
     CHECK(gz.size() < text.size() / 4);
-    CHECK(ibfx::gunzip(gz) == text);
-    CHECK(ibfx::gunzip(ibfx::gzip_compress(text, level)) == text);
+    CHECK(ibfx::test::gunzip(gz) == text);
+    CHECK(ibfx::test::gunzip(ibfx::gzip_compress(text, level)) == text);
   }
-  CHECK(ibfx::gunzip(ibfx::gzip_compress("")).empty());
+  CHECK(ibfx::test::gunzip(ibfx::gzip_compress("")).empty());
 }
 
 TEST_CASE("GunzipReader hands out bounded pieces until the end", "[gzip]") {
   const std::string text = exposition_like(5000);
   const std::string gz = ibfx::gzip_compress(text, ibfx::kGzipFast);
-  ibfx::GunzipReader r(gz);
+  ibfx::test::GunzipReader r(gz);
   std::string joined;
   std::string piece;
   bool more = true;
@@ -62,12 +65,12 @@ TEST_CASE("GunzipReader hands out bounded pieces until the end", "[gzip]") {
 
 TEST_CASE("GunzipReader rejects truncated and corrupt input", "[gzip]") {
   const std::string gz = ibfx::gzip_compress(exposition_like(2000));
-  CHECK_THROWS_AS(ibfx::gunzip(gz.substr(0, gz.size() / 2)), std::runtime_error);
-  CHECK_THROWS_AS(ibfx::gunzip("not gzip at all"), std::runtime_error);
+  CHECK_THROWS_AS(ibfx::test::gunzip(gz.substr(0, gz.size() / 2)), std::runtime_error);
+  CHECK_THROWS_AS(ibfx::test::gunzip("not gzip at all"), std::runtime_error);
   std::string flipped = gz;
   flipped[gz.size() / 2] = static_cast<char>(flipped[gz.size() / 2] ^ 0x5a);
-  CHECK_THROWS_AS(ibfx::gunzip(flipped), std::runtime_error);
-  CHECK_THROWS_AS(ibfx::gunzip(""), std::runtime_error);
+  CHECK_THROWS_AS(ibfx::test::gunzip(flipped), std::runtime_error);
+  CHECK_THROWS_AS(ibfx::test::gunzip(""), std::runtime_error);
 }
 
 TEST_CASE("ParallelGzipWriter makes one gzip member that inflates to the input", "[gzip]") {
@@ -76,19 +79,19 @@ TEST_CASE("ParallelGzipWriter makes one gzip member that inflates to the input",
   for (unsigned threads : {1u, 2u, 4u}) {
     for (std::size_t size :
          {std::size_t{0}, std::size_t{10}, block - 1, block, block + 1, 3 * block, text.size()}) {
-      ibfx::ParallelGzipWriter w(ibfx::kGzipFast, threads, block);
+      ibfx::test::ParallelGzipWriter w(ibfx::kGzipFast, threads, block);
       const std::string_view input = std::string_view(text).substr(0, size);
       for (std::size_t off = 0; off < input.size(); off += 50000) w.write(input.substr(off, 50000));
       CHECK(w.bytes_in() == size);
       const std::string gz = w.finish();
       // zlib checks the trailer's CRC-32 and length while inflating.
-      CHECK(ibfx::gunzip(gz) == input);
+      CHECK(ibfx::test::gunzip(gz) == input);
     }
   }
   // Same block boundaries, same bytes, whatever the thread count; and the
   // preset dictionaries keep the ratio close to a single-threaded stream.
-  ibfx::ParallelGzipWriter one(ibfx::kGzipFast, 1, block);
-  ibfx::ParallelGzipWriter four(ibfx::kGzipFast, 4, block);
+  ibfx::test::ParallelGzipWriter one(ibfx::kGzipFast, 1, block);
+  ibfx::test::ParallelGzipWriter four(ibfx::kGzipFast, 4, block);
   one.write(text);
   four.write(text);
   const std::string a = one.finish();
@@ -190,7 +193,7 @@ TEST_CASE("Any selection of deflate runs is one gzip member of their texts", "[g
       const std::string expected = selected_text(texts, mask);
       const auto selection = selected_runs(runs, mask);
       ibfx::GzipMember member(selection);
-      const std::string gz = ibfx::gzip_member(selection);
+      const std::string gz = ibfx::test::gzip_member(selection);
       CHECK(gz.size() == member.size());
       CHECK(member.text_size() == expected.size());
       // Header, the runs' bytes untouched, the empty final block, trailer.
@@ -208,7 +211,7 @@ TEST_CASE("Any selection of deflate runs is one gzip member of their texts", "[g
       CHECK(le32(gz, gz.size() - 4) == static_cast<std::uint32_t>(expected.size()));
       // zlib's inflate (checking CRC and ISIZE) and the system's gzip agree,
       // and it is ONE member: nothing after its trailer.
-      CHECK(ibfx::gunzip(gz) == expected);
+      CHECK(ibfx::test::gunzip(gz) == expected);
       CHECK(bytes_after_first_member(gz) == 0);
       CHECK(system_gunzip(gz) == expected);
       // The identity side: the same runs inflated piece by piece.
@@ -242,14 +245,14 @@ TEST_CASE("GzipMember streams bounded pieces that add up to its size", "[gzip]")
       all += piece;
     }
     CHECK(all.size() == member.size());
-    CHECK(ibfx::gunzip(all) == exposition_like(3000) + exposition_like(10));
+    CHECK(ibfx::test::gunzip(all) == exposition_like(3000) + exposition_like(10));
     CHECK_FALSE(member.read(piece, max));
     CHECK(piece.empty());
   }
   // No runs at all: a valid member of the empty text.
-  const std::string empty = ibfx::gzip_member({});
+  const std::string empty = ibfx::test::gzip_member({});
   CHECK(empty.size() == 20);
-  CHECK(ibfx::gunzip(empty).empty());
+  CHECK(ibfx::test::gunzip(empty).empty());
   CHECK(system_gunzip(empty).empty());
 }
 

@@ -2,7 +2,7 @@
 // connection: no TLS and no auth by default; basic auth from the users;
 // the extra headers; a TLS context from a certificate and key that load,
 // and a ConfigError naming the file and OpenSSL's reason when they do not.
-#include "daemon/http_security.h"
+#include "http/http_security.h"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>

@@ -1,4 +1,6 @@
-#include "daemon/http_server.h"
+#include "http/http_server.h"
+
+#include "http/gzip_writer.h"
 
 #define ZLIB_CONST
 #include <crypt.h>
@@ -8,6 +10,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -23,11 +29,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 namespace {
 
@@ -801,7 +802,7 @@ TEST_CASE(
   nofile.rlim_cur = nofile.rlim_max;  // both ends of 1,250 connections live here
   REQUIRE(::setrlimit(RLIMIT_NOFILE, &nofile) == 0);
   REQUIRE(nofile.rlim_cur >= 8192);  // a test Client holds 4 descriptors
-  ServerFixture fx;  // default limits: the cap follows RLIMIT_NOFILE
+  ServerFixture fx;                  // default limits: the cap follows RLIMIT_NOFILE
   REQUIRE(fx.server().max_connections() > 1300);
 
   std::vector<std::unique_ptr<Client>> idle;

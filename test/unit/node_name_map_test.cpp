@@ -1,3 +1,5 @@
+#include "config/node_name_map.h"
+
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>

@@ -3,14 +3,15 @@
 // which ports' counters are exported, and where each analysed port sits; the
 // strings of a fabric are built once and shared by every snapshot of it, and
 // built again when what they are made of changes.
-#include "daemon/render_context.h"
+#include "exposition/render_context.h"
 
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 
-#include "daemon/snapshot.h"
+#include "exposition/snapshot.h"
 #include "fake_fabric.h"
+#include "test/support/snapshot_support.h"
 
 using namespace ibfx;
 
@@ -25,7 +26,7 @@ std::shared_ptr<Snapshot> snapshot() {
   CounterAccumulator acc;
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
-  return build_snapshot(fabric, sweep, acc, {{0x200, "gpu-a"}});
+  return test::make_snapshot(fabric, sweep, acc, {{0x200, "gpu-a"}});
 }
 
 std::size_t view(const Snapshot& s, std::uint64_t guid, std::uint8_t number) {
@@ -131,7 +132,6 @@ TEST_CASE("RenderContext of a snapshot without a fabric has no nodes", "[render_
   CHECK(ctx.fabric().nodes.empty());
   CHECK(ctx.port_ids().empty());
 }
-
 
 namespace {
 std::shared_ptr<Snapshot> snapshot_of(std::shared_ptr<const Fabric> fabric) {

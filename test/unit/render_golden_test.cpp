@@ -12,15 +12,16 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/gzip.h"
-#include "daemon/render_health.h"
-#include "daemon/render_port_counters.h"
-#include "daemon/render_port_info.h"
-#include "daemon/render_scores.h"
-#include "daemon/render_topology.h"
-#include "daemon/snapshot.h"
 #include "daemon/top_view.h"
+#include "exposition/gzip.h"
+#include "exposition/render_health.h"
+#include "exposition/render_port_counters.h"
+#include "exposition/render_port_info.h"
+#include "exposition/render_scores.h"
+#include "exposition/render_topology.h"
+#include "exposition/snapshot.h"
 #include "fake_fabric.h"
+#include "test/support/snapshot_support.h"
 
 using namespace ibfx;
 
@@ -44,7 +45,7 @@ std::shared_ptr<Snapshot> fixed_snapshot(bool port_scores) {
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
   sweep.nodes[2].answered = false;
-  auto snap = build_snapshot(fabric, std::move(sweep), acc, {{0x201, "gpu-b"}});
+  auto snap = test::make_snapshot(fabric, std::move(sweep), acc, {{0x201, "gpu-b"}});
   snap->exporting.port_scores = port_scores;
   PortScore root;
   root.node = 0;
@@ -133,12 +134,12 @@ TEST_CASE("The full exposition is every group in order, and each group is its re
   const auto snap = fixed_snapshot(false);
   std::string groups;
   for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
-    snap->render_group(static_cast<RenderGroup>(g),
-                       [&groups](std::string_view piece) { groups += piece; });
+    render_group(*snap, static_cast<RenderGroup>(g),
+                 [&groups](std::string_view piece) { groups += piece; });
   }
-  CHECK(groups == snap->text());
+  CHECK(groups == exposition_text(*snap));
   std::string ports;
-  snap->render_group(RenderGroup::kPorts, [&ports](std::string_view piece) { ports += piece; });
+  render_group(*snap, RenderGroup::kPorts, [&ports](std::string_view piece) { ports += piece; });
   CHECK(ports == render(PortInfoRenderer{}, *snap) + render(PortCounterRenderer{}, *snap));
 }
 
@@ -146,8 +147,8 @@ TEST_CASE("The exposition index records each node's runs and every family header
   const auto snap = fixed_snapshot(false);
   ExpositionIndex index;
   std::string text;
-  snap->render_group(
-      RenderGroup::kPorts, [&text](std::string_view piece) { text += piece; }, 64, &index);
+  render_group(
+      *snap, RenderGroup::kPorts, [&text](std::string_view piece) { text += piece; }, 64, &index);
   CHECK(index.size == text.size());
   std::size_t families = 0;
   for (std::size_t at = 0; (at = text.find("# HELP ", at)) != std::string::npos; ++at) ++families;
@@ -171,33 +172,24 @@ TEST_CASE("The exposition index records each node's runs and every family header
 TEST_CASE("A rendered group is its text, compressed once, and a node slice is that node's lines",
           "[golden]") {
   const auto snap = fixed_snapshot(false);
-  snap->compress();
-  // Served from the cache: reading a group, or a selection as gzip, renders nothing.
-  const std::uint64_t renders = Snapshot::render_count();
-  std::array<std::string, kRenderGroupCount> gz;
+  const RenderedExposition rendered = RenderedExposition::build(*snap);
   for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
-    const Snapshot::RenderedGroup& r = snap->rendered(static_cast<RenderGroup>(g));
-    CHECK(&snap->rendered(static_cast<RenderGroup>(g)) == &r);  // cached
+    const RenderedExposition::Group& r = rendered.group(static_cast<RenderGroup>(g));
     GroupSelection one{};
     one[g] = true;
-    gz[g] = snap->gzip(one);
-  }
-  CHECK(Snapshot::render_count() == renders);
-  for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
-    const Snapshot::RenderedGroup& r = snap->rendered(static_cast<RenderGroup>(g));
     std::string text;
-    snap->render_group(static_cast<RenderGroup>(g), [&text](std::string_view p) { text += p; });
-    CHECK(gunzip(gz[g]) == text);
+    render_group(*snap, static_cast<RenderGroup>(g), [&text](std::string_view p) { text += p; });
+    CHECK(test::gunzip(test::gzip_member(rendered.runs(one))) == text);
     CHECK(r.deflate.length == text.size());
     CHECK(r.index.size == text.size());
   }
-  CHECK(gunzip(snap->gzip()) == snap->text());
+  CHECK(test::gunzip(test::gzip_member(rendered.runs())) == exposition_text(*snap));
   // gpu-b (node 2): its lines in every group, each under its family's header.
   std::vector<bool> wanted{false, false, true};
   std::array<bool, kRenderGroupCount> all{};
   all.fill(true);
-  const std::string slice = snap->node_slice(wanted, all);
-  const std::string full = snap->text();
+  const std::string slice = rendered.node_slice(wanted, all);
+  const std::string full = exposition_text(*snap);
   std::size_t lines = 0;
   std::string family;
   for (std::size_t at = 0; at < slice.size(); at = slice.find('\n', at) + 1) {
@@ -218,7 +210,8 @@ TEST_CASE("A rendered group is its text, compressed once, and a node slice is th
   CHECK(lines == expected);
   // The slice of nodes and the aggregates pass promtool.
   const std::string path = "/tmp/ibfx_slice_" + std::to_string(::getpid()) + ".prom";
-  for (const std::string& text : {slice, gunzip(snap->gzip({false, false, true}))}) {
+  for (const std::string& text :
+       {slice, test::gunzip(test::gzip_member(rendered.runs({false, false, true})))}) {
     std::ofstream(path) << text;
     CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
   }

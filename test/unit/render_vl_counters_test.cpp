@@ -1,11 +1,12 @@
-#include "daemon/render_vl_counters.h"
+#include "exposition/render_vl_counters.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "daemon/render_context.h"
-#include "daemon/snapshot.h"
+#include "exposition/render_context.h"
+#include "exposition/snapshot.h"
 #include "fake_fabric.h"
+#include "test/support/snapshot_support.h"
 
 using namespace ibfx;
 
@@ -34,7 +35,7 @@ std::shared_ptr<Snapshot> snapshot_with_lanes() {
   acc.lanes().apply(PortKey{0x201, 1}, h);
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
-  auto snap = build_snapshot(fabric, sweep, acc, {});
+  auto snap = test::make_snapshot(fabric, sweep, acc, {});
   snap->lanes = lane_totals(*fabric, acc.lanes());
   return snap;
 }
@@ -43,7 +44,7 @@ std::shared_ptr<Snapshot> snapshot_with_lanes() {
 TEST_CASE("Lane counters render per VL and SL and only the lanes in use", "[snapshot][lanes]") {
   auto snap = snapshot_with_lanes();
   snap->analysis.scores.xmit_wait.global_seconds = 0.25;  // tick_seconds (exact in binary)
-  const std::string text = snap->text();
+  const std::string text = exposition_text(*snap);
   CHECK(
       has_line(text, "infiniband_port_vl_transmit_wait_total{" + kSwitchPort2 + ",vl=\"0\"} 1000"));
   CHECK(has_line(text, "infiniband_port_vl_transmit_wait_total{" + kSwitchPort2 + ",vl=\"5\"} 40"));
@@ -65,18 +66,18 @@ TEST_CASE("Lane counters render per VL and SL and only the lanes in use", "[snap
 TEST_CASE("Lane counters follow the export cardinality controls", "[snapshot][lanes]") {
   auto snap = snapshot_with_lanes();
   snap->exporting.hca_port_counters = false;
-  std::string text = snap->text();
+  std::string text = exposition_text(*snap);
   CHECK(text.find("infiniband_port_vl_transmit_wait_total{") != std::string::npos);
   CHECK(text.find("infiniband_port_sl_receive_fecn_packets_total") == std::string::npos);
   snap = snapshot_with_lanes();
   snap->exporting.port_counters = false;
-  text = snap->text();
+  text = exposition_text(*snap);
   CHECK(text.find("infiniband_port_vl_transmit_wait_total") == std::string::npos);
 }
 
 TEST_CASE("No lane data renders nothing", "[snapshot][lanes]") {
   auto fabric = std::make_shared<const Fabric>(ibfx::test::star_fabric(2));
-  auto snap = build_snapshot(fabric, {}, CounterAccumulator{}, {});
+  auto snap = test::make_snapshot(fabric, {}, CounterAccumulator{}, {});
   std::string out;
   ExpositionWriter w(out);
   render_lane_counters(*snap, std::vector<std::string_view>(snap->ports.size()), w);
@@ -100,5 +101,5 @@ TEST_CASE("LaneCounterRenderer renders the lanes of the ports group with the por
   CHECK(has_line("\n" + out,
                  "infiniband_port_vl_transmit_wait_total{" + kSwitchPort2 + ",vl=\"0\"} 1000"));
   // And it is the ports group's lane section of the full exposition.
-  CHECK(snap->text().find(out) != std::string::npos);
+  CHECK(exposition_text(*snap).find(out) != std::string::npos);
 }

@@ -53,19 +53,22 @@ struct GatedRender {
 
 TEST_CASE("SnapshotPublisher without its thread renders and publishes before submit returns",
           "[snapshot_publisher]") {
-  SnapshotStore store;
+  PublicationStore store;
   std::vector<double> rendered, told;
   SnapshotPublisher publisher(
-      store, [&](const Snapshot& s) { rendered.push_back(s.sweep_timestamp_seconds); },
-      [&](const Snapshot& s, const PublisherStats& st) {
-        told.push_back(s.sweep_timestamp_seconds);
+      store,
+      [&](const Snapshot& s, DeflateBlockCache&, Publication&) {
+        rendered.push_back(s.sweep_timestamp_seconds);
+      },
+      [&](const Publication& p, const PublisherStats& st) {
+        told.push_back(p.snapshot->sweep_timestamp_seconds);
         CHECK(st.published == told.size());
       });
   CHECK(publisher.submit(numbered(1)) == 1);
   REQUIRE(store.current() != nullptr);
-  CHECK(store.current()->sweep_timestamp_seconds == 1);
+  CHECK(store.current()->snapshot->sweep_timestamp_seconds == 1);
   CHECK(publisher.submit(numbered(2)) == 2);
-  CHECK(store.current()->sweep_timestamp_seconds == 2);
+  CHECK(store.current()->snapshot->sweep_timestamp_seconds == 2);
   CHECK(rendered == std::vector<double>{1, 2});
   CHECK(told == std::vector<double>{1, 2});
   CHECK(publisher.stats().dropped == 0);
@@ -73,16 +76,17 @@ TEST_CASE("SnapshotPublisher without its thread renders and publishes before sub
 
 TEST_CASE("SnapshotPublisher renders on its thread, drops what waits behind, serves the latest",
           "[snapshot_publisher]") {
-  SnapshotStore store;
+  PublicationStore store;
   GatedRender gate;
   std::set<double> published_when_told;
   std::mutex told_mu;
   SnapshotPublisher publisher(
-      store, [&](const Snapshot& s) { gate(s); },
-      [&](const Snapshot& s, const PublisherStats&) {
+      store, [&](const Snapshot& s, DeflateBlockCache&, Publication&) { gate(s); },
+      [&](const Publication& p, const PublisherStats&) {
+        const Snapshot& s = *p.snapshot;
         std::lock_guard lock(told_mu);
         // Told only once it is what the store serves.
-        CHECK(store.current()->sweep_timestamp_seconds == s.sweep_timestamp_seconds);
+        CHECK(store.current()->snapshot->sweep_timestamp_seconds == s.sweep_timestamp_seconds);
         published_when_told.insert(s.sweep_timestamp_seconds);
       });
   publisher.start();
@@ -97,7 +101,7 @@ TEST_CASE("SnapshotPublisher renders on its thread, drops what waits behind, ser
   gate.release();
   publisher.flush();
   REQUIRE(store.current() != nullptr);
-  CHECK(store.current()->sweep_timestamp_seconds == 4);
+  CHECK(store.current()->snapshot->sweep_timestamp_seconds == 4);
   CHECK(gate.rendered == std::vector<double>{1, 4});  // 2 and 3 dropped, never rendered
   const PublisherStats st = publisher.stats();
   CHECK(st.published == 2);
@@ -108,9 +112,10 @@ TEST_CASE("SnapshotPublisher renders on its thread, drops what waits behind, ser
 }
 
 TEST_CASE("SnapshotPublisher publishes what is pending when it stops", "[snapshot_publisher]") {
-  SnapshotStore store;
+  PublicationStore store;
   GatedRender gate;
-  SnapshotPublisher publisher(store, [&](const Snapshot& s) { gate(s); });
+  SnapshotPublisher publisher(
+      store, [&](const Snapshot& s, DeflateBlockCache&, Publication&) { gate(s); });
   publisher.start();
   publisher.submit(numbered(1));
   gate.wait_entered(1);
@@ -118,18 +123,18 @@ TEST_CASE("SnapshotPublisher publishes what is pending when it stops", "[snapsho
   gate.release();
   publisher.stop();
   REQUIRE(store.current() != nullptr);
-  CHECK(store.current()->sweep_timestamp_seconds == 2);
+  CHECK(store.current()->snapshot->sweep_timestamp_seconds == 2);
   CHECK(gate.rendered == std::vector<double>{1, 2});
 }
 
 TEST_CASE("SnapshotPublisher renders at a lower priority than the thread that sweeps",
           "[snapshot_publisher]") {
-  SnapshotStore store;
+  PublicationStore store;
   const int mine = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
   std::atomic<int> render_nice{-100};
   SnapshotPublisher publisher(
       store,
-      [&](const Snapshot&) {
+      [&](const Snapshot&, DeflateBlockCache&, Publication&) {
         render_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
       },
       {}, 10);
@@ -143,12 +148,35 @@ TEST_CASE("SnapshotPublisher renders at a lower priority than the thread that sw
 
 TEST_CASE("SnapshotPublisher renders on a thread named ibfx-publish", "[snapshot_publisher]") {
   // `top -H` and the cadence benchmark tell the render's CPU from the sweep's by it.
-  SnapshotStore store;
+  PublicationStore store;
   std::string name;
-  SnapshotPublisher publisher(store, [&](const Snapshot&) { name = thread_name(); });
+  SnapshotPublisher publisher(
+      store, [&](const Snapshot&, DeflateBlockCache&, Publication&) { name = thread_name(); });
   publisher.start();
   publisher.submit(numbered(1));
   publisher.flush();
   publisher.stop();
   CHECK(name == "ibfx-publish");
+}
+
+TEST_CASE("SnapshotPublisher's own render step publishes the exposition with its deflate cache",
+          "[snapshot_publisher]") {
+  // The default step: RenderedExposition::build with the publisher's cache,
+  // so the second of two equal snapshots is all reused.
+  PublicationStore store;
+  SnapshotPublisher publisher(store);
+  const auto snap = numbered(7);
+  publisher.submit(snap);
+  const auto first = store.current();
+  REQUIRE(first != nullptr);
+  CHECK(first->snapshot == snap);
+  CHECK(first->sequence == 1);
+  CHECK(first->exposition.text_size() > 0);
+  CHECK(publisher.stats().last_reused_bytes == 0);
+  publisher.submit(snap);
+  const auto second = store.current();
+  CHECK(second != first);
+  CHECK(second->sequence == 2);
+  CHECK(publisher.stats().last_deflated_bytes == 0);
+  CHECK(publisher.stats().last_reused_bytes == second->exposition.text_size());
 }

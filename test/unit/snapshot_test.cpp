@@ -1,11 +1,12 @@
-#include "daemon/snapshot.h"
+#include "exposition/snapshot.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 
-#include "daemon/deflate_block_cache.h"
+#include "exposition/deflate_block_cache.h"
 #include "fake_fabric.h"
+#include "test/support/snapshot_support.h"
 
 using namespace ibfx;
 
@@ -34,8 +35,8 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
   acc.apply(PortKey{0x100, 2}, r, {});
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
-  auto snap = build_snapshot(fabric, std::move(sweep), acc, {});
-  const std::string& text = snap->text();
+  auto snap = test::make_snapshot(fabric, std::move(sweep), acc, {});
+  const std::string& text = exposition_text(*snap);
   // Per-port series carry only the port's identity (the lean exposition).
   const std::string labels = R"(node_guid="0x0000000000000100",port="2")";
   // PortXmitWait in seconds (Quantum-class unit for this device); raw counts only on request.
@@ -71,11 +72,13 @@ TEST_CASE("Snapshot renders per-port counters with bytes = words x 4", "[snapsho
 
 TEST_CASE("Snapshot keeps down ports visible with their state", "[snapshot]") {
   Fabric f = ibfx::test::star_fabric(1, 1);
-  auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, {});
+  auto snap = test::make_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, {});
   const std::string port = R"({node_guid="0x0000000000000100",port="2"})";
-  CHECK(snap->text().find("infiniband_port_state" + port + " 1\n") != std::string::npos);
-  CHECK(snap->text().find("infiniband_port_physical_state" + port + " 2\n") != std::string::npos);
-  CHECK(snap->text().find(R"(infiniband_port_info{node_guid="0x0000000000000100",port="2",)") !=
+  CHECK(exposition_text(*snap).find("infiniband_port_state" + port + " 1\n") != std::string::npos);
+  CHECK(exposition_text(*snap).find("infiniband_port_physical_state" + port + " 2\n") !=
+        std::string::npos);
+  CHECK(exposition_text(*snap).find(
+            R"(infiniband_port_info{node_guid="0x0000000000000100",port="2",)") !=
         std::string::npos);
 }
 
@@ -83,31 +86,33 @@ TEST_CASE("Snapshot uses the node-name-map and escapes label values", "[snapshot
   Fabric f = ibfx::test::star_fabric(1);
   f.nodes[1].description = "weird \"name\"\\x";
   NodeNameMap names{{0x100, "leaf \"A\""}};
-  auto snap = build_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, names);
-  const std::string& text = snap->text();
+  auto snap = test::make_snapshot(shared(std::move(f)), {}, CounterAccumulator{}, names);
+  const std::string& text = exposition_text(*snap);
   CHECK(text.find(R"(node_name="leaf \"A\"")") != std::string::npos);
   CHECK(text.find(R"(node_name="weird \"name\"\\x")") != std::string::npos);
 }
 
 TEST_CASE("Snapshot gzip is the compressed text", "[snapshot]") {
-  auto snap = build_snapshot(shared(ibfx::test::star_fabric(3)), {}, CounterAccumulator{}, {});
-  CHECK(snap->gzip().size() > 10);
-  CHECK(static_cast<unsigned char>(snap->gzip()[0]) == 0x1f);
-  CHECK(static_cast<unsigned char>(snap->gzip()[1]) == 0x8b);
-  CHECK(snap->gzip().size() < snap->text().size());
-  CHECK(ibfx::gunzip(snap->gzip()) == snap->text());
-  CHECK(snap->text_size() == snap->text().size());
+  auto snap = test::make_snapshot(shared(ibfx::test::star_fabric(3)), {}, CounterAccumulator{}, {});
+  CHECK(test::gzip_of(*snap).size() > 10);
+  CHECK(static_cast<unsigned char>(test::gzip_of(*snap)[0]) == 0x1f);
+  CHECK(static_cast<unsigned char>(test::gzip_of(*snap)[1]) == 0x8b);
+  CHECK(test::gzip_of(*snap).size() < exposition_text(*snap).size());
+  CHECK(ibfx::test::gunzip(test::gzip_of(*snap)) == exposition_text(*snap));
+  CHECK(RenderedExposition::build(*snap).text_size() == exposition_text(*snap).size());
 }
 
 TEST_CASE("Snapshot renders the same text in pieces of any size", "[snapshot]") {
-  auto snap = build_snapshot(shared(ibfx::test::star_fabric(40)), {}, CounterAccumulator{}, {});
+  auto snap =
+      test::make_snapshot(shared(ibfx::test::star_fabric(40)), {}, CounterAccumulator{}, {});
   snap->exporter_metrics_text = "# HELP own_metric x\n# TYPE own_metric gauge\nown_metric 1\n";
-  const std::string whole = snap->text();
+  const std::string whole = exposition_text(*snap);
   for (std::size_t chunk : {std::size_t{1}, std::size_t{100}, std::size_t{4096}}) {
     std::string joined;
     std::size_t pieces = 0;
     std::size_t biggest = 0;
-    snap->render(
+    render_exposition(
+        *snap,
         [&](std::string_view piece) {
           joined += piece;
           ++pieces;
@@ -135,23 +140,25 @@ TEST_CASE("Snapshot honours the cardinality controls", "[snapshot]") {
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{.swept = true, .reached = true, .answered = true});
 
-  auto no_hca = build_snapshot(fabric, sweep, acc, {});
+  auto no_hca = test::make_snapshot(fabric, sweep, acc, {});
   no_hca->exporting.hca_port_counters = false;
-  const std::string& t1 = no_hca->text();
+  const std::string& t1 = exposition_text(*no_hca);
   CHECK(t1.find(R"(infiniband_port_transmit_wait_seconds_total{node_guid="0x0000000000000100")") !=
         std::string::npos);
   CHECK(t1.find(R"(infiniband_port_transmit_wait_seconds_total{node_guid="0x0000000000000200")") ==
         std::string::npos);
 
-  auto no_errors = build_snapshot(fabric, sweep, acc, {});
+  auto no_errors = test::make_snapshot(fabric, sweep, acc, {});
   no_errors->exporting.error_counters = false;
-  CHECK(no_errors->text().find("infiniband_port_symbol_errors_total") == std::string::npos);
-  CHECK(no_errors->text().find("infiniband_port_errors_total") == std::string::npos);
-  CHECK(no_errors->text().find("infiniband_port_transmit_data_bytes_total") != std::string::npos);
+  CHECK(exposition_text(*no_errors).find("infiniband_port_symbol_errors_total") ==
+        std::string::npos);
+  CHECK(exposition_text(*no_errors).find("infiniband_port_errors_total") == std::string::npos);
+  CHECK(exposition_text(*no_errors).find("infiniband_port_transmit_data_bytes_total") !=
+        std::string::npos);
 
-  auto aggregates_only = build_snapshot(fabric, sweep, acc, {});
+  auto aggregates_only = test::make_snapshot(fabric, sweep, acc, {});
   aggregates_only->exporting.port_counters = false;
-  const std::string& t3 = aggregates_only->text();
+  const std::string& t3 = exposition_text(*aggregates_only);
   CHECK(t3.find("infiniband_port_transmit_wait_seconds_total") == std::string::npos);
   CHECK(t3.find("infiniband_port_symbol_errors_total") == std::string::npos);
   CHECK(t3.find("infiniband_port_state{") != std::string::npos);  // ports stay visible
@@ -166,7 +173,7 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   acc.apply(PortKey{0x100, 2}, r, {});
   SweepResult sweep;
   sweep.nodes.resize(3, NodeSweep{true, true, 0});
-  auto snap = build_snapshot(fabric, std::move(sweep), acc, {});
+  auto snap = test::make_snapshot(fabric, std::move(sweep), acc, {});
   snap->exporting.port_scores = true;  // the unit and U of the last interval are opt-in
   // leaf-01 port 2 (index 1) faces "gpu1 mlx5_0": full, with two victims.
   PortScore root;
@@ -180,7 +187,7 @@ TEST_CASE("Snapshot renders the PortXmitWait unit, utilisation and the roots of 
   result.congestion.roots.push_back({0, CongestionCause::kIncast, 2.5, 2});
   result.congestion.imbalance.push_back({0, 2, 1.5});
   snap->analysis.utilization_histograms[{Tier::kLeaf, 0}].observe(0.75);
-  const std::string text = snap->text();
+  const std::string text = exposition_text(*snap);
   const std::string labels = R"(node_guid="0x0000000000000100",port="2")";
   // Roots are few and read without a join: they keep the names.
   const std::string named =
@@ -228,35 +235,90 @@ TEST_CASE("Snapshots of the same data compressed with one cache: the same bytes,
                    NodeSweep{.swept = true, .reached = true, .answered = true});
     return s;
   };
-  const auto first = build_snapshot(fabric, sweep(), acc, {});
-  const auto second = build_snapshot(fabric, sweep(), acc, {});
-  REQUIRE(first->text().size() > 2 * kDeflateBlockBytes);
+  const auto first = test::make_snapshot(fabric, sweep(), acc, {});
+  const auto second = test::make_snapshot(fabric, sweep(), acc, {});
+  REQUIRE(exposition_text(*first).size() > 2 * kDeflateBlockBytes);
 
   DeflateBlockCache cache;
-  first->compress(&cache);
-  const Snapshot::CompressStats a = first->compress_stats();
+  const RenderedExposition r1 = RenderedExposition::build(*first, &cache);
+  const RenderedExposition::Stats a = r1.stats();
   CHECK(a.reused_bytes == 0);
-  CHECK(a.deflated_bytes == first->text_size());
-  second->compress(&cache);
-  const Snapshot::CompressStats b = second->compress_stats();
+  CHECK(a.deflated_bytes == r1.text_size());
+  const RenderedExposition r2 = RenderedExposition::build(*second, &cache);
+  const RenderedExposition::Stats b = r2.stats();
   CHECK(b.deflated_bytes == 0);
-  CHECK(b.reused_bytes == second->text_size());
-  CHECK(second->gzip() == first->gzip());
-  CHECK(ibfx::gunzip(second->gzip()) == first->text());
+  CHECK(b.reused_bytes == r2.text_size());
+  CHECK(test::gzip_member(r2.runs()) == test::gzip_member(r1.runs()));
+  CHECK(test::gunzip(test::gzip_member(r2.runs())) == exposition_text(*first));
   // Without a cache: the same bytes again.
-  const auto plain = build_snapshot(fabric, sweep(), acc, {});
-  plain->compress();
-  CHECK(plain->gzip() == first->gzip());
-  CHECK(plain->compress_stats().reused_bytes == 0);
+  const auto plain = test::make_snapshot(fabric, sweep(), acc, {});
+  const RenderedExposition r3 = RenderedExposition::build(*plain);
+  CHECK(test::gzip_member(r3.runs()) == test::gzip_member(r1.runs()));
+  CHECK(r3.stats().reused_bytes == 0);
 
   // The next sweep's counters all rose: the counter families are deflated
   // again, what did not change (info, states, LIDs, error counters) is not.
   read_all(2000);
-  const auto next = build_snapshot(fabric, sweep(), acc, {});
-  next->compress(&cache);
-  const Snapshot::CompressStats c = next->compress_stats();
+  const auto next = test::make_snapshot(fabric, sweep(), acc, {});
+  const RenderedExposition r4 = RenderedExposition::build(*next, &cache);
+  const RenderedExposition::Stats c = r4.stats();
   CHECK(c.deflated_bytes > 0);
   CHECK(c.reused_bytes > 0);
-  CHECK(c.reused_bytes + c.deflated_bytes == next->text_size());
-  CHECK(ibfx::gunzip(next->gzip()) == next->text());
+  CHECK(c.reused_bytes + c.deflated_bytes == r4.text_size());
+  CHECK(test::gunzip(test::gzip_member(r4.runs())) == exposition_text(*next));
+}
+
+TEST_CASE("build_snapshot takes everything it shows as inputs and is complete when it returns",
+          "[snapshot]") {
+  auto fabric = shared(ibfx::test::star_fabric(2));
+  CounterAccumulator acc;
+  CounterReading r;
+  r.set(Counter::kTransmitWait, 10, 32);
+  acc.apply(PortKey{0x100, 2}, r, {});
+  SweepResult sweep;
+  sweep.ports_read = 1;
+  sweep.nodes.resize(2, NodeSweep{.swept = true, .reached = true, .answered = true});
+  sweep.port_read.resize(2);
+
+  SnapshotInputs in;
+  in.fabric = fabric;
+  in.sweep = &sweep;
+  in.accumulator = &acc;
+  in.node_names = node_display_names(*fabric, NodeNameMap{{0x100, "leaf-A"}});
+  in.device_ticks = {7, -1};  // shorter than the node list: the rest unknown
+  in.analysis.interval_seconds = 2.5;
+  in.analysis.topology = std::make_shared<const Topology>();
+  in.exporting.port_scores = true;
+  in.exporter_metrics_text = "own 1\n";
+  in.sweep_timestamp_seconds = 1234.5;
+  const std::shared_ptr<const Snapshot> snap = build_snapshot(std::move(in));
+
+  CHECK(snap->fabric == fabric);
+  REQUIRE(snap->node_names.size() == fabric->nodes.size());
+  CHECK(snap->node_names[0] == "leaf-A");                      // the node-name-map
+  CHECK(snap->node_names[1] == fabric->nodes[1].description);  // else NodeDescription
+  CHECK(snap->node_status.size() == fabric->nodes.size());     // padded to the fabric
+  CHECK(snap->sweep.nodes.empty());                            // moved into node_status
+  CHECK(snap->sweep.ports_read == 1);
+  CHECK(snap->ports.size() == fabric->port_count());
+  for (const PortView& v : snap->ports) {
+    CHECK(v.device_tick == (v.node == 0 ? 7 : -1));  // the node's tick, on every port
+    const bool read = fabric->nodes[v.node].guid == 0x100 &&
+                      fabric->nodes[v.node].ports[v.port_index].number == 2;
+    CHECK(v.has_counters == read);
+  }
+  CHECK(snap->analysis.interval_seconds == 2.5);
+  CHECK(snap->topology == snap->analysis.topology);
+  CHECK(snap->exporting.port_scores);
+  CHECK(snap->exporter_metrics_text == "own 1\n");
+  CHECK(snap->sweep_timestamp_seconds == 1234.5);
+  // No fabric yet: the daemon's own health only, stamped now.
+  SweepResult none;
+  SnapshotInputs empty;
+  empty.sweep = &none;
+  empty.accumulator = &acc;
+  const auto first = build_snapshot(std::move(empty));
+  CHECK(first->fabric == nullptr);
+  CHECK(first->ports.empty());
+  CHECK(first->sweep_timestamp_seconds > 1.7e9);
 }

@@ -1,4 +1,4 @@
-#include "daemon/web_config.h"
+#include "http/web_config.h"
 
 #include <unistd.h>
 
@@ -13,8 +13,9 @@
 #include <string>
 #include <thread>
 
+#include "config/command_line.h"
 #include "config/config.h"
-#include "daemon/http_server.h"
+#include "http/http_server.h"
 #include "test/support/base64.h"
 #include "test/support/temp_dir.h"
 

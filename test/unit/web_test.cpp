@@ -15,10 +15,11 @@
 #include <string>
 #include <thread>
 
-#include "daemon/gzip.h"
-#include "daemon/http_server.h"
+#include "exposition/gzip.h"
 #include "fake_fabric.h"
 #include "fake_pma.h"
+#include "http/http_server.h"
+#include "test/support/snapshot_support.h"
 
 using namespace ibfx;
 
@@ -48,7 +49,7 @@ Reply get(const Exporter& exporter, const std::string& target, bool gzip) {
     CHECK(body.size() == res.stream->size);
   }
   const bool gz = res.precompressed_gzip;
-  return {res.status, gz ? gunzip(body) : body, body, gz};
+  return {res.status, gz ? test::gunzip(body) : body, body, gz};
 }
 
 // An exporter over `fabric` whose PMAs answer at once, discovered and swept once.
@@ -84,11 +85,11 @@ TEST_CASE("handle_web serves collect[] groups, node slices, 400s and /top", "[we
   for (const bool gzip : {true, false}) {
     INFO("gzip " << gzip);
     const Reply full = get(exporter, "/metrics", gzip);
-    CHECK(full.text == snap->text());
+    CHECK(full.text == exposition_text(*snap));
     // Groups, in the order asked or not: always in exposition order.
     std::string ports, aggregates;
-    snap->render_group(RenderGroup::kPorts, [&](std::string_view p) { ports += p; });
-    snap->render_group(RenderGroup::kAggregates, [&](std::string_view p) { aggregates += p; });
+    render_group(*snap, RenderGroup::kPorts, [&](std::string_view p) { ports += p; });
+    render_group(*snap, RenderGroup::kAggregates, [&](std::string_view p) { aggregates += p; });
     CHECK(get(exporter, "/metrics?collect[]=aggregates", gzip).text == aggregates);
     CHECK(get(exporter, "/metrics?collect[]=aggregates&collect[]=ports", gzip).text ==
           ports + aggregates);
@@ -123,22 +124,24 @@ TEST_CASE("Every collect[] selection is served from the publisher's render: one 
   const auto snap = exporter.snapshot();
   std::array<std::string, kRenderGroupCount> texts;
   for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
-    snap->render_group(static_cast<RenderGroup>(g), [&](std::string_view p) { texts[g] += p; });
+    render_group(*snap, static_cast<RenderGroup>(g), [&](std::string_view p) { texts[g] += p; });
     REQUIRE_FALSE(texts[g].empty());
   }
 
   // The publisher rendered each group once when it published; from here on
-  // no scrape renders anything, whatever it selects.
-  const std::uint64_t renders = Snapshot::render_count();
+  // a scrape, whatever it selects, serves the published runs themselves.
+  const auto pub = exporter.publication();
   for (unsigned mask = 1; mask < (1u << kRenderGroupCount); ++mask) {
     std::string query, expected;
     std::uint64_t deflate_bytes = 0;
+    GroupSelection selected{};
     for (std::size_t g = 0; g < kRenderGroupCount; ++g) {
       if (((mask >> g) & 1u) == 0) continue;
+      selected[g] = true;
       query +=
           std::string(query.empty() ? "?" : "&") + "collect[]=" + std::string(kRenderGroupNames[g]);
       expected += texts[g];
-      deflate_bytes += snap->rendered(static_cast<RenderGroup>(g)).deflate.bytes.size();
+      deflate_bytes += pub->exposition.group(static_cast<RenderGroup>(g)).deflate.bytes.size();
     }
     INFO(query);
     const Reply gz = get(exporter, "/metrics" + query, true);
@@ -147,6 +150,7 @@ TEST_CASE("Every collect[] selection is served from the publisher's render: one 
     CHECK(gz.text == expected);
     // One member: header + the groups' deflate runs + final block + trailer.
     CHECK(gz.raw.size() == 10 + deflate_bytes + 2 + 8);
+    CHECK(gz.raw == test::gzip_member(pub->exposition.runs(selected)));
     const Reply plain = get(exporter, "/metrics" + query, false);
     CHECK_FALSE(plain.gzip);
     CHECK(plain.text == expected);
@@ -163,7 +167,6 @@ TEST_CASE("Every collect[] selection is served from the publisher's render: one 
   CHECK(node.status == 200);
   CHECK(node.text.find(R"(node_guid="0x0000000000000201")") != std::string::npos);
   CHECK(promtool_clean(node.text));
-  CHECK(Snapshot::render_count() == renders);
 
   // HEAD has the GET's Content-Length without a body being made.
   HttpRequest head;
@@ -175,7 +178,8 @@ TEST_CASE("Every collect[] selection is served from the publisher's render: one 
   REQUIRE(h.stream);
   CHECK(h.precompressed_gzip);
   CHECK(h.stream->size == get(exporter, head.target, true).raw.size());
-  CHECK(Snapshot::render_count() == renders);
+  // Scrapes publish nothing: the same publication is served throughout.
+  CHECK(exporter.publication() == pub);
 }
 
 TEST_CASE("Several groups over HTTP: Content-Encoding gzip, Content-Length, one member", "[web]") {
@@ -207,10 +211,10 @@ TEST_CASE("Several groups over HTTP: Content-Encoding gzip, Content-Length, one 
   CHECK(headers.find("content-encoding: gzip\r\n") != std::string::npos);
   CHECK(headers.find("content-length: " + std::to_string(body.size()) + "\r\n") !=
         std::string::npos);
-  const std::string expected = gunzip(snap->gzip({true, false, true}));
-  CHECK(expected ==
-        gunzip(snap->gzip({true, false, false})) + gunzip(snap->gzip({false, false, true})));
-  CHECK(gunzip(body) == expected);
+  const std::string expected = test::gunzip(test::gzip_of(*snap, {true, false, true}));
+  CHECK(expected == test::gunzip(test::gzip_of(*snap, {true, false, false})) +
+                        test::gunzip(test::gzip_of(*snap, {false, false, true})));
+  CHECK(test::gunzip(body) == expected);
   // The system's gzip reads it too, to the same text.
   CHECK(std::system(("gzip -dc < " + dir + "/body.gz > " + dir + "/body.txt").c_str()) == 0);
   std::ifstream text_file(dir + "/body.txt", std::ios::binary);

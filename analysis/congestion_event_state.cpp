@@ -1,0 +1,224 @@
+#include "analysis/congestion_event_state.h"
+
+#include <array>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace ibfx {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<CongestionCause, kCauseCount> kCauses{
+    CongestionCause::kIncast,           CongestionCause::kOversubscribed,
+    CongestionCause::kRoutingImbalance, CongestionCause::kSlowReceiver,
+    CongestionCause::kDegradedLink,     CongestionCause::kUnexplained};
+
+json node_json(const EventNode& n) {
+  return json{{"node_guid", guid_hex(n.guid)}, {"node_name", n.name}};
+}
+
+// A field that is missing or of the wrong type: where and what, for the log.
+struct BadField : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const json& field(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object()) throw BadField(where + ": not an object");
+  const auto it = object.find(key);
+  if (it == object.end()) throw BadField(where + "." + key + ": missing");
+  return *it;
+}
+
+double number(const json& object, const char* key, const std::string& where) {
+  const json& v = field(object, key, where);
+  if (!v.is_number()) throw BadField(where + "." + key + ": not a number");
+  return v.get<double>();
+}
+
+std::uint64_t count(const json& object, const char* key, const std::string& where,
+                    std::uint64_t max = UINT64_MAX) {
+  const json& v = field(object, key, where);
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max) {
+    throw BadField(where + "." + key + ": not a count up to " + std::to_string(max));
+  }
+  return v.get<std::uint64_t>();
+}
+
+std::string text(const json& object, const char* key, const std::string& where) {
+  const json& v = field(object, key, where);
+  if (!v.is_string()) throw BadField(where + "." + key + ": not a string");
+  return v.get<std::string>();
+}
+
+std::uint64_t guid(const json& object, const char* key, const std::string& where) {
+  const std::string s = text(object, key, where);
+  char* end = nullptr;
+  const std::uint64_t g = std::strtoull(s.c_str(), &end, 16);
+  if (s.size() < 3 || s.compare(0, 2, "0x") != 0 || end == nullptr || *end != '\0') {
+    throw BadField(where + "." + key + ": not a GUID");
+  }
+  return g;
+}
+
+CongestionCause cause(const json& object, const char* key, const std::string& where) {
+  const std::string name = text(object, key, where);
+  for (const CongestionCause c : kCauses) {
+    if (cause_name(c) == name) return c;
+  }
+  throw BadField(where + "." + key + ": unknown cause \"" + name + "\"");
+}
+
+EventNode event_node(const json& object, const std::string& where) {
+  return EventNode{guid(object, "node_guid", where), text(object, "node_name", where)};
+}
+
+CongestionEvent decode_event(const json& j, const std::string& where) {
+  CongestionEvent e;
+  e.id = count(j, "id", where);
+  const json& root = field(j, "root", where);
+  e.root = event_node(root, where + ".root");
+  e.root_port = static_cast<std::uint8_t>(count(root, "port", where + ".root", 255));
+  e.far = EventNode{guid(root, "remote_node_guid", where + ".root"),
+                    text(root, "remote_node_name", where + ".root")};
+  e.far_port = static_cast<std::uint8_t>(count(root, "remote_port", where + ".root", 255));
+  e.cause = cause(j, "cause", where);
+  e.start = number(j, "start", where);
+  e.last_seen = number(j, "last_seen", where);
+  const std::string state = text(j, "state", where);
+  if (state == "ended") {
+    e.end = number(j, "end", where);
+  } else if (state != "active") {
+    throw BadField(where + ".state: \"" + state + "\", not active or ended");
+  }
+  e.peak_score = number(j, "peak_score", where);
+  e.peak_at = number(j, "peak_at", where);
+  e.peak_victims = count(j, "peak_victims", where);
+  e.sweeps = count(j, "sweeps", where);
+  e.congested_seconds = number(j, "congested_seconds", where);
+  e.absent_sweeps = static_cast<std::uint32_t>(count(j, "absent_sweeps", where, UINT32_MAX));
+  const json& rails = field(j, "rails", where);
+  if (!rails.is_array()) throw BadField(where + ".rails: not an array");
+  for (const json& r : rails) {
+    if (!r.is_number_unsigned() || r.get<std::uint64_t>() > 1u << 20) {
+      throw BadField(where + ".rails: not a rail number");
+    }
+    e.rails.push_back(r.get<int>());
+  }
+  const json& leaves = field(j, "leaves", where);
+  if (!leaves.is_array() || leaves.size() > kMaxLeavesPerEvent) {
+    throw BadField(where + ".leaves: not an array of at most " +
+                   std::to_string(kMaxLeavesPerEvent));
+  }
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    e.leaves.push_back(event_node(leaves[i], where + ".leaves[" + std::to_string(i) + "]"));
+  }
+  const json& truncated = field(j, "leaves_truncated", where);
+  if (!truncated.is_boolean()) throw BadField(where + ".leaves_truncated: not a boolean");
+  e.leaves_truncated = truncated.get<bool>();
+  return e;
+}
+
+}  // namespace
+
+json event_json(const CongestionEvent& e, bool with_tracking) {
+  json j;
+  j["id"] = e.id;
+  j["state"] = e.active() ? "active" : "ended";
+  j["root"] = node_json(e.root);
+  j["root"]["port"] = e.root_port;
+  j["root"]["remote_node_guid"] = guid_hex(e.far.guid);
+  j["root"]["remote_node_name"] = e.far.name;
+  j["root"]["remote_port"] = e.far_port;
+  j["cause"] = std::string(cause_name(e.cause));
+  j["start"] = e.start;
+  if (e.end) j["end"] = *e.end;
+  j["last_seen"] = e.last_seen;
+  j["duration_seconds"] = e.duration();
+  j["peak_score"] = e.peak_score;
+  j["peak_at"] = e.peak_at;
+  j["peak_victims"] = e.peak_victims;
+  j["sweeps"] = e.sweeps;
+  j["congested_seconds"] = e.congested_seconds;
+  j["rails"] = e.rails;
+  json leaves = json::array();
+  for (const EventNode& l : e.leaves) leaves.push_back(node_json(l));
+  j["leaves"] = std::move(leaves);
+  j["leaves_truncated"] = e.leaves_truncated;
+  if (with_tracking) j["absent_sweeps"] = e.absent_sweeps;
+  return j;
+}
+
+std::string dump_json(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string encode_event_state(const EventTrackerState& state, double saved_at) {
+  json j;
+  j["format"] = std::string(kEventStateFormat);
+  j["version"] = kEventStateVersion;
+  j["saved_at"] = saved_at;
+  j["next_id"] = state.next_id;
+  json counters = json::object();
+  for (const CongestionCause c : kCauses) {
+    const auto i = static_cast<std::size_t>(c);
+    counters[std::string(cause_name(c))] =
+        json{{"events", state.counters.started[i]}, {"seconds", state.counters.seconds[i]}};
+  }
+  j["counters"] = std::move(counters);
+  json events = json::array();
+  for (const CongestionEvent& e : state.events) events.push_back(event_json(e, true));
+  j["events"] = std::move(events);
+  return dump_json(j) + "\n";
+}
+
+bool decode_event_state(std::string_view text_in, EventTrackerState& state, std::string& error) {
+  state = EventTrackerState{};
+  const json j = json::parse(text_in.begin(), text_in.end(), nullptr, false);
+  if (j.is_discarded()) {
+    error = "not JSON (truncated or corrupt)";
+    return false;
+  }
+  try {
+    const auto format = j.find("format");
+    if (!j.is_object() || format == j.end() || !format->is_string() ||
+        format->get<std::string>() != kEventStateFormat) {
+      error = "not a congestion event state file";
+      return false;
+    }
+    const json& version = field(j, "version", "");
+    if (!version.is_number_integer() || version.get<std::int64_t>() != kEventStateVersion) {
+      error = "version " + version.dump() + ", this daemon reads version " +
+              std::to_string(kEventStateVersion);
+      return false;
+    }
+    EventTrackerState s;
+    s.next_id = count(j, "next_id", "");
+    const json& counters = field(j, "counters", "");
+    for (const CongestionCause c : kCauses) {
+      const std::string name(cause_name(c));
+      const auto i = static_cast<std::size_t>(c);
+      // A cause missing from the file counted nothing yet.
+      if (!counters.is_object()) throw BadField("counters: not an object");
+      if (!counters.contains(name)) continue;
+      const json& per = counters[name];
+      s.counters.started[i] = count(per, "events", "counters." + name);
+      s.counters.seconds[i] = number(per, "seconds", "counters." + name);
+    }
+    const json& events = field(j, "events", "");
+    if (!events.is_array()) throw BadField("events: not an array");
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      s.events.push_back(decode_event(events[i], "events[" + std::to_string(i) + "]"));
+    }
+    state = std::move(s);
+    return true;
+  } catch (const BadField& e) {
+    error = std::string(e.what()).substr(e.what()[0] == '.' ? 1 : 0);
+    return false;
+  } catch (const json::exception& e) {
+    error = e.what();
+    return false;
+  }
+}
+
+}  // namespace ibfx

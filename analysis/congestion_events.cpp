@@ -1,0 +1,225 @@
+#include "analysis/congestion_events.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace ibfx {
+namespace {
+
+EventNode event_node(const Fabric& fabric, const std::vector<std::string>& names,
+                     std::int32_t node) {
+  if (node < 0 || static_cast<std::size_t>(node) >= fabric.nodes.size()) return {};
+  const auto n = static_cast<std::size_t>(node);
+  const std::string& name =
+      n < names.size() && !names[n].empty() ? names[n] : fabric.nodes[n].description;
+  return EventNode{fabric.nodes[n].guid, name};
+}
+
+// What one sweep's forest says of one of its roots.
+struct TreeSeen {
+  const CongestionRoot* root = nullptr;
+  std::int32_t node = kNoNode;
+  const FabricPort* port = nullptr;
+  std::vector<int> rails;            // ascending, unique
+  std::vector<std::int32_t> leaves;  // node indices, unique, in port order
+};
+
+void add_rail(std::vector<int>& rails, int rail) {
+  if (rail < 0) return;
+  const auto at = std::lower_bound(rails.begin(), rails.end(), rail);
+  if (at == rails.end() || *at != rail) rails.insert(at, rail);
+}
+
+void add_leaf(std::vector<EventNode>& leaves, bool& truncated, const EventNode& leaf) {
+  for (EventNode& l : leaves) {
+    if (l.guid == leaf.guid) {
+      l.name = leaf.name;  // the latest name (a node-name-map reload)
+      return;
+    }
+  }
+  if (leaves.size() < kMaxLeavesPerEvent) {
+    leaves.push_back(leaf);
+  } else {
+    truncated = true;
+  }
+}
+
+std::size_t cause_index(CongestionCause c) { return static_cast<std::size_t>(c); }
+
+}  // namespace
+
+void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric& fabric,
+                                     const std::vector<std::string>& node_names, double now) {
+  const AnalysisResult& result = analysis.result;
+  if (result.ports.empty()) return;
+  const CongestionForest& forest = result.congestion;
+  const Topology* topology = analysis.topology.get();
+  const double interval = analysis.interval_seconds;
+  bool changed = false;
+
+  // The trees of this sweep: each top-K root and the ports chained to it.
+  std::vector<TreeSeen> trees;
+  trees.reserve(forest.roots.size());
+  std::unordered_map<std::size_t, std::size_t> tree_of_root;  // root port -> trees index
+  for (const CongestionRoot& r : forest.roots) {
+    if (r.port >= result.ports.size()) continue;
+    const PortScore& ps = result.ports[r.port];
+    if (ps.node < 0 || static_cast<std::size_t>(ps.node) >= fabric.nodes.size()) continue;
+    const FabricNode& node = fabric.nodes[static_cast<std::size_t>(ps.node)];
+    if (ps.port_index >= node.ports.size()) continue;
+    tree_of_root.emplace(r.port, trees.size());
+    TreeSeen tree{&r, ps.node, &node.ports[ps.port_index], {}, {}};
+    // The leaf at the far end of the root's cable: a spine's down port
+    // feeds it (a leaf's own ports add their leaf below).
+    const FabricPort& fp = *tree.port;
+    if (topology != nullptr && fp.linked() &&
+        static_cast<std::size_t>(fp.remote_node) < topology->tier.size() &&
+        topology->tier[static_cast<std::size_t>(fp.remote_node)] == Tier::kLeaf) {
+      tree.leaves.push_back(fp.remote_node);
+    }
+    trees.push_back(std::move(tree));
+  }
+  const std::size_t members = std::min(forest.root.size(), result.ports.size());
+  for (std::size_t q = 0; q < members && !trees.empty(); ++q) {
+    if (forest.root[q] == kNoPort) continue;
+    const auto t = tree_of_root.find(forest.root[q]);
+    if (t == tree_of_root.end()) continue;  // a root beyond the top K
+    TreeSeen& tree = trees[t->second];
+    const PortScore& ps = result.ports[q];
+    add_rail(tree.rails, ps.rail);
+    const auto node = static_cast<std::size_t>(ps.node);
+    if (topology != nullptr && node < topology->tier.size() &&
+        topology->tier[node] == Tier::kLeaf &&
+        std::find(tree.leaves.begin(), tree.leaves.end(), ps.node) == tree.leaves.end()) {
+      tree.leaves.push_back(ps.node);
+    }
+  }
+
+  std::vector<bool> seen(active_.size(), false);
+  for (const TreeSeen& tree : trees) {
+    const CongestionRoot& r = *tree.root;
+    const EventNode root = event_node(fabric, node_names, tree.node);
+    const std::uint8_t port = tree.port->number;
+    auto it = std::find_if(active_.begin(), active_.end(), [&](const CongestionEvent& e) {
+      return e.root.guid == root.guid && e.root_port == port;
+    });
+    if (it == active_.end()) {
+      CongestionEvent e;
+      e.id = next_id_++;
+      e.root = root;
+      e.root_port = port;
+      e.cause = r.cause;
+      e.start = now - interval;
+      e.peak_score = r.score;
+      e.peak_at = now;
+      ++counters_.started[cause_index(r.cause)];
+      active_.push_back(std::move(e));
+      seen.push_back(false);
+      it = active_.end() - 1;
+    }
+    CongestionEvent& e = *it;
+    seen[static_cast<std::size_t>(it - active_.begin())] = true;
+    e.root.name = root.name;
+    e.far =
+        tree.port->linked() ? event_node(fabric, node_names, tree.port->remote_node) : EventNode{};
+    e.far_port = tree.port->linked() ? tree.port->remote_port : 0;
+    e.last_seen = now;
+    e.absent_sweeps = 0;
+    ++e.sweeps;
+    e.congested_seconds += interval;
+    counters_.seconds[cause_index(r.cause)] += interval;
+    if (r.score > e.peak_score) {
+      e.peak_score = r.score;
+      e.peak_at = now;
+      e.cause = r.cause;
+    }
+    e.peak_victims = std::max<std::uint64_t>(e.peak_victims, r.victims);
+    for (const int rail : tree.rails) add_rail(e.rails, rail);
+    for (const std::int32_t leaf : tree.leaves) {
+      add_leaf(e.leaves, e.leaves_truncated, event_node(fabric, node_names, leaf));
+    }
+    changed = true;
+  }
+  for (std::size_t i = 0; i < active_.size(); ++i) {
+    if (seen[i]) continue;
+    ++active_[i].absent_sweeps;
+    changed = true;
+  }
+  const std::size_t ended_before = ended_.size();
+  end_expired(now);
+  trim(now);
+  changed = changed || ended_.size() != ended_before;
+  if (changed) publish();
+}
+
+void CongestionEventTracker::end_expired(double now) {
+  auto expired = [now](const CongestionEvent& e) {
+    return e.absent_sweeps >= kGraceSweeps && now - e.last_seen >= kGraceSeconds;
+  };
+  for (CongestionEvent& e : active_) {
+    if (!expired(e)) continue;
+    e.end = e.last_seen;
+    ended_.push_back(std::move(e));
+  }
+  active_.erase(std::remove_if(active_.begin(), active_.end(),
+                               [](const CongestionEvent& e) { return e.end.has_value(); }),
+                active_.end());
+}
+
+void CongestionEventTracker::trim(double now) {
+  while (ended_.size() > kMaxEnded) ended_.pop_front();
+  ended_.erase(std::remove_if(ended_.begin(), ended_.end(),
+                              [now](const CongestionEvent& e) {
+                                return now - e.end.value_or(now) > kMaxAgeSeconds;
+                              }),
+               ended_.end());
+}
+
+void CongestionEventTracker::publish() {
+  auto list = std::make_shared<EventList>();
+  list->reserve(active_.size() + ended_.size());
+  list->insert(list->end(), active_.begin(), active_.end());
+  list->insert(list->end(), ended_.begin(), ended_.end());
+  std::sort(list->begin(), list->end(), [](const CongestionEvent& a, const CongestionEvent& b) {
+    return a.start != b.start ? a.start > b.start : a.id > b.id;
+  });
+  list_ = std::move(list);
+  ++version_;
+}
+
+void CongestionEventTracker::restore(EventTrackerState state, double now) {
+  active_.clear();
+  ended_.clear();
+  counters_ = state.counters;
+  next_id_ = state.next_id;
+  for (CongestionEvent& e : state.events) {
+    next_id_ = std::max(next_id_, e.id + 1);
+    // The daemon was away: its root was not seen meanwhile. Gone longer
+    // than the grace, the event ended when it was last seen.
+    if (e.active() && now - e.last_seen > kGraceSeconds) e.end = e.last_seen;
+    if (e.active()) {
+      active_.push_back(std::move(e));
+    } else {
+      ended_.push_back(std::move(e));
+    }
+  }
+  std::sort(active_.begin(), active_.end(),
+            [](const CongestionEvent& a, const CongestionEvent& b) { return a.id < b.id; });
+  std::sort(ended_.begin(), ended_.end(), [](const CongestionEvent& a, const CongestionEvent& b) {
+    return *a.end != *b.end ? *a.end < *b.end : a.id < b.id;
+  });
+  trim(now);
+  publish();
+}
+
+EventTrackerState CongestionEventTracker::state() const {
+  EventTrackerState s;
+  s.next_id = next_id_;
+  s.counters = counters_;
+  s.events.reserve(active_.size() + ended_.size());
+  s.events.insert(s.events.end(), active_.begin(), active_.end());
+  s.events.insert(s.events.end(), ended_.begin(), ended_.end());
+  return s;
+}
+
+}  // namespace ibfx

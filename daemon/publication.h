@@ -1,0 +1,40 @@
+// What the daemon serves, one sweep at a time: the snapshot and what the
+// publisher rendered from it, published together with one pointer swap so
+// that every endpoint of a scrape sees the same sweep.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "exposition/rendered_exposition.h"
+#include "exposition/snapshot.h"
+
+namespace ibfx {
+
+struct Publication {
+  std::shared_ptr<const Snapshot> snapshot;  // never null once published
+  RenderedExposition exposition;             // /metrics
+  std::uint64_t sequence = 0;                // SnapshotPublisher::submit()'s number
+};
+
+// Holds the latest publication; readers get a shared_ptr that stays valid
+// however long the scrape takes.
+class PublicationStore {
+ public:
+  void publish(std::shared_ptr<const Publication> p) {
+    std::lock_guard lock(mu_);
+    current_ = std::move(p);
+  }
+  std::shared_ptr<const Publication> current() const {
+    std::lock_guard lock(mu_);
+    return current_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Publication> current_;
+};
+
+}  // namespace ibfx

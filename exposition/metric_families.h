@@ -1,0 +1,143 @@
+// Every fabric metric family the daemon renders by hand, defined once.
+// Per-port series carry only node_guid and port (the lean exposition, issue
+// #15); names, tier, rail and the far end of the cable are joined from
+// infiniband_port_info / infiniband_node_info. Values that change (port
+// state, LIDs) are gauges, not labels, so they never start new series.
+#pragma once
+
+#include "exposition/metric_family.h"
+
+namespace ibfx::families {
+
+// --- nodes group (render_topology) ---
+inline constexpr MetricFamily kNodeInfo{
+    "infiniband_node_info", "gauge",
+    "Discovered InfiniBand nodes and their names, tier and rail (join per-port series on "
+    "node_guid); value is always 1.",
+    "node_guid,node_name,node_type,node_description,vendor_id,device_id,num_ports,tier,rail"};
+inline constexpr MetricFamily kNodeLid{"infiniband_node_lid", "gauge",
+                                       "LID of the node (a switch's port 0, an HCA's first port).",
+                                       "node_guid"};
+inline constexpr MetricFamily kNodeUp{
+    "infiniband_exporter_node_up", "gauge",
+    "Whether the node answered PMA queries when last asked (1) or was asked and answered none "
+    "(0).",
+    "node_guid"};
+inline constexpr MetricFamily kMiscabledPorts{
+    "infiniband_rail_miscabled_ports", "gauge",
+    "HCA ports cabled to a leaf of another rail, by the leaf's rail.", "rail"};
+inline constexpr MetricFamily kMiscabledPortInfo{
+    "infiniband_rail_miscabled_port_info", "gauge",
+    "A miscabled HCA port: its rail, the rail of the leaf it is plugged into; value 1.",
+    "node_guid,node_name,node_type,port,switch_guid,switch_name,switch_port,expected_rail,"
+    "actual_rail"};
+inline constexpr MetricFamily kSingleRail{
+    "infiniband_switch_single_rail", "gauge",
+    "Spines and cores whose leaves all serve one rail; value is that rail.",
+    "node_guid,node_name,node_type"};
+
+// --- ports group (render_port_info, render_port_counters) ---
+inline constexpr MetricFamily kPortInfo{
+    "infiniband_port_info", "gauge",
+    "A port: its active link width and speed and the far end of its cable (remote_* empty when "
+    "unlinked); the node's name, type, tier and rail are on infiniband_node_info (join on "
+    "node_guid); value is always 1.",
+    "node_guid,port,link_width,link_speed,remote_node_guid,remote_node_name,remote_port,"
+    "remote_node_type,remote_tier"};
+inline constexpr MetricFamily kPortState{
+    "infiniband_port_state", "gauge",
+    "PortInfo:PortState: 1 down, 2 init, 3 armed, 4 active (0: unknown). The link is up when "
+    "PortState >= 2 and infiniband_port_physical_state is 5.",
+    "node_guid,port"};
+inline constexpr MetricFamily kPortPhysicalState{
+    "infiniband_port_physical_state", "gauge",
+    "PortInfo:PortPhysicalState: 1 sleep, 2 polling, 3 disabled, 4 port configuration "
+    "training, 5 link up, 6 link error recovery, 7 phy test (0: unknown).",
+    "node_guid,port"};
+inline constexpr MetricFamily kPortLid{
+    "infiniband_port_lid", "gauge",
+    "LID of an HCA or router port (switch ports share their switch's infiniband_node_lid).",
+    "node_guid,port"};
+inline constexpr MetricFamily kPortRate{
+    "infiniband_port_rate_bytes_per_second", "gauge",
+    "IBTA data rate of the active link in bytes/s (4x HDR: 25e9; 0 when down).", "node_guid,port"};
+inline constexpr MetricFamily kPortErrors{
+    "infiniband_port_errors_total", "counter",
+    "Sum of the port's PortCounters error counters (symbol_errors ... qp1_dropped), on every "
+    "port that has them: each error counter appears only once it is non-zero "
+    "(export.zero_error_counters), this sum is always there.",
+    "node_guid,port"};
+inline constexpr MetricFamily kWaitSeconds{
+    "infiniband_port_transmit_wait_seconds_total", "counter",
+    "PortXmitWait converted to seconds of stall (counts x the seconds one count stands for on "
+    "the port, docs/scores.md); rate() of it is the stall ratio W.",
+    "node_guid,port"};
+inline constexpr MetricFamily kWaitUnit{
+    "infiniband_port_transmit_wait_unit_seconds", "gauge",
+    "Seconds of stall one PortXmitWait count stands for on this port (bytes lost per count / "
+    "the link's data rate); model: quantum (8 B per port), switch-ib (32 B per lane), iba "
+    "(Tick+1 B per lane), seconds (configured); source: where the assumption came from "
+    "(export.port_scores).",
+    "node_guid,port,model,source"};
+inline constexpr MetricFamily kStallLast{
+    "infiniband_port_stall_ratio_last", "gauge",
+    "Stall ratio W of the port over the last sweep interval (export.port_scores).",
+    "node_guid,port"};
+inline constexpr MetricFamily kUtilizationLast{
+    "infiniband_port_utilization_last", "gauge",
+    "Utilisation U of the port over the last sweep interval: transmitted bytes per second / the "
+    "link's data rate (export.port_scores).",
+    "node_guid,port"};
+
+// --- aggregates group (render_scores) ---
+inline constexpr MetricFamily kStallHistogram{
+    "infiniband_port_stall_ratio", "histogram",
+    "Per-port stall ratio W (stall seconds per second) per sweep interval; one observation per "
+    "port per sweep.",
+    "tier,rail,le"};
+inline constexpr MetricFamily kUtilizationHistogram{
+    "infiniband_port_utilization", "histogram",
+    "Per-port utilisation U (transmitted bytes per second / the link's data rate) per sweep "
+    "interval; one observation per port per sweep.",
+    "tier,rail,le"};
+inline constexpr MetricFamily kRootScore{
+    "infiniband_congestion_root_score", "gauge",
+    "Top-K roots of congestion: max(W, U) of the root port plus the stall ratio W of every "
+    "stalled port whose wait chains back to it (docs/scores.md, \"Root or victim\").",
+    "node_guid,node_name,node_type,port,tier,rail,cause,remote_node_guid,remote_node_name,"
+    "remote_port"};
+inline constexpr MetricFamily kRootVictims{
+    "infiniband_congestion_victim_ports", "gauge",
+    "Stalled ports whose wait is attributed to this root of congestion.",
+    "node_guid,node_name,node_type,port,tier,rail,cause,remote_node_guid,remote_node_name,"
+    "remote_port"};
+inline constexpr MetricFamily kUplinkImbalance{
+    "infiniband_switch_uplink_imbalance", "gauge",
+    "Per switch with two or more up ports: max over mean of their transmitted bytes in the last "
+    "interval (1: evenly spread).",
+    "node_guid"};
+inline constexpr MetricFamily kHotspot{
+    "infiniband_hotspot_score", "gauge",
+    "How far a switch (port=\"\") or one of the top-K ports stands out from its peers (same "
+    "tier, rail, direction): robust z-score of W (docs/scores.md).",
+    "node_guid,node_name,node_type,port,tier,rail"};
+inline constexpr MetricFamily kTail{
+    "infiniband_tail_latency_score", "gauge",
+    "Heaviness of the stall tail per tier and rail: p99(W) / max(p50(W), floor).", "tier,rail"};
+// A "quantile" label is reserved for summaries, hence "percentile".
+inline constexpr MetricFamily kPercentile{
+    "infiniband_stall_ratio_percentile", "gauge",
+    "p50 and p99 of the per-port stall ratio per tier and rail, last interval.",
+    "tier,rail,percentile"};
+inline constexpr MetricFamily kWorstPath{
+    "infiniband_worst_path_stalled_seconds", "gauge",
+    "Upper bound of the stall added on the worst path (sum of W x interval over its egress "
+    "ports), fabric-wide (rail=\"\") and per rail.",
+    "rail"};
+
+// --- aggregates group (render_health) ---
+inline constexpr MetricFamily kClamped{
+    "infiniband_exporter_stall_ratio_clamped_total", "counter",
+    "Stall ratios outside [0, 1] (impossible: wrong tick length or counter glitch), clamped.", ""};
+
+}  // namespace ibfx::families
