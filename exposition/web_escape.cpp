@@ -1,4 +1,4 @@
-#include "daemon/web_escape.h"
+#include "exposition/web_escape.h"
 
 #include <cstdint>
 
@@ -79,11 +79,21 @@ constexpr char kHex[] = "0123456789ABCDEF";
 void append_html(std::string& out, std::string_view text) {
   for_each_code_point(text, [&out](char32_t cp, std::string_view bytes) {
     switch (cp) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         if (forbidden_in_html(cp)) {
           out += kReplacement;
@@ -105,13 +115,27 @@ void append_json(std::string& out, std::string_view text) {
   char32_t previous = 0;
   for_each_code_point(text, [&](char32_t cp, std::string_view bytes) {
     switch (cp) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       case '/':
         out += previous == '<' ? "\\/" : "/";
         break;
@@ -139,21 +163,21 @@ void append_json_string(std::string& out, std::string_view text) {
 }
 
 void append_url_component(std::string& out, std::string_view text) {
-  for_each_code_point(text, [&out](char32_t, std::string_view bytes) {
-    for (const char ch : bytes) {
-      const auto c = static_cast<unsigned char>(ch);
-      const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                              (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-                              c == '~';
-      if (unreserved) {
-        out += ch;
-      } else {
-        out += '%';
-        out += kHex[c >> 4];
-        out += kHex[c & 0xF];
-      }
+  // Raw bytes, not code points: the name must survive the round trip through
+  // the query string byte for byte (the server compares it with the node's
+  // name as stored), even when it is not valid UTF-8.
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
     }
-  });
+  }
 }
 
 std::string valid_utf8(std::string_view text) {

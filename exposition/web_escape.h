@@ -29,7 +29,8 @@ void append_json(std::string& out, std::string_view text);
 void append_json_string(std::string& out, std::string_view text);
 
 // A query-string component (RFC 3986 section 3.4): unreserved characters
-// as they are, every other byte (of the sanitized UTF-8) as %XX.
+// as they are, every other byte of `text` as it is (not sanitized: the
+// server decodes it back to the very bytes) as %XX.
 void append_url_component(std::string& out, std::string_view text);
 
 // The input with every ill-formed UTF-8 sequence replaced by U+FFFD.
