@@ -37,7 +37,7 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       // did not change since the snapshot before is not deflated again (the
       // publisher's deflate cache).
       publisher_(
-          store_, SnapshotPublisher::render_exposition,
+          store_, SnapshotPublisher::render_exposition_for(config_.telemetry_path),
           [this](const Publication& pub, const PublisherStats& stats) {
             on_published(*pub.snapshot, stats);
           },

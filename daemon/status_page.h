@@ -1,0 +1,34 @@
+// The status page and /status.json as the publisher renders them, once per
+// sweep: each body as text and as gzip (every browser asks for gzip), so
+// that a request only copies bytes out of the publication.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "exposition/snapshot.h"
+#include "exposition/status_model.h"
+
+namespace ibfx {
+
+struct StatusBody {
+  std::string identity;
+  std::string gzip;  // one gzip member of `identity`
+};
+
+struct StatusBodies {
+  StatusBody html;  // GET /
+  StatusBody json;  // GET /status.json
+};
+
+// Renders both bodies of `model` and compresses them.
+StatusBodies render_status_bodies(const StatusModel& model);
+
+// The model of `snapshot` for the publisher, with what the daemon knows
+// beyond the snapshot: the telemetry path the page links to. This is where
+// the active and recent congestion events (StatusModel::events, issue #26)
+// and the Slurm jobs each root hurts (StatusRoot::jobs, issue #28) are added
+// when the daemon has them; without them the page says they are unknown.
+StatusModel daemon_status_model(const Snapshot& snapshot, std::string_view telemetry_path);
+
+}  // namespace ibfx
