@@ -2,7 +2,10 @@
 // sweep time, and hostile names as valid JSON strings.
 #include "exposition/status_json.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -67,6 +70,38 @@ TEST_CASE("status.json keeps hostile names valid and inert", "[status_json]") {
   CHECK(text.find('\0') == std::string::npos);
   const auto j = nlohmann::json::parse(text);
   CHECK(j["roots"][0]["node_name"] == "</script>\"\\\0\x1f\xEF\xBF\xBD\xE2\x80\xA8"s);
+}
+
+}  // namespace ibfx
+
+namespace ibfx {
+
+// The schema is checked by python3-jsonschema (Debian's, the field's
+// reference validator: every keyword of draft 2020-12, no hand-written
+// subset of it), as the integration test checks the daemon's own.
+TEST_CASE("status.json validates against docs/status.schema.json", "[status_json]") {
+  test::StatusFixture fx = test::status_fixture({{0, "<b>\"x\"</b>\xFF"s}});
+  StatusModel m = build_status_model(*fx.snapshot);
+  m.roots[0].jobs = std::vector<std::string>{"123"};
+  m.events = std::vector<StatusEvent>{{"active", "leaf-r0-0", 1, "incast", 1790000000, 0, 2.5}};
+  const std::string with_extras = render_status_json(m);
+  const std::string plain = render_status_json(build_status_model(*fx.snapshot));
+  fx.snapshot->analysis.result = {};
+  const std::string unscored = render_status_json(build_status_model(*fx.snapshot));
+  for (const std::string* text : {&with_extras, &plain, &unscored}) {
+    char path[] = "/tmp/ibfx_status_json_XXXXXX";
+    const int fd = ::mkstemp(path);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, text->data(), text->size()) == static_cast<ssize_t>(text->size()));
+    ::close(fd);
+    const std::string command =
+        "python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])),"
+        " json.load(open(sys.argv[2])))' " +
+        std::string(path) + " " IBFX_SOURCE_DIR "/docs/status.schema.json";
+    const int rc = std::system(command.c_str());
+    ::unlink(path);
+    CHECK(rc == 0);
+  }
 }
 
 }  // namespace ibfx
