@@ -56,7 +56,7 @@ std::string stall_colour(double w) {
 bool stall_colour_is_light(double w) { return scale_position(w) >= 0.6; }
 
 void append_page_start(std::string& out, std::string_view title, std::string_view telemetry_path,
-                       int refresh_seconds) {
+                       int refresh_seconds, std::string_view style) {
   const std::string refresh = std::to_string(std::max(refresh_seconds, 1));
   out +=
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -67,6 +67,7 @@ void append_page_start(std::string& out, std::string_view title, std::string_vie
   out += refresh;
   out += "\"></noscript><style>";
   out += kStyle;
+  out += style;
   out += "</style></head>\n<body data-refresh=\"";
   out += refresh;
   out += "\">\n<nav><a href=\"/\">status</a><a href=\"";

@@ -37,9 +37,10 @@ bool stall_colour_is_light(double w);
 inline constexpr double kStallScaleMax = 0.5;
 
 // "<!DOCTYPE html>...<body data-refresh=N>" and the links to the other
-// endpoints; `title` is escaped.
+// endpoints; `title` is escaped; `style` (trusted CSS) is added to the
+// page's own.
 void append_page_start(std::string& out, std::string_view title, std::string_view telemetry_path,
-                       int refresh_seconds);
+                       int refresh_seconds, std::string_view style = {});
 // The script and the end of the document.
 void append_page_end(std::string& out);
 // A legend of the colour scale (inline SVG), with the values in text.

@@ -29,7 +29,8 @@ struct StatusFixture {
   int narrow_leaf = -1;        // the last leaf (leaf-r1-1): its first uplink trained 1x
 };
 
-// `rename`: node index -> description to use instead (hostile names).
+// `rename`: node index -> description to use instead (hostile names);
+// indices beyond the fabric are ignored.
 inline StatusFixture status_fixture(
     const std::vector<std::pair<int, std::string>>& rename = {},
     RailFabricShape shape = {
@@ -37,7 +38,11 @@ inline StatusFixture status_fixture(
   StatusFixture fx;
   fx.rail = rail_fabric(shape);
   Fabric& f = fx.rail.fabric;
-  for (const auto& [n, name] : rename) f.nodes[static_cast<std::size_t>(n)].description = name;
+  for (const auto& [n, name] : rename) {
+    if (n >= 0 && static_cast<std::size_t>(n) < f.nodes.size()) {
+      f.nodes[static_cast<std::size_t>(n)].description = name;
+    }
+  }
   fx.root_leaf = fx.rail.leaf[0][0];
   fx.root_port = 1;  // the first link of leaf-r0-0: to host0 mlx5_0
   fx.silent_hca = fx.rail.hca[std::min<std::size_t>(1, fx.rail.hca.size() - 1)].back();
