@@ -74,8 +74,9 @@ inline CadenceFigures daemon_cadence(ibfx::test::SimFabric& sim, const std::stri
                                      const std::string& interval, std::chrono::seconds warmup,
                                      std::chrono::seconds window) {
   using Clock = std::chrono::steady_clock;
-  ibfx::test::Process& daemon = sim.spawn({daemon_exe, "--web.listen-address=127.0.0.1:0",
-                                           "--log.level=debug", "--sweep.interval=" + interval});
+  ibfx::test::Process& daemon =
+      sim.spawn({daemon_exe, "--web.listen-address=127.0.0.1:0", "--log.level=debug",
+                 "--sweep.interval=" + interval, "--state.directory=" + sim.dir() + "/state"});
   const auto deadline = Clock::now() + std::chrono::minutes(10);
   while (daemon.read_stderr().find("first sweep published") == std::string::npos) {
     if (!daemon.running() || Clock::now() > deadline) {

@@ -24,7 +24,7 @@ struct Flag {
   std::string_view old_name = "";
 };
 
-constexpr std::array<Flag, 18> kFlags{{
+constexpr std::array<Flag, 19> kFlags{{
     {"config.file", "PATH", "", "YAML configuration file; the other flags override it."},
     {"web.listen-address", "ADDR", "listen_address", "Address to serve HTTP on, [host]:port."},
     {"web.telemetry-path", "PATH", "telemetry_path", "Path to serve the metrics on."},
@@ -44,6 +44,8 @@ constexpr std::array<Flag, 18> kFlags{{
     {"ib.ca-port", "N", "ca_port", "Port of that HCA (0: first active port).", "ca-port"},
     {"ib.node-name-map", "PATH", "node_name_map_file",
      "infiniband-diags node-name-map file (empty: none).", "node-name-map"},
+    {"state.directory", "PATH", "state_directory",
+     "Directory keeping the congestion events across restarts (empty: not kept)."},
     {"log.level", "LEVEL", "log_level", "Log level: debug, info, warn or error."},
     {"log.format", "FORMAT", "log_format", "Log line format: logfmt or json."},
     {"once", "", "",

@@ -154,6 +154,21 @@ std::string to_telemetry_path(const Scalar& v) {
   return std::string(p);
 }
 
+// An absolute directory, or "" (events not kept): a relative one would
+// depend on the working directory systemd happens to give.
+std::string to_state_directory(const Scalar& v) {
+  const std::string_view p = v.text;
+  if (!p.empty() && p.front() != '/') {
+    fail(
+        "expected an absolute directory such as \"/var/lib/ibfabric_exporter\" (or \"\" to keep "
+        "no state), got " +
+        quote(p));
+  }
+  std::string d(p);
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  return d;
+}
+
 struct Key {
   std::string_view name;
   void (*set)(Config&, const Scalar&);
@@ -164,7 +179,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 40> kKeys{{
+const std::array<Key, 41> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -194,6 +209,9 @@ const std::array<Key, 40> kKeys{{
      [](const Config& c) { return std::to_string(c.ca_port); }},
     {"node_name_map_file", [](Config& c, const Scalar& v) { c.node_name_map_file = v.text; },
      [](const Config& c) { return c.node_name_map_file; }},
+    {"state_directory",
+     [](Config& c, const Scalar& v) { c.state_directory = to_state_directory(v); },
+     [](const Config& c) { return c.state_directory; }},
     {"log_level", [](Config& c, const Scalar& v) { c.log_level = to_log_level(v); },
      [](const Config& c) { return c.log_level; }},
     {"log_format", [](Config& c, const Scalar& v) { c.log_format = to_log_format(v); },

@@ -119,6 +119,9 @@ struct Config {
   std::string ca;   // local HCA name (empty: first with an active port)
   int ca_port = 0;  // 0: first active port
   std::string node_name_map_file;
+  // Where the congestion events are kept across restarts (events.json;
+  // docs/operations.md, "State directory"). Empty: not kept.
+  std::string state_directory = "/var/lib/ibfabric_exporter";
   std::string log_level = "info";     // debug|info|warn|error
   std::string log_format = "logfmt";  // logfmt|json
   MadConfig mad;

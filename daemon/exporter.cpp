@@ -190,7 +190,16 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     in.device_ticks = device_ticks(*f);
     in.lanes = lane_totals(*f, accumulator_.lanes());
     in.analysis = analyze_sweep(f, in.node_names, in.device_ticks, sweep);
+    // The intervals end when the sweep starts (SweepAnalyzer::analyze).
+    const double now = std::chrono::duration<double>(sweep.started_at.time_since_epoch()).count();
+    events_.observe(in.analysis, *f, in.node_names, now);
+    if (state_file_ && events_.version() != saved_events_version_) {
+      saved_events_version_ = events_.version();
+      state_file_->save(events_.state(), now);
+    }
   }
+  in.events = events_.events();
+  in.event_counters = events_.counters();
   in.fabric = std::move(f);
   return build_snapshot(std::move(in));
 }
@@ -235,6 +244,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   if (config.listen_address != config_.listen_address) needs_restart.push_back("listen_address");
   if (config.telemetry_path != config_.telemetry_path) needs_restart.push_back("telemetry_path");
   if (config.web != config_.web) needs_restart.push_back("web");
+  if (config.state_directory != config_.state_directory) needs_restart.push_back("state_directory");
   if (config.ca != config_.ca || config.ca_port != config_.ca_port) {
     needs_restart.push_back("ca/ca_port");
   }
@@ -244,12 +254,14 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     const WebServerConfig web = config_.web;
     const std::string ca = config_.ca;
     const int ca_port = config_.ca_port;
+    const std::string state_directory = config_.state_directory;
     const bool rearm = config.sweep_interval != config_.sweep_interval;
     config_ = std::move(config);
     config_.listen_address = listen;  // the running listener and CA stay
     config_.web = web;
     config_.ca = ca;
     config_.ca_port = ca_port;
+    config_.state_directory = state_directory;
     names_ = std::move(names);
     analysis_config_ = std::move(analysis);
     analyzer_.reclassify();  // with the new names and overrides
@@ -377,6 +389,21 @@ void Exporter::republish_stale() {
   publisher_.submit(republished(*published->snapshot, std::move(own)));
 }
 
+void Exporter::keep_events_in(const std::string& directory) {
+  if (directory.empty()) {
+    log_info("state_directory is empty: congestion events will not survive a restart");
+    return;
+  }
+  state_file_ = std::make_unique<EventStateFile>(directory);
+  if (auto state = state_file_->load()) {
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    events_.restore(std::move(*state), now);
+    saved_events_version_ = events_.version();
+  }
+  restored_events_ = events_.events();
+}
+
 void Exporter::start() {
   stopping_ = false;
   // The first discovery happens right away on the discovery thread.
@@ -398,6 +425,16 @@ void Exporter::stop() {
   if (collector_thread_.joinable()) collector_thread_.join();
   discovery_.stop();
   publisher_.stop();  // after the sweeps: what they submitted is published
+  if (state_file_) {
+    // The last sweep's events, written before the process exits.
+    if (events_.version() != saved_events_version_) {
+      saved_events_version_ = events_.version();
+      state_file_->save(events_.state(), std::chrono::duration<double>(
+                                             std::chrono::system_clock::now().time_since_epoch())
+                                             .count());
+    }
+    state_file_->stop();
+  }
 }
 
 }  // namespace ibfx

@@ -17,11 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/congestion_events.h"
 #include "collectors/counter_accumulator.h"
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
 #include "config/node_name_map.h"
+#include "daemon/event_state_file.h"
 #include "daemon/exporter_metrics.h"
 #include "daemon/fabric_discovery.h"
 #include "daemon/publication.h"
@@ -71,6 +73,16 @@ class Exporter {
   // exported with its health after each sweep. Call before start().
   using HttpStatsFn = std::function<std::pair<std::uint64_t, std::uint64_t>()>;
   void set_http_stats(HttpStatsFn stats) { http_stats_ = std::move(stats); }
+
+  // Keeps the congestion events in `directory` (Config::state_directory;
+  // empty: nowhere): restores what a previous run saved there and saves
+  // every change. The daemon calls it before start(); --once and tests
+  // that do not ask keep no state.
+  void keep_events_in(const std::string& directory);
+  // The events keep_events_in() restored (null without a state directory):
+  // what /events shows until the first sweep is published. Fixed once
+  // start() has run.
+  std::shared_ptr<const EventList> restored_events() const { return restored_events_; }
 
   // Background mode: the discovery thread (FabricDiscovery) and the
   // collector (sweep) thread.
@@ -130,6 +142,12 @@ class Exporter {
   ExporterMetrics metrics_;
   AnalysisConfig analysis_config_;
   SweepAnalyzer analyzer_;  // per-sweep analysis state (previous totals, topology, histograms)
+  // Sweep thread: the roots of congestion followed over sweeps, and where
+  // they are kept across restarts (null: not kept).
+  CongestionEventTracker events_;
+  std::unique_ptr<EventStateFile> state_file_;
+  std::uint64_t saved_events_version_ = 0;
+  std::shared_ptr<const EventList> restored_events_;
   PublicationStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;

@@ -251,6 +251,9 @@ int run(int argc, char** argv) {
     };
     arm_watchdog();
   }
+  // Before the first sweep, so that events restored from the last run
+  // continue instead of starting again.
+  exporter.keep_events_in(config.state_directory);
   exporter.start();
   // READY=1 as soon as /metrics is served (the listener is bound above), not
   // after the first sweep: with Type=notify, `systemctl start` (and the

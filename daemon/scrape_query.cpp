@@ -58,6 +58,8 @@ ScrapeQuery parse_scrape_query(std::string_view target) {
       q.nodes.push_back(*value);
     } else if (*key == "n") {
       q.n = *value;
+    } else if (*key == "since") {
+      q.since = *value;
     }
   }
   return q;

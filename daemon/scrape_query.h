@@ -12,6 +12,7 @@ struct ScrapeQuery {
   std::vector<std::string> collect;  // collect[]= values, in order, repeatable
   std::vector<std::string> nodes;    // node= values (names or GUIDs), repeatable
   std::string n;                     // n= (the /top length), empty when absent
+  std::string since;                 // since= (/events: Unix seconds), empty when absent
   std::string error;                 // non-empty: malformed (e.g. a bad %-escape)
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <numeric>
 
@@ -25,6 +26,59 @@ __attribute__((format(printf, 2, 3))) void line(std::string& out, const char* fo
   std::vsnprintf(buf, sizeof buf, format, args);
   va_end(args);
   out += buf;
+}
+
+std::string utc_time(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string duration_text(double seconds) {
+  const auto s = static_cast<long long>(std::max(0.0, seconds));
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, s / 60 % 60);
+  } else if (s >= 60) {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%llds", s);
+  }
+  return buf;
+}
+
+// The active events, then the last few ended ones (/events has them all).
+void render_events_table(std::string& out, const Snapshot& s, std::size_t rows) {
+  constexpr std::size_t kEndedShown = 5;
+  out += "\nCONGESTION EVENTS (active, then the last ended; all on /events)\n";
+  std::vector<const CongestionEvent*> shown;
+  std::size_t active = 0;
+  for (const CongestionEvent& e : *s.events) {
+    if (e.active() && shown.size() < rows) shown.push_back(&e);
+    active += e.active() ? 1 : 0;
+  }
+  std::size_t ended = 0;
+  for (const CongestionEvent& e : *s.events) {
+    if (!e.active() && ended++ < std::min(kEndedShown, rows)) shown.push_back(&e);
+  }
+  if (shown.empty()) {
+    out += "  (none)\n";
+    return;
+  }
+  line(out, "  %-6s %-6s %-19s %9s %-18s %7s %7s  %s\n", "ID", "STATE", "START (UTC)", "DURATION",
+       "CAUSE", "PEAK", "VICTIMS", "ROOT");
+  for (const CongestionEvent* e : shown) {
+    const std::string root = e->root.name + ":" + std::to_string(e->root_port);
+    line(out, "  %-6llu %-6s %-19s %9s %-18s %7.3f %7llu  %s\n",
+         static_cast<unsigned long long>(e->id), e->active() ? "active" : "ended",
+         utc_time(e->start).c_str(), duration_text(e->duration()).c_str(),
+         std::string(cause_name(e->cause)).c_str(), e->peak_score,
+         static_cast<unsigned long long>(e->peak_victims), root.c_str());
+  }
+  if (active > rows) line(out, "  ... and %zu more active\n", active - rows);
 }
 
 }  // namespace
@@ -58,6 +112,8 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
          std::string(cause_name(r.cause)).c_str(), r.score, static_cast<std::size_t>(r.victims),
          far_end(s, port_of(ps)).c_str());
   }
+
+  render_events_table(out, s, rows);
 
   out += "\nHOTTEST PORTS (W: stall ratio, U: utilisation, last interval)\n";
   std::vector<std::size_t> order(a.ports.size());

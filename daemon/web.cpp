@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "daemon/events_view.h"
 #include "daemon/scrape_query.h"
 #include "daemon/top_view.h"
 #include "exposition/gzip.h"
@@ -40,7 +41,7 @@ std::string landing_page(std::string_view telemetry_path) {
          path + "\">" + path +
          R"(</a> &mdash; the latest sweep, in the Prometheus text format</li>
 <li><a href="/top">/top</a> &mdash; roots of congestion, hottest ports, silent nodes (plain text)</li>
-<li><a href="/events">/events</a> &mdash; congestion events</li>
+<li><a href="/events">/events</a> &mdash; congestion events with their start and end (JSON; <code>?since=</code>UNIX_SECONDS)</li>
 <li><a href="/status.json">/status.json</a> &mdash; the status page as JSON</li>
 <li><a href="/-/healthy">/-/healthy</a> &mdash; the process is alive</li>
 <li><a href="/-/ready">/-/ready</a> &mdash; the first sweep has completed</li>
@@ -227,6 +228,29 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
       rows = n;
     }
     r.body = render_top(*snap, rows);
+    return r;
+  }
+  if (request.path == "/events") {
+    // Before the first sweep, the events restored from the state directory:
+    // right after a restart they are what an operator looks for.
+    auto snap = exporter.snapshot();
+    const auto restored = exporter.restored_events();
+    if (!snap && !restored) {
+      r.status = 503;
+      r.body = "no sweep has completed yet\n";
+      return r;
+    }
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    if (!q.error.empty()) return bad_request(q.error + "\n");
+    std::optional<double> since;
+    if (!q.since.empty()) {
+      std::string error;
+      since = parse_events_since(q.since, error);
+      if (!since) return bad_request(error + "\n");
+    }
+    r.content_type = "application/json";
+    r.body = snap ? render_events_json(*snap->events, snap->sweep_timestamp_seconds, since)
+                  : render_events_json(*restored, std::nullopt, since);
     return r;
   }
   if (request.path == "/") return status_page(exporter, request, telemetry_path);

@@ -135,6 +135,20 @@ inline constexpr MetricFamily kWorstPath{
     "ports), fabric-wide (rail=\"\") and per rail.",
     "rail"};
 
+// --- aggregates group (render_events) ---
+inline constexpr MetricFamily kEventsTotal{
+    "infiniband_congestion_events_total", "counter",
+    "Congestion events (trees followed over sweeps, /events) started, by the cause of their "
+    "peak; kept across restarts in the state directory.",
+    "cause"};
+inline constexpr MetricFamily kEventSecondsTotal{
+    "infiniband_congestion_event_seconds_total", "counter",
+    "Seconds of congestion of the events (the intervals their root was seen in), by cause.",
+    "cause"};
+inline constexpr MetricFamily kEventsActive{
+    "infiniband_congestion_events_active", "gauge",
+    "Congestion events active now (their root seen within the grace period), by cause.", "cause"};
+
 // --- aggregates group (render_health) ---
 inline constexpr MetricFamily kClamped{
     "infiniband_exporter_stall_ratio_clamped_total", "counter",

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "exposition/deflate_block_cache.h"
+#include "exposition/render_events.h"
 #include "exposition/render_health.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
@@ -15,15 +16,16 @@ namespace ibfx {
 namespace {
 
 // Every concern of the exposition, in the order the full text lists them.
-const std::array<const Renderer*, 6>& renderers() {
+const std::array<const Renderer*, 7>& renderers() {
   static const TopologyRenderer kTopology;
   static const PortInfoRenderer kPortInfo;
   static const PortCounterRenderer kPortCounters;
   static const LaneCounterRenderer kLaneCounters;
   static const ScoresRenderer kScores;
+  static const EventsRenderer kEvents;
   static const ExporterHealthRenderer kHealth;
-  static const std::array<const Renderer*, 6> kAll{&kTopology,     &kPortInfo, &kPortCounters,
-                                                   &kLaneCounters, &kScores,   &kHealth};
+  static const std::array<const Renderer*, 7> kAll{
+      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kScores, &kEvents, &kHealth};
   return kAll;
 }
 

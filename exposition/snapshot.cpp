@@ -57,6 +57,8 @@ std::shared_ptr<const Snapshot> build_snapshot(SnapshotInputs in) {
   s->lanes = std::move(in.lanes);
   s->exporting = in.exporting;
   s->exporter_metrics_text = std::move(in.exporter_metrics_text);
+  if (in.events) s->events = std::move(in.events);
+  s->event_counters = in.event_counters;
   s->fabric = std::move(in.fabric);
   return s;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/congestion_events.h"
 #include "analysis/sweep_analyzer.h"
 #include "analysis/topology.h"
 #include "collectors/counter_accumulator.h"
@@ -49,6 +50,10 @@ struct Snapshot {
   // The daemon's own metrics (prometheus-cpp registry), serialized when the
   // snapshot was built so that it and the fabric series are one instant.
   std::string exporter_metrics_text;
+  // The congestion events as this sweep left them (analysis/
+  // congestion_events.h), newest start first, and their counters by cause.
+  std::shared_ptr<const EventList> events = std::make_shared<const EventList>();
+  EventCounters event_counters;
 };
 
 // The names every series and view shows for the nodes of `fabric`: the
@@ -71,6 +76,8 @@ struct SnapshotInputs {
   std::string exporter_metrics_text;
   // Unix time the sweep finished; 0: now.
   double sweep_timestamp_seconds = 0;
+  std::shared_ptr<const EventList> events;  // null: none
+  EventCounters event_counters;
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.

@@ -144,7 +144,7 @@ unit)
   unit=$root/lib/systemd/system/ibfabric-exporter.service
   [ -f "$unit" ] || fail "no unit in the package"
   for line in 'Type=notify' 'ExecReload=/bin/kill -HUP $MAINPID' 'Restart=on-failure' \
-    'User=ibfabric_exporter' 'NoNewPrivileges=yes' 'ProtectSystem=strict' 'ProtectHome=yes' \
+    'User=ibfabric_exporter' 'NoNewPrivileges=yes' 'ProtectSystem=strict' 'StateDirectory=ibfabric_exporter' 'ProtectHome=yes' \
     'PrivateTmp=yes' 'DevicePolicy=closed' 'DeviceAllow=char-infiniband_mad rw' \
     'EnvironmentFile=-/etc/default/ibfabric-exporter' 'Alias=ibfabric_exporter.service' 'CapabilityBoundingSet=' \
     'ExecStart=/usr/bin/ibfabric_exporter --config.file=/etc/ibfabric_exporter/ibfabric_exporter.yaml $ARGS'; do

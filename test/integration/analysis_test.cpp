@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
@@ -315,6 +316,113 @@ TEST_CASE("Roots of congestion on ibsim: the root moves from an incast to a slow
   REQUIRE(trees.size() == 2);
   check_root(run.play_until(20), trees[0]);
   check_root(run.play_until(48), trees[1]);
+}
+
+namespace {
+nlohmann::json events_of(Daemon& daemon, const std::string& query = "") {
+  HttpReply r = http_get(daemon.port(), "/events" + query);
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  REQUIRE(r.headers["content-type"] == "application/json");
+  return nlohmann::json::parse(r.body);
+}
+// The events whose root is `node`[port].
+std::vector<nlohmann::json> events_at(const nlohmann::json& all, const std::string& node,
+                                      int port) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : all["events"]) {
+    if (e["root"]["node_name"] == node && e["root"]["port"] == port) out.push_back(e);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE(
+    "Congestion events on ibsim: one event per tree, kept across a restart, ended after "
+    "the root moves",
+    "[analysis][integration][congestion][events]") {
+  TreeRun run("tree_moving_root.yaml");
+  const auto trees = run.driver.congestion_trees();
+  REQUIRE(trees.size() == 2);
+  const std::string incast = trees[0].root.node, slow = trees[1].root.node;
+  const int incast_port = trees[0].root.port, slow_port = trees[1].root.port;
+  check_root(run.play_until(22), trees[0]);
+  // The incast tree is one active event, counted once.
+  nlohmann::json before = events_of(run.daemon);
+  INFO(before.dump(1));
+  const auto first = events_at(before, incast, incast_port);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0]["state"] == "active");
+  CHECK(first[0]["cause"] == "incast");
+  CHECK(first[0]["root"]["remote_node_name"] == "gpu0001 mlx5_0");
+  const auto id = first[0]["id"].get<std::uint64_t>();
+  const double start = first[0]["start"].get<double>();
+  CHECK(run.last.at(R"(infiniband_congestion_events_total{cause="incast"})") == 1);
+  CHECK(run.last.at(R"(infiniband_congestion_events_active{cause="incast"})") == 1);
+  CHECK(http_get(run.daemon.port(), "/top").body.find("active") != std::string::npos);
+
+  // Restart: the daemon saves on SIGTERM; the next one serves the saved
+  // events before its first sweep and continues them.
+  REQUIRE(run.daemon.process().terminate(std::chrono::seconds(10)) == 0);
+  const std::vector<std::string> args = {"--config.file=" + run.sim.dir() + "/exporter.yaml",
+                                         "--sweep.interval=3s"};
+  {
+    Daemon again(run.sim, args);
+    const nlohmann::json restored = events_of(again);
+    INFO(restored.dump(1));
+    const auto kept = events_at(restored, incast, incast_port);
+    REQUIRE(kept.size() == 1);
+    CHECK(kept[0]["id"] == id);
+    CHECK(kept[0]["start"] == start);
+    REQUIRE(again.wait_ready());
+    run.daemon = std::move(again);
+  }
+  run.play_until(34);
+  const nlohmann::json continued = events_of(run.daemon);
+  INFO(continued.dump(1));
+  const auto same = events_at(continued, incast, incast_port);
+  REQUIRE(same.size() == 1);  // continued, not a second event
+  CHECK(same[0]["id"] == id);
+  CHECK(same[0]["state"] == "active");
+  CHECK(same[0]["sweeps"].get<int>() > first[0]["sweeps"].get<int>());
+  CHECK(run.last.at(R"(infiniband_congestion_events_total{cause="incast"})") == 1);
+
+  // The root moves at 40 s: a new event at once, the old one ends after its
+  // grace (30 s without its root).
+  check_root(run.play_until(48), trees[1]);
+  const auto moved = events_at(events_of(run.daemon), slow, slow_port);
+  REQUIRE(moved.size() == 1);
+  CHECK(moved[0]["state"] == "active");
+  CHECK(moved[0]["cause"] == "slow_receiver");
+  run.play_until(80);
+  const nlohmann::json after = events_of(run.daemon);
+  INFO(after.dump(1));
+  const auto ended = events_at(after, incast, incast_port);
+  REQUIRE(ended.size() == 1);
+  CHECK(ended[0]["state"] == "ended");
+  CHECK(ended[0]["end"].get<double>() > start);
+  CHECK(ended[0]["end"].get<double>() - start < 60);  // about 30 s of tree, not the wait
+  // Newest first; since= after the incast ended keeps only the slow receiver.
+  CHECK(after["events"][0]["cause"] == "slow_receiver");
+  const double since = ended[0]["end"].get<double>() + 1;
+  const nlohmann::json later = events_of(run.daemon, "?since=" + std::to_string(since));
+  CHECK(events_at(later, incast, incast_port).empty());
+  CHECK(events_at(later, slow, slow_port).size() == 1);
+  CHECK(http_get(run.daemon.port(), "/events?since=yesterday").status == 400);
+  CHECK(run.last.at(R"(infiniband_congestion_events_total{cause="slow_receiver"})") == 1);
+  CHECK(run.last.at(R"(infiniband_congestion_events_active{cause="incast"})") == 0);
+
+  // A corrupt state file: logged, kept aside, and the daemon starts empty.
+  REQUIRE(run.daemon.process().terminate(std::chrono::seconds(10)) == 0);
+  const std::string state = run.sim.dir() + "/state/events.json";
+  REQUIRE(std::ifstream(state).good());
+  std::ofstream(state, std::ios::trunc)
+      << "{\"format\": \"ibfabric_exporter congestion events\", \"vers";
+  Daemon fresh(run.sim, args);
+  REQUIRE(eventually(
+      [&] { return fresh.process().read_stderr().find("are unusable") != std::string::npos; }));
+  CHECK(events_of(fresh)["events"].empty());
+  CHECK(std::ifstream(state + ".bad").good());
 }
 
 TEST_CASE("Roots of congestion on ibsim: a routing imbalance and its uplink imbalance",

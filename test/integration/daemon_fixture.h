@@ -124,9 +124,15 @@ class Daemon {
     std::vector<std::string> argv = {IBFX_DAEMON_PATH, "--web.listen-address=127.0.0.1:0",
                                      "--log.level=debug"};
     bool has_interval = false;
-    for (const auto& a : extra_args)
+    bool has_state = false;
+    for (const auto& a : extra_args) {
       has_interval = has_interval || a.rfind("--sweep.interval", 0) == 0;
+      has_state = has_state || a.rfind("--state.directory", 0) == 0;
+    }
     if (!has_interval) argv.push_back("--sweep.interval=1s");
+    // The simulator's temp dir, shared by the daemons a test runs one after
+    // the other on it (a restart keeps its events), never /var/lib.
+    if (!has_state) argv.push_back("--state.directory=" + sim.dir() + "/state");
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     process_ = &sim.spawn(argv);
     const std::regex listening(R"(listening on .* \(port ([0-9]+)\))");

@@ -94,8 +94,9 @@ TEST_CASE("systemd hears READY=1 when the listener serves, before the first swee
   EnvMap env;
   env["NOTIFY_SOCKET"] = notify.name();
   // A sweep interval far longer than the test: only the first sweep runs.
-  Process& daemon =
-      sim.spawn({IBFX_DAEMON_PATH, "--web.listen-address=127.0.0.1:0", "--sweep.interval=1m"}, env);
+  Process& daemon = sim.spawn({IBFX_DAEMON_PATH, "--web.listen-address=127.0.0.1:0",
+                               "--sweep.interval=1m", "--state.directory=" + sim.dir() + "/state"},
+                              env);
   REQUIRE(eventually([&] { return index_of(notify.drain(), "STATUS=last sweep:") >= 0; }));
   const auto& messages = notify.drain();
   INFO(daemon.read_stderr());

@@ -57,7 +57,8 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
           flag("--ib.node-name-map", "/tmp/map"), flag("--log.level", "warn"),
           flag("--log.format", "json"), flag("--web.telemetry-path", "/x/metrics"),
           flag("--web.header-timeout", "2s"), flag("--web.idle-timeout", "1m"),
-          flag("--web.max-connections", "100"), flag("--web.max-connections-per-client", "4")}) {
+          flag("--web.max-connections", "100"), flag("--web.max-connections-per-client", "4"),
+          flag("--state.directory", "/srv/state")}) {
       args.insert(args.end(), part.begin(), part.end());
     }
     args.insert(args.end(), {"--once", "--check-config"});
@@ -74,6 +75,7 @@ TEST_CASE("command line: every flag, in both forms", "[command_line]") {
     CHECK(cl.config.web.idle_timeout == 1min);
     CHECK(cl.config.web.max_connections == 100);
     CHECK(cl.config.web.max_connections_per_client == 4);
+    CHECK(cl.config.state_directory == "/srv/state");
     CHECK(cl.once);
     CHECK(cl.check_config);
   }
@@ -162,6 +164,8 @@ TEST_CASE("command line: usage lists every flag with its default", "[command_lin
                                "--ib.ca=NAME",
                                "--ib.ca-port=N",
                                "--ib.node-name-map=PATH",
+                               "--state.directory=PATH",
+                               "(default: \"/var/lib/ibfabric_exporter\")",
                                "--log.level=LEVEL",
                                "--log.format=FORMAT",
                                "--once",

@@ -143,6 +143,7 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.ca == "mlx5_1");
   CHECK(c.ca_port == 2);
   CHECK(c.node_name_map_file == "/etc/infiniband-diags/node-name-map");
+  CHECK(c.state_directory == "/srv/ibfx/state");
   CHECK(c.log_level == "debug");
   CHECK(c.log_format == "json");
   CHECK(c.telemetry_path == "/exporter/metrics");
@@ -374,5 +375,18 @@ TEST_CASE("config: a stray comma is an error and not a hang (yaml-cpp 0.7 LoadAl
   for (const char* text : {",", " , a: 0", "sweep_interval: 10s\n,\n"}) {
     INFO(text);
     CHECK_THROWS_AS(ibfx::parse_config_yaml(text, "stray.yaml"), ibfx::ConfigError);
+  }
+}
+
+TEST_CASE("config: state_directory is absolute or empty", "[config]") {
+  CHECK(ibfx::parse_config_yaml("state_directory: /var/lib/x/\n", "s.yaml").state_directory ==
+        "/var/lib/x");
+  CHECK(ibfx::parse_config_yaml("state_directory: \"\"\n", "s.yaml").state_directory.empty());
+  try {
+    (void)ibfx::parse_config_yaml("state_directory: var/lib\n", "s.yaml");
+    FAIL("accepted a relative state directory");
+  } catch (const ibfx::ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("s.yaml:1: state_directory: expected an absolute "
+                                         "directory"));
   }
 }

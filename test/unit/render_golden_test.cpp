@@ -14,6 +14,7 @@
 
 #include "daemon/top_view.h"
 #include "exposition/gzip.h"
+#include "exposition/render_events.h"
 #include "exposition/render_health.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
@@ -61,6 +62,33 @@ std::shared_ptr<Snapshot> fixed_snapshot(bool port_scores) {
   result.congestion.imbalance.push_back({0, 2, 1.5});
   snap->analysis.utilization_histograms[{Tier::kLeaf, 0}].observe(0.75);
   snap->analysis.clamped_total = 1;
+  // One active congestion event on the root and one ended before it.
+  auto events = std::make_shared<EventList>();
+  CongestionEvent active;
+  active.id = 2;
+  active.root = {0x100, "leaf-01"};
+  active.root_port = 2;
+  active.far = {0x201, "gpu-b"};
+  active.far_port = 1;
+  active.cause = CongestionCause::kIncast;
+  active.start = 1764720000;
+  active.last_seen = 1764720090;
+  active.peak_score = 2.5;
+  active.peak_victims = 2;
+  active.congested_seconds = 90;
+  CongestionEvent ended = active;
+  ended.id = 1;
+  ended.cause = CongestionCause::kSlowReceiver;
+  ended.start = 1764710000;
+  ended.last_seen = 1764710125;
+  ended.end = 1764710125;
+  ended.congested_seconds = 120;
+  *events = {active, ended};
+  snap->events = events;
+  snap->event_counters.started[static_cast<std::size_t>(CongestionCause::kIncast)] = 1;
+  snap->event_counters.started[static_cast<std::size_t>(CongestionCause::kSlowReceiver)] = 1;
+  snap->event_counters.seconds[static_cast<std::size_t>(CongestionCause::kIncast)] = 90;
+  snap->event_counters.seconds[static_cast<std::size_t>(CongestionCause::kSlowReceiver)] = 120;
   snap->exporter_metrics_text =
       "# HELP infiniband_exporter_sweeps_total PMA sweeps run.\n"
       "# TYPE infiniband_exporter_sweeps_total counter\n"
@@ -123,6 +151,10 @@ TEST_CASE("PortCounterRenderer: zero error counters and raw PortXmitWait counts 
 
 TEST_CASE("ScoresRenderer matches its golden file", "[golden]") {
   check_golden("scores", render(ScoresRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("EventsRenderer matches its golden file: every cause, zeros included", "[golden]") {
+  check_golden("events", render(EventsRenderer{}, *fixed_snapshot(false)));
 }
 
 TEST_CASE("ExporterHealthRenderer matches its golden file", "[golden]") {
@@ -230,6 +262,15 @@ TEST_CASE("render_top lists the root, the hottest ports with W, U and far end, s
   // The hottest port with its W, U and cumulative errors (3 symbol errors).
   CHECK(top.find("0.250  0.750") != std::string::npos);
   CHECK(top.find(" 5  gpu-b:1") != std::string::npos);
+  // The active event first, then the ended one, with start, duration and root.
+  const auto events = top.find("CONGESTION EVENTS");
+  REQUIRE(events != std::string::npos);
+  const auto active = top.find("2      active 2025-12-03 00:00:00     1m30s incast", events);
+  const auto ended = top.find("1      ended  2025-12-02 21:13:20     2m05s slow_receiver", events);
+  CHECK(active != std::string::npos);
+  CHECK(ended != std::string::npos);
+  CHECK(active < ended);
+  CHECK(top.find("leaf-01:2", active) < top.find('\n', active));
   // gpu-b (node 2) answered nothing.
   const auto silent = top.find("NODES NOT ANSWERING");
   REQUIRE(silent != std::string::npos);

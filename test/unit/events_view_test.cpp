@@ -1,0 +1,57 @@
+#include "daemon/events_view.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+ibfx::CongestionEvent event(std::uint64_t id, double start, std::optional<double> end) {
+  ibfx::CongestionEvent e;
+  e.id = id;
+  e.root = {0x100 + id, "leaf \"" + std::to_string(id) + "\""};
+  e.root_port = 3;
+  e.start = start;
+  e.last_seen = end.value_or(start + 5);
+  e.end = end;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("since= is non-negative Unix seconds, anything else a clear error", "[events_view]") {
+  std::string error;
+  CHECK(ibfx::parse_events_since("1764720000", error) == 1764720000.0);
+  CHECK(ibfx::parse_events_since("1764720000.5", error) == 1764720000.5);
+  for (const char* bad : {"", "-1", "yesterday", "1e999", "12abc", "nan"}) {
+    INFO(bad);
+    error.clear();
+    CHECK_FALSE(ibfx::parse_events_since(bad, error).has_value());
+    CHECK_THAT(error, Catch::StartsWith("since must be Unix seconds"));
+  }
+}
+
+TEST_CASE("/events lists newest first; since= keeps what was congested at or after it",
+          "[events_view]") {
+  const ibfx::EventList events{event(3, 900, std::nullopt), event(2, 500, 600.0),
+                               event(1, 100, 200.0)};
+  const auto all = nlohmann::json::parse(ibfx::render_events_json(events, 1000.0, std::nullopt));
+  CHECK(all["sweep_timestamp"] == 1000.0);
+  CHECK(all["active"] == 1);
+  REQUIRE(all["events"].size() == 3);
+  CHECK(all["events"][0]["id"] == 3);
+  CHECK(all["events"][0]["state"] == "active");
+  CHECK_FALSE(all["events"][0].contains("end"));
+  CHECK(all["events"][1]["end"] == 600.0);
+  CHECK(all["events"][2]["root"]["node_name"] == "leaf \"1\"");
+  // Ended at 600, so congested at 550; ended at 200, not.
+  const auto since = nlohmann::json::parse(ibfx::render_events_json(events, 1000.0, 550.0));
+  CHECK(since["since"] == 550.0);
+  REQUIRE(since["events"].size() == 2);
+  CHECK(since["events"][1]["id"] == 2);
+  // No event at all, before the first sweep: an empty list, not null.
+  const auto none = nlohmann::json::parse(ibfx::render_events_json({}, std::nullopt, std::nullopt));
+  CHECK(none["sweep_timestamp"].is_null());
+  CHECK(none["events"].is_array());
+  CHECK(none["events"].empty());
+}
