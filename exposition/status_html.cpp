@@ -61,6 +61,7 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
   out += "\"><title>";
   // The tooltip: "name, worst port, W, U".
   append_html(out, sw.name);
+  if (sw.root) out += " (root of congestion)";
   if (!sw.answering) {
     out += ", not answering";
   } else if (sw.valid) {
@@ -72,7 +73,9 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
   // Width, height and text-anchor come from the style (#heatmap-svg): per
   // cell they would be a fifth of a 98k-port page.
   out += "</title><rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" fill=\"" +
-         (sw.valid && sw.answering ? stall_colour(sw.stall) : std::string("#bbbbbb")) + "\"/>";
+         (sw.valid && sw.answering ? stall_colour(sw.stall) : std::string("#bbbbbb")) +
+         // A root's switch is outlined: where to look first, whatever its own W.
+         (sw.root ? "\" class=\"root\"/>" : "\"/>");
   if (!sw.answering) {
     // Crossed out: a shape, not only a colour.
     out += "<path d=\"M" + std::to_string(x) + " " + std::to_string(y) + "l" +
@@ -308,7 +311,8 @@ std::string render_status_html(const StatusModel& m) {
   append_page_start(out, "InfiniBand fabric status", m.telemetry_path, m.refresh_seconds,
                     "#heatmap-svg rect{width:" + std::to_string(kCellW) +
                         "px;height:" + std::to_string(kCellH) +
-                        "px}#heatmap-svg a text{text-anchor:middle}#heatmap-svg text.d{fill:#fff}");
+                        "px}#heatmap-svg a text{text-anchor:middle}#heatmap-svg text.d{fill:#fff}"
+                        "#heatmap-svg rect.root{stroke:#e8000b;stroke-width:4px}");
   out += "<h1>InfiniBand fabric status</h1>\n<p>";
   if (m.sweep.timestamp_seconds > 0 && m.sweep.nodes > 0) {
     out += "Sweep of " + utc_time(m.sweep.timestamp_seconds) + ": " +

@@ -160,6 +160,7 @@ void add_roots(const Snapshot& s, const Names& names, StatusModel& m) {
     out.held = r.held;
     out.remote = names.far_end(fp);
     m.roots.push_back(std::move(out));
+    for (StatusSwitch& sw : m.switches) sw.root = sw.root || sw.node == n;
   }
 }
 

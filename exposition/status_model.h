@@ -35,6 +35,7 @@ struct StatusSwitch {
   bool utilization_valid = false;
   int worst_port = 0;     // its port number (0: none)
   bool answering = true;  // answered the last sweep's PMA queries
+  bool root = false;      // one of its ports is a root of congestion
 };
 
 // A row of the heatmap: the leaves of one rail (by unit), then the spine

@@ -108,7 +108,8 @@ void append_stall_legend(std::string& out) {
          std::to_string((kSteps + 2) * kWidth + 26) +
          "\" y=\"12\">no data</text></svg><br>"
          "W: share of the last interval the worst port of the switch had data to send and no "
-         "credit (PortXmitWait); the cell's text is W in %. A crossed cell did not answer.</p>\n";
+         "credit (PortXmitWait); the cell's text is W in %. A crossed cell did not answer; an "
+         "outlined one holds a root of congestion.</p>\n";
 }
 
 std::string utc_time(double unix_seconds) {

@@ -55,6 +55,10 @@ TEST_CASE("the status page has the heatmap, tables, legend, links and refresh", 
   CHECK(html.find("<title>spine-r0-0, port 1, W 0.500, U 0.200</title>") != std::string::npos);
   CHECK(html.find(">50%</text>") != std::string::npos);
   CHECK(html.find("fill=\"" + stall_colour(0.5) + "\"") != std::string::npos);
+  // The root's switch is outlined and says so in its tooltip.
+  CHECK(html.find("<title>leaf-r0-0 (root of congestion), port 1, W 0.050, U 0.980</title>") !=
+        std::string::npos);
+  CHECK(count(html, "class=\"root\"") == 1);
   CHECK(html.find(">rail 0</text>") != std::string::npos);
   CHECK(html.find(">spine</text>") != std::string::npos);
   CHECK(html.find(">core</text>") != std::string::npos);
@@ -103,7 +107,8 @@ TEST_CASE("the status page escapes hostile node names in every context", "[statu
   CHECK(html.find("\xE2\x80\xA8") != std::string::npos);  // valid text, shown as it is
   // Text and attribute contexts: character references.
   CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;</a> port 1") != std::string::npos);
-  CHECK(html.find("<title>&lt;script&gt;alert(1)&lt;/script&gt;, port") != std::string::npos);
+  CHECK(html.find("<title>&lt;script&gt;alert(1)&lt;/script&gt; (root of congestion), port") !=
+        std::string::npos);
   CHECK(html.find("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;") != std::string::npos);
   CHECK(html.find("&lt;/title&gt;&lt;svg onload=alert(3)&gt;]]&gt;") != std::string::npos);
   CHECK(html.find("x&#39;\xEF\xBF\xBD\xEF\xBF\xBD[31m\xEF\xBF\xBD") != std::string::npos);
