@@ -24,11 +24,11 @@ struct StatusBodies {
 // Renders both bodies of `model` and compresses them.
 StatusBodies render_status_bodies(const StatusModel& model);
 
-// The model of `snapshot` for the publisher, with what the daemon knows
-// beyond the snapshot: the telemetry path the page links to. This is where
-// the active and recent congestion events (StatusModel::events, issue #26)
-// and the Slurm jobs each root hurts (StatusRoot::jobs, issue #28) are added
-// when the daemon has them; without them the page says they are unknown.
+// The model of `snapshot` for the publisher, with the telemetry path the
+// page links to and the snapshot's congestion events (StatusModel::events,
+// issue #26). This is where the Slurm jobs each root hurts
+// (StatusRoot::jobs, issue #28) are to be added; without them the page says
+// they are unknown.
 StatusModel daemon_status_model(const Snapshot& snapshot, std::string_view telemetry_path);
 
 }  // namespace ibfx
