@@ -130,6 +130,7 @@ DiscoveryResult Discovery::discover() const {
         from->ports[raw->from_portnum] != nullptr) {
       auto* info = const_cast<std::uint8_t*>(from->ports[raw->from_portnum]->info);
       fabric->sm_lid = static_cast<std::uint16_t>(mad_get_field(info, 0, IB_PORT_SMLID_F));
+      fabric->local_port_state = static_cast<std::uint8_t>(mad_get_field(info, 0, IB_PORT_STATE_F));
     }
   }
   ibnd_destroy_fabric(raw);

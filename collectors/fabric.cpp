@@ -172,7 +172,7 @@ namespace {
 
 // "IBFXFAB" and a format version: a worker from another build is refused,
 // not misread.
-constexpr std::string_view kFabricMagic{"IBFXFAB\x03", 8};
+constexpr std::string_view kFabricMagic{"IBFXFAB\x04", 8};
 
 class Writer {
  public:
@@ -275,6 +275,7 @@ std::string encode_fabric(const Fabric& fabric) {
   }
   w.u64(fabric.local_node);
   w.u16(fabric.sm_lid);
+  w.u8(fabric.local_port_state);
   return w.take();
 }
 
@@ -326,7 +327,10 @@ bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error) {
       p.remote_node = static_cast<std::int32_t>(remote);
     }
   }
-  if (!r.u64(f.local_node) || !r.u16(f.sm_lid)) return fail("truncated trailer");
+  if (!r.u64(f.local_node) || !r.u16(f.sm_lid) || !r.u8(f.local_port_state)) {
+    return fail("truncated trailer");
+  }
+  if (f.local_port_state > 4) return fail("bad local port state");
   if (r.remaining() != 0) return fail("trailing bytes");
   for (const FabricNode& n : f.nodes) {
     for (const FabricPort& p : n.ports) {

@@ -62,6 +62,11 @@ struct Fabric {
   // of the port the master SM is bound to (0 when unknown).
   std::uint64_t local_node = 0;
   std::uint16_t sm_lid = 0;
+  // PortInfo:PortState (IBA 14.2.5.6) of that local port as the discovery
+  // read it: 1 Down, 2 Initialize, 3 Armed, 4 Active; 0 unknown. Below
+  // Active no PMA MAD passes (the SM has not brought the port up): the one
+  // fact that explains a fabric of which nothing answers.
+  std::uint8_t local_port_state = 0;
   // SMPs of the discovery that got no answer after their retries, and that
   // were answered with an error status: a discovery that lost any is
   // partial (whatever it could not reach behind them is missing).

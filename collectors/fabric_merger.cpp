@@ -60,6 +60,9 @@ MergeOutcome FabricMerger::merge(const Fabric& discovered, Clock::time_point now
   merged->discovery_seconds = discovered.discovery_seconds;
   merged->smp_timeouts = discovered.smp_timeouts;
   merged->smp_errors = discovered.smp_errors;
+  merged->local_node = discovered.local_node;
+  merged->sm_lid = discovered.sm_lid;
+  merged->local_port_state = discovered.local_port_state;
   merged->nodes.reserve(std::max(discovered.nodes.size(), known_ ? known_->nodes.size() : 0));
   // Links are resolved by GUID once the node list is final: the two sources
   // number their nodes differently.

@@ -1,9 +1,11 @@
 #include "daemon/exporter.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/post.hpp>
 #include <future>
 #include <map>
+#include <utility>
 
 #include "base/log.h"
 #include "base/thread_name.h"
@@ -57,6 +59,7 @@ DiscoveryEvents Exporter::discovery_events() {
     metrics_.on_discovery(nullptr, 0, false);
   };
   events.merged = [this](const Fabric& found, const MergeOutcome& merged, bool partial) {
+    note_local_port_state(found.local_port_state);
     std::lock_guard lock(metrics_mu_);
     metrics_.on_discovery(&found, found.discovery_seconds, true);
     metrics_.on_merge(found, merged, partial);
@@ -65,6 +68,23 @@ DiscoveryEvents Exporter::discovery_events() {
     if (!ready_.load()) status(summary + "; first sweep running");
   };
   return events;
+}
+
+void Exporter::note_local_port_state(std::uint8_t state) {
+  // Discovery thread. Once per change to or from Active: the line that
+  // explains a fabric of which nothing answers.
+  if (state == 0 || state == local_port_state_) return;
+  const std::uint8_t before = std::exchange(local_port_state_, state);
+  static constexpr std::array<const char*, 5> kNames{"unknown", "Down", "Initialize", "Armed",
+                                                     "Active"};
+  if (state != 4 && (before == 4 || before == 0)) {
+    log_warn(std::string("the local port is ") + kNames[state] + " (PortInfo:PortState " +
+             std::to_string(state) +
+             "), not Active: no PMA MAD passes until the subnet manager brings it up, so nodes "
+             "will not answer");
+  } else if (state == 4 && before != 0) {
+    log_info(std::string("the local port is Active again (it was ") + kNames[before] + ")");
+  }
 }
 
 SweepOptions Exporter::sweep_options(const Fabric& fabric) {

@@ -101,6 +101,8 @@ class Exporter {
 
  private:
   DiscoveryEvents discovery_events();
+  // Logs the local port leaving and reaching Active (discovery thread).
+  void note_local_port_state(std::uint8_t state);
   void arm_timer(std::chrono::steady_clock::time_point when);
   void on_timer();
   // `f` is the fabric the sweep ran on: its per-node results are
@@ -148,6 +150,7 @@ class Exporter {
   std::unique_ptr<EventStateFile> state_file_;
   std::uint64_t saved_events_version_ = 0;
   std::shared_ptr<const EventList> restored_events_;
+  std::uint8_t local_port_state_ = 0;  // discovery thread: the last one logged
   PublicationStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;

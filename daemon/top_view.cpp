@@ -28,6 +28,22 @@ __attribute__((format(printf, 2, 3))) void line(std::string& out, const char* fo
   out += buf;
 }
 
+// PortInfo:PortState (IBA 14.2.5.6) in words, as ibstat prints it.
+std::string_view port_state_name(std::uint8_t state) {
+  switch (state) {
+    case 1:
+      return "Down";
+    case 2:
+      return "Initialize";
+    case 3:
+      return "Armed";
+    case 4:
+      return "Active";
+    default:
+      return "unknown";
+  }
+}
+
 std::string utc_time(double unix_seconds) {
   const auto t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
@@ -146,6 +162,20 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
          static_cast<unsigned long long>(e == errors.end() ? 0 : e->second),
          far_end(s, port_of(ps)).c_str());
   }
+
+  // Why nothing may answer: the daemon's own port below Active passes no
+  // PMA MAD (the subnet manager has not brought it up).
+  out += "\nLOCAL PORT (the daemon's own HCA port, PortInfo:PortState at the last discovery)\n";
+  std::string local = "-";
+  if (const auto it = f.by_guid.find(f.local_node); f.local_node != 0 && it != f.by_guid.end()) {
+    local = s.node_names[static_cast<std::size_t>(it->second)];
+  }
+  const std::uint8_t state = f.local_port_state;
+  line(out, "  %-32s %s (%u)%s\n", local.c_str(), std::string(port_state_name(state)).c_str(),
+       static_cast<unsigned>(state),
+       state == 0   ? ""
+       : state == 4 ? ""
+                    : ": not Active, no PMA MAD passes (is the subnet manager bringing it up?)");
 
   out += "\nNODES NOT ANSWERING\n";
   std::size_t silent = 0;

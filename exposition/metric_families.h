@@ -150,6 +150,11 @@ inline constexpr MetricFamily kEventsActive{
     "Congestion events active now (their root seen within the grace period), by cause.", "cause"};
 
 // --- aggregates group (render_health) ---
+inline constexpr MetricFamily kLocalPortState{
+    "infiniband_exporter_local_port_state", "gauge",
+    "PortInfo:PortState of the daemon's own HCA port at the last discovery: 1 Down, 2 "
+    "Initialize, 3 Armed, 4 Active, 0 unknown. Below 4 no PMA MAD passes, so no node answers.",
+    ""};
 inline constexpr MetricFamily kClamped{
     "infiniband_exporter_stall_ratio_clamped_total", "counter",
     "Stall ratios outside [0, 1] (impossible: wrong tick length or counter glitch), clamped.", ""};

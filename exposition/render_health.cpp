@@ -12,6 +12,11 @@ void ExporterHealthRenderer::render(const RenderContext& ctx, ExpositionWriter& 
   w.family(families::kClamped);
   w.node(ExpositionIndex::kNoNode);
   w.sample(families::kClamped.name, "", s.analysis.clamped_total);
+  if (s.fabric) {
+    w.family(families::kLocalPortState);
+    w.sample(families::kLocalPortState.name, "",
+             static_cast<std::uint64_t>(s.fabric->local_port_state));
+  }
   // The registry (daemon/exporter_metrics.h) was serialized when the
   // snapshot was built, so that it and the fabric series are one instant.
   if (!s.exporter_metrics_text.empty()) w.text(s.exporter_metrics_text);

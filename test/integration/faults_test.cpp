@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "daemon_fixture.h"
@@ -254,4 +255,37 @@ TEST_CASE("A CA that cannot be opened still fails start-up, with the worker's re
   REQUIRE(code.has_value());
   CHECK(*code == 1);
   CHECK(daemon.read_stderr().find("cannot open umad port bogus") != std::string::npos);
+}
+
+TEST_CASE("The daemon's own port left in Initialize is exported, logged once and shown in /top",
+          "[faults][integration]") {
+  // A subnet manager that does not sweep (the "struggling SM" of issue #26)
+  // leaves a port that comes back up in Initialize: no PMA MAD passes it.
+  SimOptions quiet_sm;
+  quiet_sm.opensm_config = {"sweep_interval 0"};
+  SimFabric sim(small_fat_tree(), quiet_sm);
+  const std::string cfg = sim.dir() + "/exporter.yaml";
+  ConfigYaml().sweep_interval("1s").mad("50ms", 1).set("discovery.interval", "2s").write(cfg);
+  Daemon daemon(sim, {"--config.file=" + cfg});
+  REQUIRE(daemon.wait_ready());
+  REQUIRE(daemon.wait_value("infiniband_exporter_local_port_state", 4));
+  CHECK(http_get(daemon.port(), "/top").body.find("Active (4)\n") != std::string::npos);
+
+  sim.unlink("mgmt01 mlx5_0", 1);
+  sim.relink("mgmt01 mlx5_0", 1);
+  INFO(daemon.process().read_stderr());
+  REQUIRE(daemon.wait_value("infiniband_exporter_local_port_state", 2, std::chrono::seconds(30)));
+  CHECK(daemon.wait_value_at_least("infiniband_exporter_nodes_not_answering", 1));
+  const std::string top = http_get(daemon.port(), "/top").body;
+  INFO(top);
+  CHECK(top.find("mgmt01 mlx5_0") != std::string::npos);
+  CHECK(top.find("Initialize (2): not Active, no PMA MAD passes") != std::string::npos);
+  CHECK(top.find("LOCAL PORT") < top.find("NODES NOT ANSWERING"));
+  // Logged once, not once per discovery.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const std::string log = daemon.process().read_stderr();
+  const std::string line = "the local port is Initialize (PortInfo:PortState 2)";
+  const auto first = log.find(line);
+  CHECK(first != std::string::npos);
+  CHECK(log.find(line, first + 1) == std::string::npos);
 }

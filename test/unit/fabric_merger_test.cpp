@@ -172,3 +172,18 @@ TEST_CASE("FabricMerger: a node that comes back is present again", "[fabric_merg
   CHECK(back.fabric->find(0x201)->present);
   CHECK(back.fabric->nodes.size() == 3);
 }
+
+TEST_CASE("FabricMerger carries the local port's facts of the latest discovery",
+          "[fabric_merger]") {
+  Fabric found = ibfx::test::star_fabric(2);
+  found.local_node = 0x201;
+  found.sm_lid = 7;
+  found.local_port_state = 4;
+  FabricMerger merger(ForgetPolicy{3, 1h});
+  (void)merger.merge(found, kT0);
+  found.local_port_state = 2;  // the SM left it in Initialize
+  const MergeOutcome again = merger.merge(found, kT0 + 1min);
+  CHECK(again.fabric->local_node == 0x201);
+  CHECK(again.fabric->sm_lid == 7);
+  CHECK(again.fabric->local_port_state == 2);
+}

@@ -49,6 +49,7 @@ void require_same(const Fabric& a, const Fabric& b) {
   }
   CHECK(a.local_node == b.local_node);
   CHECK(a.sm_lid == b.sm_lid);
+  CHECK(a.local_port_state == b.local_port_state);
   // The index is rebuilt, not trusted from the wire.
   for (const FabricNode& n : a.nodes) CHECK(b.find(n.guid) != nullptr);
 }
@@ -63,6 +64,7 @@ Fabric sample_fabric() {
   f.nodes[1].runs_sm = true;
   f.local_node = f.nodes[1].guid;
   f.sm_lid = 0x1234;
+  f.local_port_state = 2;  // Initialize
   f.nodes[1].ports[0].speed_ext_active = 4;
   f.nodes[0].ports.back().remote_node = kNoNode;
   f.discovered_at = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)) +
