@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "analysis/congestion.h"
+#include "analysis/congestion_events.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "test/sim/cli_args.h"
@@ -126,6 +128,24 @@ int main(int argc, char** argv) {
         ibfx::build_congestion_forest(topo, fabric, result.ports, samples, config.congestion);
     forest.push_back(since(t));
   }
+  // The congestion events fed that sweep's forest, sweep after sweep (the
+  // same trees each time: every event continues): what following the roots
+  // over sweeps adds to each one.
+  ibfx::SweepAnalysis sweep;
+  sweep.topology = std::make_shared<const ibfx::Topology>(topo);
+  sweep.interval_seconds = kInterval;
+  sweep.result = result;
+  sweep.samples = samples;
+  std::vector<std::string> names(fabric.nodes.size());
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = fabric.nodes[i].description;
+  ibfx::CongestionEventTracker tracker;
+  std::vector<double> events;
+  for (int r = 0; r < runs; ++r) {
+    t = Clock::now();
+    tracker.observe(sweep, fabric, names, 1.7e9 + kInterval * r);
+    events.push_back(since(t));
+  }
+  std::sort(events.begin(), events.end());
   std::sort(analyse.begin(), analyse.end());
   std::sort(forest.begin(), forest.end());
   std::printf(
@@ -134,7 +154,9 @@ int main(int argc, char** argv) {
       "analyze (whole per-sweep analysis), best / worst of %d: %.3f / %.3f s\n"
       "  of which the root-or-victim forest: %.3f / %.3f s\n"
       "forest: %zu stalled, %zu saturated, %zu victims, %zu roots exported; first root "
-      "%.2f with %zu victims (cause %s)\n",
+      "%.2f with %zu victims (cause %s)\n"
+      "congestion events (CongestionEventTracker::observe), best / worst of %d: %.4f / %.4f s, "
+      "%zu events\n",
       spec.servers, spec.rails, spec.tiers, fabric.nodes.size(), fabric.port_count(),
       samples.size(), classify, runs, analyse.front(), analyse.back(), forest.front(),
       forest.back(), result.congestion.stalled, result.congestion.saturated,
@@ -143,6 +165,7 @@ int main(int argc, char** argv) {
       result.congestion.roots.empty() ? std::size_t{0} : result.congestion.roots[0].victims,
       result.congestion.roots.empty()
           ? "-"
-          : std::string(ibfx::cause_name(result.congestion.roots[0].cause)).c_str());
+          : std::string(ibfx::cause_name(result.congestion.roots[0].cause)).c_str(),
+      runs, events.front(), events.back(), tracker.events()->size());
   return 0;
 }

@@ -39,6 +39,21 @@ std::size_t Fabric::port_count() const {
   return n;
 }
 
+std::string_view port_state_name(std::uint8_t state) {
+  switch (state) {
+    case 1:
+      return "Down";
+    case 2:
+      return "Initialize";
+    case 3:
+      return "Armed";
+    case 4:
+      return "Active";
+    default:
+      return "unknown";
+  }
+}
+
 std::string_view link_width_name(std::uint8_t w) {
   switch (w) {
     case 1:

@@ -78,6 +78,9 @@ struct Fabric {
   std::size_t port_count() const;
 };
 
+// PortInfo:PortState (IBA 14.2.5.6) in words, as ibstat prints them:
+// "Down", "Initialize", "Armed", "Active"; "unknown" for anything else.
+std::string_view port_state_name(std::uint8_t state);
 // Link properties as words and numbers.
 std::string_view link_width_name(std::uint8_t width_active);  // "4x"
 int link_width_lanes(std::uint8_t width_active);

@@ -75,15 +75,14 @@ void Exporter::note_local_port_state(std::uint8_t state) {
   // explains a fabric of which nothing answers.
   if (state == 0 || state == local_port_state_) return;
   const std::uint8_t before = std::exchange(local_port_state_, state);
-  static constexpr std::array<const char*, 5> kNames{"unknown", "Down", "Initialize", "Armed",
-                                                     "Active"};
   if (state != 4 && (before == 4 || before == 0)) {
-    log_warn(std::string("the local port is ") + kNames[state] + " (PortInfo:PortState " +
+    log_warn("the local port is " + std::string(port_state_name(state)) + " (PortInfo:PortState " +
              std::to_string(state) +
              "), not Active: no PMA MAD passes until the subnet manager brings it up, so nodes "
              "will not answer");
   } else if (state == 4 && before != 0) {
-    log_info(std::string("the local port is Active again (it was ") + kNames[before] + ")");
+    log_info("the local port is Active again (it was " + std::string(port_state_name(before)) +
+             ")");
   }
 }
 

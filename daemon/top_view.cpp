@@ -28,22 +28,6 @@ __attribute__((format(printf, 2, 3))) void line(std::string& out, const char* fo
   out += buf;
 }
 
-// PortInfo:PortState (IBA 14.2.5.6) in words, as ibstat prints it.
-std::string_view port_state_name(std::uint8_t state) {
-  switch (state) {
-    case 1:
-      return "Down";
-    case 2:
-      return "Initialize";
-    case 3:
-      return "Armed";
-    case 4:
-      return "Active";
-    default:
-      return "unknown";
-  }
-}
-
 std::string utc_time(double unix_seconds) {
   const auto t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};

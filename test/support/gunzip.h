@@ -69,31 +69,30 @@ class GunzipReader {
   bool ended_ = false;
 };
 
-// The whole text of one gzip member.
-inline std::string gunzip(std::string_view gzip) {
-  GunzipReader r(gzip);
+// Everything a piece-wise reader (GunzipReader, GzipMember: read(piece,
+// max) returns whether more follows) produces, in one string.
+template <typename Reader>
+std::string read_all(Reader& reader, std::size_t reserve = 0) {
   std::string out;
+  out.reserve(reserve);
   std::string piece;
-  bool more = true;
-  while (more) {
-    more = r.read(piece, std::size_t{256} << 10);
+  for (bool more = true; more;) {
+    more = reader.read(piece, std::size_t{256} << 10);
     out += piece;
   }
   return out;
 }
 
+// The whole text of one gzip member.
+inline std::string gunzip(std::string_view gzip) {
+  GunzipReader r(gzip);
+  return read_all(r);
+}
+
 // Runs as one gzip member, in one string (what a gzip scrape of them sends).
 inline std::string gzip_member(const std::vector<const DeflateRun*>& runs) {
   GzipMember member(runs);
-  std::string out;
-  out.reserve(member.size());
-  std::string piece;
-  bool more = true;
-  while (more) {
-    more = member.read(piece, std::size_t{256} << 10);
-    out += piece;
-  }
-  return out;
+  return read_all(member, member.size());
 }
 
 // One run compressed into a single gzip member, the same as GzipMember over
