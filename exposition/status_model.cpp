@@ -309,9 +309,10 @@ void add_sweep(const Snapshot& s, const Names& names, StatusModel& m) {
       w.local_name = names.clean[n];
       for (const FabricPort& fp : f.nodes[n].ports) {
         if (!w.local_port_state.empty()) w.local_port_state += ", ";
-        w.local_port_state +=
-            "port " + std::to_string(fp.number) + " " + port_state_name(fp.state) + " " +
-            std::string(link_width_name(fp.width_active)) + " " + std::string(link_speed_name(fp));
+        w.local_port_state += "port " + std::to_string(fp.number) + " " +
+                              std::string(port_state_name(fp.state)) + " " +
+                              std::string(link_width_name(fp.width_active)) + " " +
+                              std::string(link_speed_name(fp));
       }
     }
   }
@@ -322,21 +323,6 @@ void add_sweep(const Snapshot& s, const Names& names, StatusModel& m) {
 }
 
 }  // namespace
-
-std::string port_state_name(std::uint8_t state) {
-  switch (state) {
-    case 1:
-      return "Down";
-    case 2:
-      return "Init";
-    case 3:
-      return "Armed";
-    case 4:
-      return "Active";
-    default:
-      return "state " + std::to_string(state);
-  }
-}
 
 StatusModel build_status_model(const Snapshot& s) {
   StatusModel m;

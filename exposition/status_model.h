@@ -159,8 +159,4 @@ inline constexpr std::size_t kStatusHottestRows = 20;
 
 StatusModel build_status_model(const Snapshot& snapshot);
 
-// The PortInfo:PortState name (IBA 14.2.5.6): "Down", "Init", "Armed",
-// "Active", or "state N".
-std::string port_state_name(std::uint8_t state);
-
 }  // namespace ibfx

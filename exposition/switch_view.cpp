@@ -124,8 +124,9 @@ std::string render_switch_html(const Snapshot& s, std::size_t node,
   for (const PortRow& r : rows) {
     const FabricPort& fp = *r.port;
     out += "<tr><td class=\"n\">" + std::to_string(fp.number) + "</td><td>" +
-           port_state_name(fp.state) + "</td><td>" + std::string(link_width_name(fp.width_active)) +
-           "</td><td>" + std::string(link_speed_name(fp)) + "</td><td class=\"n\">" +
+           std::string(port_state_name(fp.state)) + "</td><td>" +
+           std::string(link_width_name(fp.width_active)) + "</td><td>" +
+           std::string(link_speed_name(fp)) + "</td><td class=\"n\">" +
            (r.score != nullptr ? fixed(r.score->stall, 3) : std::string("&ndash;")) +
            "</td><td class=\"n\">" +
            (r.score != nullptr && r.score->utilization_valid ? fixed(r.score->utilization, 3)
