@@ -1,17 +1,22 @@
 // The per-sweep analysis alone (stall ratio, utilisation, hotspot scores,
 // worst paths, aggregates and the root-or-victim forest) on a generated fat
 // tree, without a simulator or a sweep: what the analysis adds to every
-// sweep at 98k ports. Prints the best and worst of --runs.
+// sweep at 98k ports. Prints the best and worst of --runs. With --jobs N
+// (default 2,000) also the Slurm job join (analysis/job_join.h) of N running
+// jobs spread over every host, the cost issue #28 bounds at 5 % of the
+// analysis.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "analysis/congestion.h"
 #include "analysis/congestion_events.h"
+#include "analysis/job_join.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "test/sim/cli_args.h"
@@ -36,12 +41,15 @@ int main(int argc, char** argv) {
   ibfx::test::FatTreeSpec spec = ibfx::test::preset_16k();
   int runs = 5;
   int trees = 16;
+  int jobs = 2000;
   try {
     ibfx::test::ArgReader args(argc, argv);
     while (args.next()) {
       if (ibfx::test::read_fat_tree_flag(args, spec)) continue;
       if (args.is("--runs")) {
         runs = static_cast<int>(args.integer(1, 1000));
+      } else if (args.is("--jobs")) {
+        jobs = static_cast<int>(args.integer(0, 100000));
       } else if (args.is("--trees")) {
         trees = static_cast<int>(args.integer(0, 100000));
       } else {
@@ -52,7 +60,9 @@ int main(int argc, char** argv) {
     std::cerr << "ibfx_analysis_bench: " << e.what() << "\n";
     return 2;
   }
-  const ibfx::Fabric fabric = ibfx::test::discovered_fabric(ibfx::test::make_fat_tree(spec));
+  const auto shared_fabric = std::make_shared<const ibfx::Fabric>(
+      ibfx::test::discovered_fabric(ibfx::test::make_fat_tree(spec)));
+  const ibfx::Fabric& fabric = *shared_fabric;
   auto t = Clock::now();
   const ibfx::Topology topo = ibfx::classify_topology(fabric, {}, {});
   const double classify = since(t);
@@ -148,6 +158,46 @@ int main(int argc, char** argv) {
   std::sort(events.begin(), events.end());
   std::sort(analyse.begin(), analyse.end());
   std::sort(forest.begin(), forest.end());
+
+  // `jobs` running jobs over every host (the host part of the HCAs' node
+  // descriptions), contiguous blocks as Slurm's topology-aware placement
+  // gives them, joined to the last analysis. The first join also indexes
+  // the fabric (once per discovery); the others are each sweep's cost.
+  ibfx::JobJoin join({});
+  std::set<std::string> host_set;
+  for (const ibfx::FabricNode& n : fabric.nodes) {
+    if (n.type == ibfx::NodeType::kHca) host_set.insert(join.host_of(n.description));
+  }
+  host_set.erase("");
+  const std::vector<std::string> hosts(host_set.begin(), host_set.end());
+  auto list = std::make_shared<std::vector<ibfx::SlurmJob>>();
+  const std::size_t per_job = jobs > 0 ? std::max<std::size_t>(1, hosts.size() / jobs) : 0;
+  for (int j = 0; j < jobs; ++j) {
+    ibfx::SlurmJob job;
+    job.job_id = 1000 + static_cast<std::uint64_t>(j);
+    job.name = "job" + std::to_string(j);
+    job.user = "user";
+    job.partition = "gpu";
+    for (std::size_t h = 0; h < per_job; ++h) {
+      job.hosts.push_back(hosts[(static_cast<std::size_t>(j) * per_job + h) % hosts.size()]);
+    }
+    list->push_back(std::move(job));
+  }
+  const auto forest_of_last =
+      ibfx::build_congestion_forest(topo, fabric, result.ports, samples, config.congestion);
+  std::vector<double> joins;
+  double first_join = 0;
+  ibfx::JobJoinResult joined;
+  for (int r = 0; r <= runs && jobs > 0; ++r) {
+    t = Clock::now();
+    joined = join.join(shared_fabric, result.ports, samples, forest_of_last, list);
+    if (r == 0) {
+      first_join = since(t);
+    } else {
+      joins.push_back(since(t));
+    }
+  }
+  std::sort(joins.begin(), joins.end());
   std::printf(
       "fabric: %d servers x %d rails, %d tiers: %zu nodes, %zu ports, %zu samples\n"
       "classify_topology (once per discovery): %.3f s\n"
@@ -167,5 +217,16 @@ int main(int argc, char** argv) {
           ? "-"
           : std::string(ibfx::cause_name(result.congestion.roots[0].cause)).c_str(),
       runs, events.front(), events.back(), tracker.events()->size());
+  if (jobs > 0) {
+    std::size_t ports = 0;
+    for (const ibfx::JobPorts& j : joined.jobs) ports += j.hca_ports;
+    std::printf(
+        "job join: %d jobs x %zu hosts, %zu HCA ports, %zu roots with jobs\n"
+        "  first join (indexes the fabric, once per discovery): %.4f s\n"
+        "  per sweep, best / worst of %d: %.4f / %.4f s = %.2f %% / %.2f %% of the best "
+        "analysis\n",
+        jobs, per_job, ports, joined.roots.size(), first_join, runs, joins.front(), joins.back(),
+        100 * joins.front() / analyse.front(), 100 * joins.back() / analyse.front());
+  }
   return 0;
 }

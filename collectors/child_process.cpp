@@ -16,11 +16,11 @@
 namespace ibfx {
 
 pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& fds,
-                  bool stdout_to_stderr) {
+                  bool stdout_to_stderr, int stdout_fd) {
   // Everything the child needs is built before fork(): other threads may hold
   // malloc's locks, so the child only makes async-signal-safe calls.
   constexpr std::size_t kMaxFds = 8;
-  if (args.empty() || fds.size() > kMaxFds) {
+  if (args.empty() || fds.size() >= kMaxFds) {
     errno = EINVAL;
     return -1;
   }
@@ -32,6 +32,10 @@ pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& 
   std::array<int, kMaxFds> from{};
   for (std::size_t i = 0; i < fds.size(); ++i) from[i] = fds[i];
   const int count = static_cast<int>(fds.size());
+  // stdout_fd travels with the others (moved out of the way, then to 1).
+  const bool own_stdout = stdout_fd >= 0;
+  if (own_stdout) from[fds.size()] = stdout_fd;
+  const int moved = count + (own_stdout ? 1 : 0);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
@@ -39,15 +43,19 @@ pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& 
   if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
   // Move every descriptor out of the way first: a source that is itself 3 or
   // 4 would otherwise be overwritten by an earlier dup2.
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < moved; ++i) {
     from[static_cast<std::size_t>(i)] =
-        ::fcntl(from[static_cast<std::size_t>(i)], F_DUPFD, 10 + count);
+        ::fcntl(from[static_cast<std::size_t>(i)], F_DUPFD, 10 + moved);
     if (from[static_cast<std::size_t>(i)] < 0) ::_exit(127);
   }
   for (int i = 0; i < count; ++i) {
     if (::dup2(from[static_cast<std::size_t>(i)], 3 + i) < 0) ::_exit(127);
   }
-  if (stdout_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  if (own_stdout) {
+    if (::dup2(from[static_cast<std::size_t>(count)], STDOUT_FILENO) < 0) ::_exit(127);
+  } else if (stdout_to_stderr) {
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
   ::close_range(static_cast<unsigned>(3 + count), ~0U, 0);
   sigset_t none;
   sigemptyset(&none);

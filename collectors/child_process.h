@@ -19,10 +19,12 @@ namespace ibfx {
 // is killed when the thread that forked it ends (PR_SET_PDEATHSIG), so no
 // helper outlives the daemon. With `stdout_to_stderr`, whatever a library
 // in the child prints cannot land in the daemon's stdout (--once output).
+// A `stdout_fd` >= 0 becomes the child's stdout instead (a pipe the
+// daemon reads, e.g. `squeue --json`). At most 7 `fds`.
 // Returns the pid, or -1 with errno set when fork() failed; a failed exec
 // shows as exit status 127.
 pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& fds,
-                  bool stdout_to_stderr);
+                  bool stdout_to_stderr, int stdout_fd = -1);
 
 // "exited with status N", "was killed by signal N".
 std::string describe_status(int status);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <regex>
 #include <system_error>
 #include <utility>
 
@@ -169,6 +170,67 @@ std::string to_state_directory(const Scalar& v) {
   return d;
 }
 
+std::string to_job_source(const Scalar& v) {
+  if (v.text == "none" || v.text == "slurmrestd" || v.text == "squeue") return std::string(v.text);
+  fail("expected none, slurmrestd or squeue, got " + quote(v.text));
+}
+
+// What collectors/slurmrestd_client.cpp connects to: the same split.
+std::string to_job_url(const Scalar& v) {
+  const std::string_view u = v.text;
+  if (u.empty()) return {};
+  if (u.starts_with("unix://")) {
+    if (u.size() < 9 || u[7] != '/') fail("expected unix:///absolute/path, got " + quote(u));
+    return std::string(u);
+  }
+  const std::size_t scheme = u.starts_with("http://") ? 7 : u.starts_with("https://") ? 8 : 0;
+  if (scheme == 0) {
+    fail("expected unix:///path, http://host:port or https://host:port, got " + quote(u));
+  }
+  const std::string_view rest = u.substr(scheme);
+  const std::size_t colon = rest.rfind(':');
+  const bool has_port = colon != std::string_view::npos && colon + 1 < rest.size() &&
+                        rest.find('/') == std::string_view::npos;
+  if (!has_port || colon == 0)
+    fail("expected " + std::string(u.substr(0, scheme)) + "host:port (no path), got " + quote(u));
+  to_int(Scalar{rest.substr(colon + 1), true}, 1, 65535);
+  return std::string(u);
+}
+
+// A path segment of the URL: "v0.0.38", never "/" or "..".
+std::string to_api_version(const Scalar& v) {
+  const std::string_view a = v.text;
+  const bool ok = a.size() >= 2 && a.front() == 'v' && a.find("..") == std::string_view::npos &&
+                  std::all_of(a.begin() + 1, a.end(),
+                              [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+  if (!ok) fail("expected a version such as v0.0.38, got " + quote(a));
+  return std::string(a);
+}
+
+// Sent as an HTTP header value: printable ASCII only.
+std::string to_header_value(const Scalar& v) {
+  if (!std::all_of(v.text.begin(), v.text.end(), [](char c) { return c > ' ' && c < 0x7f; })) {
+    fail("expected a user name (printable ASCII, no spaces), got " + quote(v.text));
+  }
+  return std::string(v.text);
+}
+
+std::string to_absolute_path(const Scalar& v) {
+  if (v.text.empty() || v.text.front() != '/')
+    fail("expected an absolute path, got " + quote(v.text));
+  return std::string(v.text);
+}
+
+std::string to_host_regex(const Scalar& v) {
+  try {
+    const std::regex re{std::string(v.text)};
+    if (re.mark_count() < 1) fail("needs a capture group (the host part), got " + quote(v.text));
+  } catch (const std::regex_error& e) {
+    fail("invalid regular expression " + quote(v.text) + ": " + e.what());
+  }
+  return std::string(v.text);
+}
+
 struct Key {
   std::string_view name;
   void (*set)(Config&, const Scalar&);
@@ -179,7 +241,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 41> kKeys{{
+const std::array<Key, 53> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -301,6 +363,40 @@ const std::array<Key, 41> kKeys{{
     {"export.raw_transmit_wait",
      [](Config& c, const Scalar& v) { c.exporting.raw_transmit_wait = to_bool(v); },
      [](const Config& c) { return bool_text(c.exporting.raw_transmit_wait); }},
+    {"jobs.source", [](Config& c, const Scalar& v) { c.jobs.source = to_job_source(v); },
+     [](const Config& c) { return c.jobs.source; }},
+    {"jobs.url", [](Config& c, const Scalar& v) { c.jobs.url = to_job_url(v); },
+     [](const Config& c) { return c.jobs.url; }},
+    {"jobs.api_version", [](Config& c, const Scalar& v) { c.jobs.api_version = to_api_version(v); },
+     [](const Config& c) { return c.jobs.api_version; }},
+    {"jobs.token_file", [](Config& c, const Scalar& v) { c.jobs.token_file = v.text; },
+     [](const Config& c) { return c.jobs.token_file; }},
+    {"jobs.user_name", [](Config& c, const Scalar& v) { c.jobs.user_name = to_header_value(v); },
+     [](const Config& c) { return c.jobs.user_name; }},
+    {"jobs.squeue_command",
+     [](Config& c, const Scalar& v) { c.jobs.squeue_command = to_absolute_path(v); },
+     [](const Config& c) { return c.jobs.squeue_command; }},
+    {"jobs.poll_interval",
+     [](Config& c, const Scalar& v) {
+       c.jobs.poll_interval = to_duration_within(v, std::chrono::seconds(1), std::chrono::hours(1));
+     },
+     [](const Config& c) { return format_duration(c.jobs.poll_interval); }},
+    {"jobs.timeout",
+     [](Config& c, const Scalar& v) {
+       c.jobs.timeout = to_duration_within(v, Duration(100), std::chrono::minutes(1));
+     },
+     [](const Config& c) { return format_duration(c.jobs.timeout); }},
+    {"jobs.grace_period",
+     [](Config& c, const Scalar& v) {
+       c.jobs.grace_period = to_duration_within(v, std::chrono::seconds(1), std::chrono::hours(24));
+     },
+     [](const Config& c) { return format_duration(c.jobs.grace_period); }},
+    {"jobs.max_jobs", [](Config& c, const Scalar& v) { c.jobs.max_jobs = to_int(v, 1, 100000); },
+     [](const Config& c) { return std::to_string(c.jobs.max_jobs); }},
+    {"jobs.host_regex", [](Config& c, const Scalar& v) { c.jobs.host_regex = to_host_regex(v); },
+     [](const Config& c) { return c.jobs.host_regex; }},
+    {"jobs.host_map", [](Config& c, const Scalar& v) { c.jobs.host_map = v.text; },
+     [](const Config& c) { return c.jobs.host_map; }},
 }};
 
 const Key* find_key(std::string_view name) {
@@ -333,6 +429,7 @@ class YamlLoader {
     }
     walk(doc, "", config);
     check_inflight(config);
+    check_jobs(config);
     if (config.sharding.index >= config.sharding.count) {
       const auto it = lines_.find("sharding.index");
       fail_at(it == lines_.end() ? 1 : it->second, "sharding.index",
@@ -396,6 +493,24 @@ class YamlLoader {
             "per_node_inflight (" + std::to_string(config.mad.per_node_inflight) +
                 ") must not exceed global_inflight (" + std::to_string(config.mad.global_inflight) +
                 ")");
+  }
+
+  // The keys a job source needs (docs/operations.md, "Jobs").
+  void check_jobs(const Config& config) const {
+    const JobsConfig& j = config.jobs;
+    auto line = [&](const std::string& key) {
+      const auto it = lines_.find(key);
+      return it == lines_.end() ? (lines_.contains("jobs.source") ? lines_.at("jobs.source") : 1)
+                                : it->second;
+    };
+    if (j.source == "slurmrestd" && j.url.empty()) {
+      fail_at(line("jobs.source"), "jobs.url", "source slurmrestd needs a url");
+    }
+    const bool http = j.url.starts_with("http");
+    if (j.source == "slurmrestd" && http && (j.token_file.empty() || j.user_name.empty())) {
+      fail_at(line("jobs.url"), "jobs.token_file",
+              "an http(s) url needs token_file and user_name (slurmrestd's rest_auth/jwt)");
+    }
   }
 
   std::string source_;

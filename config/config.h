@@ -112,6 +112,30 @@ struct WebServerConfig {
   bool operator==(const WebServerConfig&) const = default;
 };
 
+// Slurm jobs joined to the fabric (YAML section "jobs", docs/operations.md
+// "Jobs"): off until `source` names where the running jobs come from.
+struct JobsConfig {
+  std::string source = "none";  // none | slurmrestd | squeue
+  // slurmrestd: "unix:///run/slurmrestd.sock" (rest_auth/local) or
+  // "http://host:port" / "https://host:port" (JWT: token_file + user_name).
+  std::string url;
+  std::string api_version = "v0.0.38";             // the path's /slurm/<api_version>/jobs
+  std::string token_file;                          // X-SLURM-USER-TOKEN, read at start and reload
+  std::string user_name;                           // X-SLURM-USER-NAME
+  std::string squeue_command = "/usr/bin/squeue";  // source squeue: run with --json
+  Duration poll_interval{std::chrono::seconds(10)};
+  Duration timeout{std::chrono::seconds(5)};       // one poll, connect to last byte
+  Duration grace_period{std::chrono::minutes(1)};  // last good list kept while polls fail
+  int max_jobs = 2000;                             // running jobs; more fails the poll
+  // Host of an HCA: the first capture group of host_regex over its node
+  // description (rdma-ndd's "<host> mlx5_<n>"), unless host_map names it.
+  std::string host_regex = "^([^ ]+) ";
+  std::string host_map;  // file of "<slurm node name> <node description host>" lines
+
+  bool enabled() const { return source != "none"; }
+  friend bool operator==(const JobsConfig&, const JobsConfig&) = default;
+};
+
 struct Config {
   std::string listen_address = ":9690";
   std::string telemetry_path = "/metrics";  // where the exposition is served
@@ -130,6 +154,7 @@ struct Config {
   ShardingConfig sharding;
   ExportConfig exporting;  // YAML section "export"
   WebServerConfig web;
+  JobsConfig jobs;
 
   // Lets a reload tell whether anything changed.
   friend bool operator==(const Config&, const Config&) = default;

@@ -42,7 +42,7 @@ std::string describe(const YAML::Node& node);
 // "<source>:<line>: (top level): only one YAML document is allowed".
 YAML::Node load_document(std::string_view text, const std::string& source);
 
-// Whole file (at most 1 MiB, see detail::read_text_file) as one document.
+// Whole file (at most 1 MiB, see read_text_file) as one document.
 YAML::Node load_document_file(const std::string& path);
 
 // Walks one section of a file ("topology", "scores", "tls_server_config")

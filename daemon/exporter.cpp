@@ -43,7 +43,15 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
           [this](const Publication& pub, const PublisherStats& stats) {
             on_published(*pub.snapshot, stats);
           },
-          kPublisherNice) {}
+          kPublisherNice) {
+  // Start-up: an unreadable token or host map file, a bad host_regex is a
+  // ConfigError here, before anything runs.
+  if (config_.jobs.enabled()) {
+    job_join_config_ = load_job_join_config(config_.jobs);
+    job_join_.emplace(job_join_config_);
+    job_source_ = std::make_unique<JobSource>(config_.jobs);
+  }
+}
 
 Exporter::~Exporter() { stop(); }
 
@@ -216,11 +224,27 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
       saved_events_version_ = events_.version();
       state_file_->save(events_.state(), now);
     }
+    in.jobs = join_jobs(f, in.analysis);
   }
   in.events = events_.events();
   in.event_counters = events_.counters();
   in.fabric = std::move(f);
   return build_snapshot(std::move(in));
+}
+
+JobsView Exporter::join_jobs(const std::shared_ptr<const Fabric>& f,
+                             const SweepAnalysis& analysis) {
+  JobsView view;
+  if (!job_source_ || !job_join_) return view;
+  // The latest state, one copy under the source's lock: a slow or failing
+  // Slurm never holds the sweep (the list is at most jobs.poll_interval old).
+  const JobSourceState state = job_source_->state();
+  view.enabled = true;
+  view.source_up = state.up;
+  view.last_success_seconds = state.last_success_seconds;
+  view.join = job_join_->join(f, analysis.result.ports, analysis.samples,
+                              analysis.result.congestion, state.jobs);
+  return view;
 }
 
 std::shared_ptr<const Snapshot> Exporter::republished(const Snapshot& previous,
@@ -267,8 +291,28 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   if (config.ca != config_.ca || config.ca_port != config_.ca_port) {
     needs_restart.push_back("ca/ca_port");
   }
+  // Jobs: everything that can fail (token file, host map file, host_regex)
+  // is read here, before anything is applied: a bad file keeps the running
+  // settings, all of them. The token file is read again on every SIGHUP.
+  std::optional<JobJoinConfig> new_join_config;
+  std::optional<JobJoin> new_join;
+  std::unique_ptr<JobSource> new_source;
+  std::unique_ptr<JobSource> retired;  // stopped after the sweep thread let it go
+  const bool jobs_on = config.jobs.enabled();
+  if (jobs_on) {
+    new_join_config = load_job_join_config(config.jobs);
+    // Unchanged settings keep the join, and with it each job's stall sum.
+    if (job_join_ && *new_join_config == job_join_config_) new_join_config.reset();
+    if (new_join_config) new_join.emplace(*new_join_config);  // throws for a bad host_regex
+    if (job_source_) {
+      job_source_->reload(config.jobs);
+    } else {
+      new_source = std::make_unique<JobSource>(config.jobs);
+    }
+  }
   auto apply = [this, config = std::move(config), names = std::move(names),
-                analysis = std::move(analysis)]() mutable {
+                analysis = std::move(analysis), &new_join_config, &new_join, &new_source, &retired,
+                jobs_on]() mutable {
     const std::string listen = config_.listen_address;
     const WebServerConfig web = config_.web;
     const std::string ca = config_.ca;
@@ -286,6 +330,20 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     analyzer_.reclassify();  // with the new names and overrides
     engine_.set_limits(mad_limits(config_.mad));
     discovery_.set_config(config_.discovery);
+    if (!jobs_on) {
+      retired = std::move(job_source_);
+      job_join_.reset();
+      job_join_config_ = {};
+    } else {
+      if (new_join) {
+        job_join_config_ = std::move(*new_join_config);
+        job_join_ = std::move(new_join);
+      }
+      if (new_source) {
+        job_source_ = std::move(new_source);
+        if (collector_thread_.joinable()) job_source_->start();
+      }
+    }
     if (rearm && collector_thread_.joinable()) {
       next_sweep_ = std::chrono::steady_clock::now() + config_.sweep_interval;
       arm_timer(next_sweep_);
@@ -304,6 +362,8 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   } else {
     apply();
   }
+  // Its last poll may take up to jobs.timeout: not on the sweep thread.
+  if (retired) retired->stop();
   return needs_restart;
 }
 
@@ -428,6 +488,7 @@ void Exporter::start() {
   // The first discovery happens right away on the discovery thread.
   discovery_.start();
   publisher_.start();
+  if (job_source_) job_source_->start();
   next_sweep_ = std::chrono::steady_clock::now();
   collector_thread_ = std::thread([this] {
     set_thread_name("ibfx-sweep");
@@ -443,6 +504,7 @@ void Exporter::stop() {
   collector_io_.stop();
   if (collector_thread_.joinable()) collector_thread_.join();
   discovery_.stop();
+  if (job_source_) job_source_->stop();
   publisher_.stop();  // after the sweeps: what they submitted is published
   if (state_file_) {
     // The last sweep's events, written before the process exits.

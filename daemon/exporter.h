@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "analysis/congestion_events.h"
+#include "analysis/job_join.h"
 #include "collectors/counter_accumulator.h"
+#include "collectors/job_source.h"
 #include "collectors/mad_engine.h"
 #include "collectors/sweeper.h"
 #include "config/config.h"
@@ -167,6 +169,13 @@ class Exporter {
 
   std::mutex metrics_mu_;  // discovery and sweep threads both update metrics
   StatusFn status_;
+
+  // Slurm jobs (jobs.source != none, issue #28): the source polls on its
+  // own thread; each sweep's analysis joins its latest list (sweep thread).
+  std::unique_ptr<JobSource> job_source_;
+  std::optional<JobJoin> job_join_;
+  JobJoinConfig job_join_config_;  // what job_join_ was built with
+  JobsView join_jobs(const std::shared_ptr<const Fabric>& f, const SweepAnalysis& analysis);
 
   // The discover stage: its thread, the known fabric, pacing. Its events
   // update metrics_ (under metrics_mu_) and the status.

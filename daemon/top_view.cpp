@@ -81,6 +81,49 @@ void render_events_table(std::string& out, const Snapshot& s, std::size_t rows) 
   if (active > rows) line(out, "  ... and %zu more active\n", active - rows);
 }
 
+// Slurm's strings are untrusted: printable ASCII only, cut to `width`.
+std::string printable(const std::string& text, std::size_t width) {
+  std::string out = text.substr(0, width);
+  for (char& c : out) {
+    if (c < ' ' || c > '~') c = '?';
+  }
+  return out;
+}
+
+// The running jobs by their worst stall ratio, then their stall seconds.
+std::string top_jobs(const Snapshot& s, std::size_t rows) {
+  std::string out = "\nJOBS HURT MOST (W: worst stall ratio of their ports, last interval)\n";
+  if (!s.jobs.source_up) out += "  (job source down: the last good list, if any, is shown)\n";
+  const std::vector<JobPorts>& jobs = s.jobs.join.jobs;
+  std::vector<std::size_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    if (jobs[x].stall_ratio_max != jobs[y].stall_ratio_max) {
+      return jobs[x].stall_ratio_max > jobs[y].stall_ratio_max;
+    }
+    return jobs[x].transmit_wait_seconds > jobs[y].transmit_wait_seconds;
+  });
+  if (order.empty()) return out + "  (no running jobs)\n";
+  // Roots per job: how many exported roots have the job in their tree.
+  std::vector<std::size_t> roots(jobs.size(), 0);
+  for (const RootJobs& r : s.jobs.join.roots) {
+    for (const auto& entry : r.jobs) {
+      if (entry.first < roots.size()) ++roots[entry.first];
+    }
+  }
+  line(out, "  %-10s %-20s %-12s %-12s %6s %10s %5s %5s\n", "JOB", "NAME", "USER", "PARTITION", "W",
+       "STALL_S", "HCAS", "ROOTS");
+  for (std::size_t k = 0; k < order.size() && k < rows; ++k) {
+    const JobPorts& j = jobs[order[k]];
+    line(out, "  %-10llu %-20s %-12s %-12s %6.3f %10.3f %5zu %5zu\n",
+         static_cast<unsigned long long>(j.job_id), printable(j.name, 20).c_str(),
+         printable(j.user, 12).c_str(), printable(j.partition, 12).c_str(), j.stall_ratio_max,
+         j.transmit_wait_seconds, j.hca_ports, roots[order[k]]);
+  }
+  if (order.size() > rows) line(out, "  ... and %zu more\n", order.size() - rows);
+  return out;
+}
+
 }  // namespace
 
 std::string render_top(const Snapshot& s, std::size_t rows) {
@@ -102,16 +145,26 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
   } else if (a.congestion.roots.empty()) {
     out += "  (none)\n";
   }
+  // JOBS (jobs.source set): the running jobs with ports in the root's tree.
+  const bool jobs = s.jobs.enabled;
+  std::vector<std::size_t> root_jobs(a.congestion.roots.size(), 0);
+  for (const RootJobs& r : s.jobs.join.roots) {
+    if (r.root < root_jobs.size()) root_jobs[r.root] = r.jobs.size();
+  }
   if (!a.congestion.roots.empty()) {
-    line(out, "  %-32s %-20s %7s %8s  %s\n", "PORT", "CAUSE", "SCORE", "VICTIMS", "FAR END");
+    line(out, "  %-32s %-20s %7s %8s%s  %s\n", "PORT", "CAUSE", "SCORE", "VICTIMS",
+         jobs ? "     JOBS" : "", "FAR END");
   }
   for (std::size_t k = 0; k < a.congestion.roots.size() && k < rows; ++k) {
     const CongestionRoot& r = a.congestion.roots[k];
     const PortScore& ps = a.ports[r.port];
-    line(out, "  %-32s %-20s %7.3f %8zu  %s\n", name_of(ps).c_str(),
+    char job_column[16] = "";
+    if (jobs) std::snprintf(job_column, sizeof job_column, " %8zu", root_jobs[k]);
+    line(out, "  %-32s %-20s %7.3f %8zu%s  %s\n", name_of(ps).c_str(),
          std::string(cause_name(r.cause)).c_str(), r.score, static_cast<std::size_t>(r.victims),
-         far_end(s, port_of(ps)).c_str());
+         job_column, far_end(s, port_of(ps)).c_str());
   }
+  if (jobs) out += top_jobs(s, rows);
 
   render_events_table(out, s, rows);
 

@@ -159,4 +159,35 @@ inline constexpr MetricFamily kClamped{
     "infiniband_exporter_stall_ratio_clamped_total", "counter",
     "Stall ratios outside [0, 1] (impossible: wrong tick length or counter glitch), clamped.", ""};
 
+// --- aggregates group (render_jobs): Slurm jobs joined to the fabric (issue #28) ---
+inline constexpr MetricFamily kJobInfo{
+    "infiniband_job_info", "gauge",
+    "A running Slurm job (jobs.source): its name, user and partition; value is always 1.",
+    "job_id,job_name,user,partition"};
+inline constexpr MetricFamily kJobHcaPorts{
+    "infiniband_job_hca_ports", "gauge",
+    "HCA ports of the job's hosts found in the fabric (host part of the node description, "
+    "jobs.host_regex / jobs.host_map).",
+    "job_id"};
+inline constexpr MetricFamily kJobWaitSeconds{
+    "infiniband_job_transmit_wait_seconds_total", "counter",
+    "Stall seconds (W x interval) of the job's HCA ports and of the leaf ports into them, summed "
+    "since the exporter first saw the job running.",
+    "job_id"};
+inline constexpr MetricFamily kJobStallMax{
+    "infiniband_job_stall_ratio_max", "gauge",
+    "Worst stall ratio W over the job's HCA ports and the leaf ports into them, last interval.",
+    "job_id"};
+inline constexpr MetricFamily kRootJobs{
+    "infiniband_congestion_root_jobs", "gauge",
+    "Per exported root of congestion, the running jobs with ports in its tree (the root facing "
+    "one of the job's HCAs, or a victim port of the job): how many of the job's ports are in it.",
+    "node_guid,port,job_id"};
+inline constexpr MetricFamily kJobSourceUp{
+    "infiniband_exporter_job_source_up", "gauge",
+    "Whether the last poll of the Slurm job source (jobs.source) succeeded.", ""};
+inline constexpr MetricFamily kJobSourceLastSuccess{
+    "infiniband_exporter_job_source_last_success_timestamp_seconds", "gauge",
+    "Unix time of the last successful poll of the Slurm job source (0: never).", ""};
+
 }  // namespace ibfx::families

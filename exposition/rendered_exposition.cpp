@@ -6,6 +6,7 @@
 #include "exposition/deflate_block_cache.h"
 #include "exposition/render_events.h"
 #include "exposition/render_health.h"
+#include "exposition/render_jobs.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
 #include "exposition/render_scores.h"
@@ -16,16 +17,17 @@ namespace ibfx {
 namespace {
 
 // Every concern of the exposition, in the order the full text lists them.
-const std::array<const Renderer*, 7>& renderers() {
+const std::array<const Renderer*, 8>& renderers() {
   static const TopologyRenderer kTopology;
   static const PortInfoRenderer kPortInfo;
   static const PortCounterRenderer kPortCounters;
   static const LaneCounterRenderer kLaneCounters;
   static const ScoresRenderer kScores;
   static const EventsRenderer kEvents;
+  static const JobsRenderer kJobs;
   static const ExporterHealthRenderer kHealth;
-  static const std::array<const Renderer*, 7> kAll{
-      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kScores, &kEvents, &kHealth};
+  static const std::array<const Renderer*, 8> kAll{
+      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kScores, &kEvents, &kJobs, &kHealth};
   return kAll;
 }
 

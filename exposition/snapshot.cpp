@@ -59,6 +59,7 @@ std::shared_ptr<const Snapshot> build_snapshot(SnapshotInputs in) {
   s->exporter_metrics_text = std::move(in.exporter_metrics_text);
   if (in.events) s->events = std::move(in.events);
   s->event_counters = in.event_counters;
+  s->jobs = std::move(in.jobs);
   s->fabric = std::move(in.fabric);
   return s;
 }

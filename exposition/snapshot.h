@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/congestion_events.h"
+#include "analysis/job_join.h"
 #include "analysis/sweep_analyzer.h"
 #include "analysis/topology.h"
 #include "collectors/counter_accumulator.h"
@@ -31,6 +32,16 @@ struct PortView {
   int device_tick = -1;          // the node's PortSamplesControl.Tick; -1: unknown
   std::array<std::uint64_t, kCounterCount> totals{};
   std::array<std::uint8_t, kCounterCount> present{};  // counter ever read
+};
+
+// The Slurm jobs of one sweep (issue #28): the job source's state when the
+// sweep's analysis ran and the join of its job list to the sweep's scores;
+// rendered by exposition/render_jobs. Disabled (jobs.source: none): nothing.
+struct JobsView {
+  bool enabled = false;
+  bool source_up = false;           // the job source's last poll succeeded
+  double last_success_seconds = 0;  // Unix time of its last good poll; 0: never
+  JobJoinResult join;
 };
 
 struct Snapshot {
@@ -54,6 +65,7 @@ struct Snapshot {
   // congestion_events.h), newest start first, and their counters by cause.
   std::shared_ptr<const EventList> events = std::make_shared<const EventList>();
   EventCounters event_counters;
+  JobsView jobs;  // Slurm jobs joined to this sweep (issue #28)
 };
 
 // The names every series and view shows for the nodes of `fabric`: the
@@ -78,6 +90,7 @@ struct SnapshotInputs {
   double sweep_timestamp_seconds = 0;
   std::shared_ptr<const EventList> events;  // null: none
   EventCounters event_counters;
+  JobsView jobs;
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.

@@ -175,6 +175,18 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.exporting.port_scores);
   CHECK(c.exporting.zero_error_counters);
   CHECK(c.exporting.raw_transmit_wait);
+  CHECK(c.jobs.source == "slurmrestd");
+  CHECK(c.jobs.url == "https://slurm.example:6820");
+  CHECK(c.jobs.api_version == "v0.0.39");
+  CHECK(c.jobs.token_file == "/etc/ibfx/slurm.jwt");
+  CHECK(c.jobs.user_name == "ibfx");
+  CHECK(c.jobs.squeue_command == "/opt/slurm/bin/squeue");
+  CHECK(c.jobs.poll_interval == 30s);
+  CHECK(c.jobs.timeout == 2s);
+  CHECK(c.jobs.grace_period == 5min);
+  CHECK(c.jobs.max_jobs == 500);
+  CHECK(c.jobs.host_regex == "^(node[0-9]+)-ib");
+  CHECK(c.jobs.host_map == "/etc/ibfx/hosts");
 
   // Each value differs from the default, so a key silently ignored shows up here.
   for (const std::string_view key : ibfx::config_keys()) {
@@ -389,4 +401,44 @@ TEST_CASE("config: state_directory is absolute or empty", "[config]") {
     CHECK_THAT(e.what(), Catch::Contains("s.yaml:1: state_directory: expected an absolute "
                                          "directory"));
   }
+}
+
+TEST_CASE("config: the jobs section's values and the keys a source needs", "[config]") {
+  auto error_of = [](const std::string& text) {
+    try {
+      ibfx::parse_config_yaml(text, "j.yaml");
+    } catch (const ibfx::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_FALSE(ibfx::Config{}.jobs.enabled());
+  CHECK(error_of("jobs:\n  source: pbs\n") ==
+        "j.yaml:2: jobs.source: expected none, slurmrestd or squeue, got \"pbs\"");
+  CHECK(error_of("jobs:\n  source: slurmrestd\n") ==
+        "j.yaml:2: jobs.url: source slurmrestd needs a url");
+  CHECK(error_of("jobs:\n  url: unix://relative\n") ==
+        "j.yaml:2: jobs.url: expected unix:///absolute/path, got \"unix://relative\"");
+  CHECK(error_of("jobs:\n  url: ftp://h:1\n").find("expected unix:///path, http://host:port") !=
+        std::string::npos);
+  CHECK(error_of("jobs:\n  url: http://h\n") ==
+        "j.yaml:2: jobs.url: expected http://host:port (no path), got \"http://h\"");
+  CHECK(error_of("jobs:\n  url: http://h:70000\n").find("between 1 and 65535") !=
+        std::string::npos);
+  CHECK(error_of("jobs:\n  source: slurmrestd\n  url: http://h:6820\n") ==
+        "j.yaml:3: jobs.token_file: an http(s) url needs token_file and user_name "
+        "(slurmrestd's rest_auth/jwt)");
+  CHECK(error_of("jobs:\n  api_version: ../x\n").find("expected a version") != std::string::npos);
+  CHECK(error_of("jobs:\n  user_name: \"a b\"\n").find("printable ASCII") != std::string::npos);
+  CHECK(error_of("jobs:\n  host_regex: \"(\"\n").find("invalid regular expression") !=
+        std::string::npos);
+  CHECK(error_of("jobs:\n  host_regex: \"^x\"\n").find("needs a capture group") !=
+        std::string::npos);
+  CHECK(error_of("jobs:\n  poll_interval: 100ms\n").find("between 1s and 1h") != std::string::npos);
+  CHECK(error_of("jobs:\n  max_jobs: 0\n").find("between 1 and 100000") != std::string::npos);
+  CHECK(error_of("jobs:\n  squeue_command: squeue\n").find("absolute path") != std::string::npos);
+  const ibfx::Config ok = ibfx::parse_config_yaml(
+      "jobs:\n  source: slurmrestd\n  url: unix:///run/slurmrestd.sock\n", "j.yaml");
+  CHECK(ok.jobs.enabled());
+  CHECK(ok.jobs.url == "unix:///run/slurmrestd.sock");
 }

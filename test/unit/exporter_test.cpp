@@ -4,6 +4,8 @@
 // its budget; rediscovery requests; reload; start and stop.
 #include "daemon/exporter.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -21,6 +23,7 @@
 #include "fake_fabric.h"
 #include "fake_pma.h"
 #include "test/support/snapshot_support.h"
+#include "test/support/temp_dir.h"
 #include "test/support/wait_for.h"
 
 using namespace ibfx;
@@ -513,4 +516,65 @@ TEST_CASE("Exporter exports its publisher's health: snapshots published and drop
   const double ratio = value(text, "infiniband_exporter_last_render_reused_ratio");
   CHECK(ratio >= 0);
   CHECK(ratio <= 1);
+}
+
+TEST_CASE("Exporter with jobs.source: each sweep joins the latest job list; reload turns it off",
+          "[exporter][jobs]") {
+  // squeue --json as a real child: job 7 on gpu0 (star_fabric's "gpu0
+  // mlx5_0"), job 8 on a host with no HCA in the fabric.
+  ibfx::test::TempDir dir;
+  const std::string squeue =
+      dir.write("squeue",
+                "#!/bin/sh\ncat <<'EOF'\n"
+                R"({"jobs":[{"job_id":7,"name":"train","user_name":"alice","partition":"gpu",)"
+                R"("job_state":"RUNNING","nodes":"gpu0"},{"job_id":8,"name":"x","user_name":"bob",)"
+                R"("partition":"cpu","job_state":"RUNNING","nodes":"cpu[01-02]"}]})"
+                "\nEOF\n");
+  ::chmod(squeue.c_str(), 0755);
+  const Fabric fabric = ibfx::test::star_fabric(2);
+  FakePma fake = fake_for(fabric);
+  Config config = quick_config();
+  config.sweep_interval = std::chrono::milliseconds(50);
+  config.jobs.source = "squeue";
+  config.jobs.squeue_command = squeue;
+  Exporter exporter(config, {}, std::make_unique<HookedPma>(fake), discover_always(fabric));
+  exporter.start();
+  REQUIRE(wait_for([&] {
+    const auto snap = exporter.snapshot();
+    return snap && snap->jobs.source_up && snap->jobs.join.jobs.size() == 2;
+  }));
+  auto snap = exporter.snapshot();
+  CHECK(snap->jobs.enabled);
+  CHECK(snap->jobs.last_success_seconds > 0);
+  const JobPorts& train = snap->jobs.join.jobs[0];
+  CHECK(train.job_id == 7);
+  CHECK(train.hca_ports == 1);
+  CHECK(train.hosts_unknown == 0);
+  CHECK(snap->jobs.join.jobs[1].hca_ports == 0);
+  CHECK(snap->jobs.join.unknown_hosts == 2);
+  const std::string text = exposition_text(*snap);
+  CHECK(has_line(text, R"(infiniband_job_info{job_id="7",job_name="train",user="alice",)"
+                       R"(partition="gpu"} 1)"));
+  CHECK(has_line(text, R"(infiniband_job_hca_ports{job_id="7"} 1)"));
+  CHECK(has_line(text, "infiniband_exporter_job_source_up 1"));
+
+  // A host map that cannot be read rejects the whole reload: jobs stay on.
+  Config bad = config;
+  bad.jobs.host_map = dir.path() + "/absent";
+  bad.sweep_interval = std::chrono::milliseconds(60);
+  CHECK_THROWS_AS(exporter.reload(bad, {}, {}), ConfigError);
+  CHECK(exporter.config().sweep_interval == std::chrono::milliseconds(50));
+  CHECK(exporter.config().jobs.source == "squeue");
+
+  // jobs.source: none on SIGHUP: the job series go with the next sweep.
+  Config off = config;
+  off.jobs = JobsConfig{};
+  CHECK(exporter.reload(off, {}, {}).empty());
+  const auto published = exporter.publisher_stats().published;
+  REQUIRE(wait_for([&] { return exporter.publisher_stats().published >= published + 2; }));
+  snap = exporter.snapshot();
+  CHECK_FALSE(snap->jobs.enabled);
+  CHECK(exposition_text(*snap).find("infiniband_job") == std::string::npos);
+  CHECK(exposition_text(*snap).find("job_source_up") == std::string::npos);
+  exporter.stop();
 }

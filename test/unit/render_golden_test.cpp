@@ -16,6 +16,7 @@
 #include "exposition/gzip.h"
 #include "exposition/render_events.h"
 #include "exposition/render_health.h"
+#include "exposition/render_jobs.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
 #include "exposition/render_scores.h"
@@ -96,6 +97,33 @@ std::shared_ptr<Snapshot> fixed_snapshot(bool port_scores) {
   return snap;
 }
 
+// fixed_snapshot with jobs.source set: two running jobs, the first on
+// gpu0 (under the root, 2 of its ports in the root's tree), the second's
+// name and user with characters to escape; the source's last poll failed.
+std::shared_ptr<Snapshot> jobs_snapshot() {
+  auto snap = fixed_snapshot(false);
+  JobsView& jobs = snap->jobs;
+  jobs.enabled = true;
+  jobs.source_up = false;
+  jobs.last_success_seconds = 1764763200;
+  JobPorts a;
+  a.job_id = 4711;
+  a.name = "train";
+  a.user = "alice";
+  a.partition = "gpu";
+  a.hca_ports = 1;
+  a.transmit_wait_seconds = 12.5;
+  a.stall_ratio_max = 0.25;
+  JobPorts b;
+  b.job_id = 4712;
+  b.name = "say \"hi\"\nbye";
+  b.user = "bob\\";
+  b.partition = "cpu";
+  jobs.join.jobs = {a, b};
+  jobs.join.roots.push_back({0, {{0, 2}}});
+  return snap;
+}
+
 std::string render(const Renderer& renderer, const Snapshot& snap) {
   std::string out;
   ExpositionWriter w(out);
@@ -159,6 +187,22 @@ TEST_CASE("EventsRenderer matches its golden file: every cause, zeros included",
 
 TEST_CASE("ExporterHealthRenderer matches its golden file", "[golden]") {
   check_golden("health", render(ExporterHealthRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("JobsRenderer matches its golden file, passes promtool, renders nothing when off",
+          "[golden]") {
+  const std::string text = render(JobsRenderer{}, *jobs_snapshot());
+  check_golden("jobs", text);
+  CHECK(render(JobsRenderer{}, *fixed_snapshot(false)).empty());
+  // In the aggregates group, after the scores, before the daemon's health.
+  const std::string full = exposition_text(*jobs_snapshot());
+  CHECK(full.find(text) != std::string::npos);
+  CHECK(full.find("infiniband_congestion_root_score") < full.find("infiniband_job_info"));
+  CHECK(full.find("infiniband_job_info") < full.find("infiniband_exporter_sweeps_total"));
+  const std::string path = "/tmp/ibfx_jobs_" + std::to_string(::getpid()) + ".prom";
+  std::ofstream(path) << full;
+  CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
+  std::remove(path.c_str());
 }
 
 TEST_CASE("The full exposition is every group in order, and each group is its renderers",
@@ -278,4 +322,24 @@ TEST_CASE("render_top lists the root, the hottest ports with W, U and far end, s
   CHECK(top.find("0x0000000000000201", silent) != std::string::npos);
   // n bounds every table.
   CHECK(render_top(*snap, 1).find("leaf-01:2") != std::string::npos);
+  // Without jobs.source no JOBS column and no jobs table.
+  CHECK(top.find("JOBS") == std::string::npos);
+}
+
+TEST_CASE("render_top with jobs: a JOBS column per root, the jobs hurt most first", "[top]") {
+  const std::string top = render_top(*jobs_snapshot(), 10);
+  INFO(top);
+  // The root's row ends with its one job before the far end.
+  CHECK(top.find("VICTIMS     JOBS  FAR END") != std::string::npos);
+  CHECK(top.find("       2        1  gpu-b:1") != std::string::npos);
+  const auto table = top.find("JOBS HURT MOST");
+  REQUIRE(table != std::string::npos);
+  CHECK(top.find("job source down", table) != std::string::npos);
+  // 4711 (W 0.25, 12.5 s, one HCA port, one root) before 4712; Slurm's
+  // strings printable only.
+  const auto first = top.find("4711", table);
+  CHECK(first < top.find("4712", table));
+  CHECK(top.find("0.250     12.500     1     1", first) != std::string::npos);
+  CHECK(top.find("say \"hi\"?bye") != std::string::npos);
+  CHECK(render_top(*jobs_snapshot(), 1).find("... and 1 more") != std::string::npos);
 }

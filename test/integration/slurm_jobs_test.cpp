@@ -1,0 +1,220 @@
+// Which jobs the fabric hurts, against a real Slurm (issue #28): jobs
+// submitted with sbatch on hosts of a simulated fabric whose HCAs are
+// "gpu000N mlx5_M", an incast onto gpu0001's rail-0 HCA
+// (test/scenarios/tree_incast.yaml: root leaf-r0-01 port 1); the daemon
+// polls slurmrestd (and, a second daemon, squeue --json). The job appears
+// within a poll, the root names the job whose HCA it faces and not an
+// unrelated one, the series go after scancel, and a slurmrestd killed
+// mid-run only turns job_source_up to 0. A real Prometheus scrapes the
+// slurmrestd daemon: every panel of dashboards/ibfx-jobs.json returns data
+// for the job.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "daemon_fixture.h"
+#include "prometheus_fixture.h"
+#include "slurm_fixture.h"
+#include "test/scenario/scenario.h"
+#include "test/support/config_yaml.h"
+
+using namespace ibfx::test;
+
+namespace {
+
+std::string job_info(std::uint64_t job, const std::string& name) {
+  return "infiniband_job_info{job_id=\"" + std::to_string(job) + "\",job_name=\"" + name +
+         "\",user=\"root\",partition=\"gpu\"}";
+}
+
+std::string job_key(const std::string& family, std::uint64_t job) {
+  return family + "{job_id=\"" + std::to_string(job) + "\"}";
+}
+
+// Series of `family` whose labels name `job`.
+std::size_t series_of_job(const Series& s, const std::string& family, std::uint64_t job) {
+  std::size_t n = 0;
+  const std::string label = "job_id=\"" + std::to_string(job) + "\"";
+  for (const auto& [key, v] : s) {
+    n += key.rfind(family + "{", 0) == 0 && key.find(label) != std::string::npos ? 1 : 0;
+  }
+  return n;
+}
+
+// The fabric's own series names (everything but the jobs' families and
+// the daemon's own), which a failing job source must not change.
+std::set<std::string> fabric_series(const Series& s) {
+  std::set<std::string> out;
+  for (const auto& [key, v] : s) {
+    if (key.find("job") != std::string::npos || key.rfind("infiniband_exporter_", 0) == 0) continue;
+    if (key.rfind("infiniband_node_info", 0) == 0 || key.rfind("infiniband_port_info", 0) == 0 ||
+        key.rfind("infiniband_port_transmit_wait_seconds_total", 0) == 0) {
+      out.insert(key);
+    }
+  }
+  return out;
+}
+
+// Every query of every panel of the jobs dashboard, with job_id = `job`
+// (Grafana's expansion), returns data; the job_id variable offers `job`.
+void check_jobs_dashboard(const Prometheus& prom, std::uint64_t job) {
+  const Json dash =
+      parse_json(read_file(std::string(IBFX_SOURCE_DIR) + "/dashboards/ibfx-jobs.json"));
+  REQUIRE(dash["uid"].str() == "ibfx-jobs");
+  std::map<std::string, std::string> vars = {
+      {"__rate_interval", "10s"}, {"__interval", "1s"}, {"__range", "5m"}};
+  for (const Json& v : dash["templating"]["list"].array) {
+    if (v["name"].str() != "job_id") continue;
+    const auto [selector, label] = parse_label_values(v["query"].str());
+    const auto values = prom.label_values(label, selector);
+    CHECK(std::find(values.begin(), values.end(), std::to_string(job)) != values.end());
+    vars["job_id"] = std::to_string(job);
+  }
+  REQUIRE(vars.count("job_id") == 1);
+  std::size_t queries = 0;
+  for (const Json& panel : dash["panels"].array) {
+    if (panel["type"].str() == "row") continue;
+    for (const Json& t : panel["targets"].array) {
+      const std::string expr = expand(t["expr"].str(), vars);
+      INFO("panel \"" << panel["title"].str() << "\": " << expr);
+      CHECK(expr.find('$') == std::string::npos);
+      const Json reply = prom.query(expr);
+      INFO(reply["error"].str());
+      REQUIRE(reply["status"].str() == "success");
+      CHECK_FALSE(samples(reply).empty());
+      ++queries;
+    }
+  }
+  CHECK(queries >= 9);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Slurm jobs on ibsim: joined to the root they face, gone after scancel, kept when "
+    "slurmrestd dies",
+    "[jobs][slurm][integration]") {
+  // gpu0001 and gpu0002 on leaves leaf-r0-01 / leaf-r1-01; gpu0005 on the
+  // second leaf of each rail, away from the incast.
+  SlurmCluster slurm({"gpu0001", "gpu0002", "gpu0005"});
+  const std::uint64_t train = slurm.submit("train", {"gpu0001", "gpu0002"});
+  const std::uint64_t other = slurm.submit("other", {"gpu0005"});
+  REQUIRE(slurm.wait_state(train, "RUNNING"));
+  REQUIRE(slurm.wait_state(other, "RUNNING"));
+
+  Scenario scenario =
+      load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/tree_incast.yaml");
+  scenario.tick = 0.5;
+  ScenarioDriver driver(scenario);
+  SimFabric sim(driver.fabric());
+  auto config = [] {
+    return ConfigYaml()
+        .scenario_tick()
+        .set("scores.saturation_threshold", "0.75")
+        .set("jobs.poll_interval", "1s")
+        .set("jobs.timeout", "2s");
+  };
+  const std::string rest_config = config()
+                                      .set("jobs.source", "slurmrestd")
+                                      .set("jobs.url", slurm.rest_url())
+                                      .write(sim.dir() + "/rest.yaml");
+  // squeue finds this cluster by SLURM_CONF, which the daemon's
+  // environment does not carry: a wrapper sets it.
+  const std::string squeue = sim.dir() + "/squeue";
+  std::ofstream(squeue) << "#!/bin/sh\nSLURM_CONF='" << slurm.conf_path()
+                        << "' exec /usr/bin/squeue \"$@\"\n";
+  ::chmod(squeue.c_str(), 0755);
+  const std::string squeue_config = config()
+                                        .set("jobs.source", "squeue")
+                                        .set("jobs.squeue_command", squeue)
+                                        .write(sim.dir() + "/squeue.yaml");
+  Daemon rest(sim, {"--config.file=" + rest_config, "--sweep.interval=2s"});
+  Daemon by_squeue(sim, {"--config.file=" + squeue_config, "--sweep.interval=2s"});
+  REQUIRE(rest.wait_ready());
+  REQUIRE(by_squeue.wait_ready());
+  Prometheus prom(rest.port(),
+                  std::string(IBFX_SOURCE_DIR) + "/dashboards/rules/ibfabric_exporter.rules.yaml");
+
+  // Within a poll and a sweep: both jobs, with Slurm's user and partition,
+  // and their HCA ports (two rails per host).
+  for (Daemon* d : {&rest, &by_squeue}) {
+    REQUIRE(d->wait_value(job_info(train, "train"), 1));
+    CHECK(d->wait_value(job_key("infiniband_job_hca_ports", train), 4));
+    CHECK(d->wait_value(job_key("infiniband_job_hca_ports", other), 2));
+    CHECK(d->wait_value("infiniband_exporter_job_source_up", 1));
+  }
+
+  // The incast grows from simulated t = 10 s: its root faces gpu0001 mlx5_0.
+  const auto trees = driver.congestion_trees();
+  REQUIRE(trees.size() == 1);
+  const std::string root_prefix = "infiniband_congestion_root_jobs{node_guid=\"" +
+                                  guid_of(rest.series(), trees[0].root.node) + "\",port=\"" +
+                                  std::to_string(trees[0].root.port) + "\",job_id=\"";
+  auto step = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    for (const std::string& line : driver.step()) sim.console(line);
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(500));
+  };
+  Series s;
+  bool joined = false;
+  while (driver.time() < 30 && !joined) {
+    step();
+    if (driver.time() < 12) continue;
+    s = rest.series();
+    joined = s.count(root_prefix + std::to_string(train) + "\"}") == 1;
+  }
+  INFO("simulated " << driver.time() << " s");
+  REQUIRE(joined);
+  // A few more scrapes of the root with the job in Prometheus, the tree
+  // still growing: then the dashboard's panels.
+  for (int i = 0; i < 6; ++i) step();
+  check_jobs_dashboard(prom, train);
+  CHECK(s.at(root_prefix + std::to_string(train) + "\"}") >= 1);
+  // The unrelated job is in no root's tree.
+  CHECK(series_of_job(s, "infiniband_congestion_root_jobs", other) == 0);
+  CHECK(s.count(job_key("infiniband_job_transmit_wait_seconds_total", train)) == 1);
+  CHECK(s.count(job_key("infiniband_job_stall_ratio_max", train)) == 1);
+  // The full exposition with the jobs' families is promtool-clean.
+  const std::string path = sim.dir() + "/scrape.prom";
+  std::ofstream(path) << rest.metrics();
+  const RunResult check = sim.run({"sh", "-c", "promtool check metrics < " + path});
+  INFO(check.out << check.err);
+  CHECK(check.exit_code == 0);
+
+  // scancel: the job's series go, the other job's stay.
+  slurm.cancel(train);
+  CHECK(eventually([&] {
+    const Series now = rest.series();
+    return series_of_job(now, "infiniband_job_info", train) +
+               series_of_job(now, "infiniband_job_hca_ports", train) +
+               series_of_job(now, "infiniband_congestion_root_jobs", train) ==
+           0;
+  }));
+  CHECK(eventually(
+      [&] { return series_of_job(by_squeue.series(), "infiniband_job_info", train) == 0; }));
+  CHECK(rest.series().count(job_info(other, "other")) == 1);
+
+  // slurmrestd killed mid-run: job_source_up 0, the last good list kept
+  // (jobs.grace_period, 1 m), the fabric's series as they were.
+  const Series before = rest.series();
+  const double last_success =
+      before.at("infiniband_exporter_job_source_last_success_timestamp_seconds");
+  slurm.kill_slurmrestd();
+  REQUIRE(rest.wait_value("infiniband_exporter_job_source_up", 0));
+  const Series after = rest.series();
+  CHECK(after.count(job_info(other, "other")) == 1);
+  CHECK(after.at("infiniband_exporter_job_source_last_success_timestamp_seconds") >= last_success);
+  CHECK(fabric_series(after) == fabric_series(before));
+  CHECK(rest.process().running());
+  const std::string log = rest.process().read_stderr();
+  CHECK(log.find("slurmrestd") != std::string::npos);
+  // The squeue source does not depend on slurmrestd.
+  CHECK(by_squeue.series().at("infiniband_exporter_job_source_up") == 1);
+}
