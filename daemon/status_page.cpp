@@ -40,7 +40,6 @@ StatusModel daemon_status_model(const Snapshot& snapshot, std::string_view telem
     }
     m.events = std::move(events);
   }
-  // Issue #28: the Slurm jobs each root hurts go into StatusRoot::jobs here.
   return m;
 }
 

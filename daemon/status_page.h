@@ -26,9 +26,8 @@ StatusBodies render_status_bodies(const StatusModel& model);
 
 // The model of `snapshot` for the publisher, with the telemetry path the
 // page links to and the snapshot's congestion events (StatusModel::events,
-// issue #26). This is where the Slurm jobs each root hurts
-// (StatusRoot::jobs, issue #28) are to be added; without them the page says
-// they are unknown.
+// issue #26); the Slurm jobs each root hurts (StatusRoot::jobs, issue #28)
+// come from the snapshot's job join in build_status_model().
 StatusModel daemon_status_model(const Snapshot& snapshot, std::string_view telemetry_path);
 
 }  // namespace ibfx

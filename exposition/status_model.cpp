@@ -141,7 +141,8 @@ void add_switches(const Snapshot& s, const Names& names, StatusModel& m) {
 void add_roots(const Snapshot& s, const Names& names, StatusModel& m) {
   const AnalysisResult& a = s.analysis.result;
   const Fabric& f = *s.fabric;
-  for (const CongestionRoot& r : a.congestion.roots) {
+  for (std::size_t k = 0; k < a.congestion.roots.size(); ++k) {
+    const CongestionRoot& r = a.congestion.roots[k];
     if (r.port >= a.ports.size()) continue;
     const PortScore& ps = a.ports[r.port];
     const auto n = static_cast<std::size_t>(ps.node);
@@ -159,6 +160,20 @@ void add_roots(const Snapshot& s, const Names& names, StatusModel& m) {
     out.utilization = ps.utilization_valid ? ps.utilization : 0;
     out.held = r.held;
     out.remote = names.far_end(fp);
+    // The Slurm jobs in the root's tree (issue #28's join), when the daemon
+    // has a job source: "<id> <name> (<user>)", untrusted text.
+    if (s.jobs.enabled) {
+      std::vector<std::string> jobs;
+      for (const RootJobs& rj : s.jobs.join.roots) {
+        if (rj.root != k) continue;
+        for (const auto& [job, ports] : rj.jobs) {
+          if (job >= s.jobs.join.jobs.size()) continue;
+          const JobPorts& j = s.jobs.join.jobs[job];
+          jobs.push_back(valid_utf8(std::to_string(j.job_id) + " " + j.name + " (" + j.user + ")"));
+        }
+      }
+      out.jobs = std::move(jobs);
+    }
     m.roots.push_back(std::move(out));
     for (StatusSwitch& sw : m.switches) sw.root = sw.root || sw.node == n;
   }

@@ -121,6 +121,23 @@ TEST_CASE("the status model lists a link narrower than its peers once, and a dow
   CHECK(down);
 }
 
+TEST_CASE("the status model names the Slurm jobs in each root's tree", "[status_model]") {
+  test::StatusFixture fx = test::status_fixture();
+  CHECK_FALSE(build_status_model(*fx.snapshot).roots[0].jobs.has_value());
+  fx.snapshot->jobs.enabled = true;
+  JobPorts job;
+  job.job_id = 4242;
+  job.name = "train<1>";
+  job.user = "alice";
+  fx.snapshot->jobs.join.jobs.push_back(job);
+  fx.snapshot->jobs.join.roots.push_back({0, {{0, 3}}});
+  const StatusModel m = build_status_model(*fx.snapshot);
+  REQUIRE(m.roots[0].jobs.has_value());
+  CHECK(*m.roots[0].jobs == std::vector<std::string>{"4242 train<1> (alice)"});
+  REQUIRE(m.roots[1].jobs.has_value());
+  CHECK(m.roots[1].jobs->empty());
+}
+
 TEST_CASE("the status model's sweep health: time, duration, nodes answering, own port",
           "[status_model]") {
   const test::StatusFixture fx = test::status_fixture();
