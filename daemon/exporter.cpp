@@ -39,7 +39,7 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       // did not change since the snapshot before is not deflated again (the
       // publisher's deflate cache).
       publisher_(
-          store_, SnapshotPublisher::render_exposition,
+          store_, SnapshotPublisher::render_exposition_for(config_.telemetry_path),
           [this](const Publication& pub, const PublisherStats& stats) {
             on_published(*pub.snapshot, stats);
           },
@@ -176,9 +176,10 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
   discovery_.note_sweep(sweep.lid_mismatches, accumulator_.stats().link_downed_deltas, went_silent);
   ++sweeps_;
   std::string own;
+  double finished = 0;
   {
     std::lock_guard lock(metrics_mu_);
-    metrics_.on_sweep(sweep, not_answering, overrun);
+    finished = metrics_.on_sweep(sweep, not_answering, overrun);
     metrics_.update_totals(engine_.stats(), accumulator_.stats());
     if (http_stats_) {
       const auto [evicted, refused] = http_stats_();
@@ -190,7 +191,9 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     own = metrics_.serialize();
   }
   log_sweep(sweep, not_answering, overrun);
-  auto snap = assemble(f, sweep, std::move(own));
+  // The snapshot's sweep time is the one /metrics reports (issue #27:
+  // /status.json and /metrics agree on it).
+  auto snap = assemble(f, sweep, std::move(own), finished);
   // Rendered and compressed on the publisher's thread, while the next sweep
   // runs: a scrape only reads what it published.
   publisher_.submit(std::move(snap));
@@ -201,8 +204,10 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
 
 std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric> f,
                                                    const SweepResult& sweep,
-                                                   std::string own_metrics) {
+                                                   std::string own_metrics,
+                                                   double sweep_timestamp_seconds) {
   SnapshotInputs in;
+  in.sweep_timestamp_seconds = sweep_timestamp_seconds;
   in.sweep = &sweep;
   in.accumulator = &accumulator_;
   in.exporting = config_.exporting;

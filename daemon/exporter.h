@@ -117,7 +117,8 @@ class Exporter {
   // The one place a snapshot of a new sweep of `f` is assembled, complete:
   // analysed first, then built with everything it shows.
   std::shared_ptr<const Snapshot> assemble(std::shared_ptr<const Fabric> f,
-                                           const SweepResult& sweep, std::string own_metrics);
+                                           const SweepResult& sweep, std::string own_metrics,
+                                           double sweep_timestamp_seconds = 0);
   // `previous` again with the daemon's own metrics (`own_metrics`) updated.
   static std::shared_ptr<const Snapshot> republished(const Snapshot& previous,
                                                      std::string own_metrics);

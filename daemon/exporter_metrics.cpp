@@ -205,8 +205,8 @@ void ExporterMetrics::on_http(std::uint64_t evicted, std::uint64_t refused) {
   add_since(http_refused_, refused, last_http_refused_);
 }
 
-void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering,
-                               bool overrun) {
+double ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering,
+                                 bool overrun) {
   sweeps_->Increment();
   if (!sweep.completed) sweeps_incomplete_->Increment();
   if (overrun) sweep_overruns_->Increment();
@@ -215,12 +215,14 @@ void ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not_a
   probes_withheld_->Increment(static_cast<double>(sweep.probes_withheld));
   clears_withheld_->Increment(static_cast<double>(sweep.clears_withheld));
   last_sweep_duration_->Set(sweep.duration_seconds);
-  last_sweep_timestamp_->Set(now_seconds());
+  const double finished = now_seconds();
+  last_sweep_timestamp_->Set(finished);
   sweep_duration_->Observe(sweep.duration_seconds);
   swept_ports_->Set(static_cast<double>(sweep.ports_read));
   nodes_not_answering_->Set(static_cast<double>(nodes_not_answering));
   stale_nodes_->Set(static_cast<double>(sweep.stale_nodes));
   oldest_reading_age_->Set(sweep.oldest_reading_age_seconds);
+  return finished;
 }
 
 void ExporterMetrics::update_totals(const MadEngineStats& mad, const AccumulatorStats& acc) {

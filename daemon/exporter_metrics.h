@@ -31,7 +31,9 @@ class ExporterMetrics {
   void on_discovery_started(DiscoveryReason reason);
   // What merging a successful discovery into the known fabric did.
   void on_merge(const Fabric& found, const MergeOutcome& merged, bool partial);
-  void on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering, bool overrun);
+  // Returns the Unix time it recorded as infiniband_exporter_last_sweep_timestamp_seconds,
+  // which the sweep's snapshot (and so /status.json) carries too.
+  double on_sweep(const SweepResult& sweep, std::size_t nodes_not_answering, bool overrun);
   // The engine's and the accumulator's cumulative totals, exported as they
   // are (daemon/engine_totals.h) at the next serialize().
   void update_totals(const MadEngineStats& mad, const AccumulatorStats& acc);

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <utility>
 
+#include "daemon/status_page.h"
 #include "exposition/rendered_exposition.h"
 #include "exposition/snapshot.h"
 
@@ -17,6 +18,7 @@ struct Publication {
   std::shared_ptr<const Snapshot> snapshot;  // never null once published
   RenderedExposition exposition;             // /metrics
   std::uint64_t sequence = 0;                // SnapshotPublisher::submit()'s number
+  StatusBodies status;                       // GET / and /status.json (daemon/status_page.h)
 };
 
 // Holds the latest publication; readers get a shared_ptr that stays valid

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <string>
+#include <utility>
 
 #include "base/thread_name.h"
 
@@ -96,7 +98,15 @@ void SnapshotPublisher::loop() {
 
 void SnapshotPublisher::render_exposition(const Snapshot& snapshot, DeflateBlockCache& cache,
                                           Publication& out) {
-  out.exposition = RenderedExposition::build(snapshot, &cache);
+  render_exposition_for("/metrics")(snapshot, cache, out);
+}
+
+SnapshotPublisher::Render SnapshotPublisher::render_exposition_for(std::string telemetry_path) {
+  return [path = std::move(telemetry_path)](const Snapshot& snapshot, DeflateBlockCache& cache,
+                                            Publication& out) {
+    out.exposition = RenderedExposition::build(snapshot, &cache);
+    out.status = render_status_bodies(daemon_status_model(snapshot, path));
+  };
 }
 
 void SnapshotPublisher::publish(const std::shared_ptr<const Snapshot>& snapshot,

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "daemon/publication.h"
@@ -43,8 +44,12 @@ class SnapshotPublisher {
   // Told after each publication (on the thread that published).
   using Published = std::function<void(const Publication&, const PublisherStats&)>;
   // The daemon's render step: the exposition of every group, compressed.
+  // The daemon's render step: the exposition of every group, compressed,
+  // and the status page and /status.json (linking to /metrics).
   static void render_exposition(const Snapshot& snapshot, DeflateBlockCache& cache,
                                 Publication& out);
+  // The same, with the status page linking to `telemetry_path`.
+  static Render render_exposition_for(std::string telemetry_path);
 
   // `nice`: added to the publisher thread's nice value (Linux: per thread;
   // the deflate threads the render starts inherit it), so that on a machine

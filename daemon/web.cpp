@@ -11,6 +11,8 @@
 #include "daemon/scrape_query.h"
 #include "daemon/top_view.h"
 #include "exposition/gzip.h"
+#include "exposition/status_page_frame.h"
+#include "exposition/switch_view.h"
 
 namespace ibfx {
 namespace {
@@ -33,13 +35,14 @@ std::string landing_page(std::string_view telemetry_path) {
 <html><head><title>ibfabric_exporter</title></head>
 <body>
 <h1>ibfabric_exporter</h1>
-<p>InfiniBand fabric telemetry for Prometheus.</p>
+<p>InfiniBand fabric telemetry for Prometheus. The status page appears here after the first sweep.</p>
 <ul>
 <li><a href=")" +
          path + "\">" + path +
          R"(</a> &mdash; the latest sweep, in the Prometheus text format</li>
 <li><a href="/top">/top</a> &mdash; roots of congestion, hottest ports, silent nodes (plain text)</li>
 <li><a href="/events">/events</a> &mdash; congestion events with their start and end (JSON; <code>?since=</code>UNIX_SECONDS)</li>
+<li><a href="/status.json">/status.json</a> &mdash; the status page as JSON</li>
 <li><a href="/-/healthy">/-/healthy</a> &mdash; the process is alive</li>
 <li><a href="/-/ready">/-/ready</a> &mdash; the first sweep has completed</li>
 </ul>
@@ -138,6 +141,54 @@ HttpResponse targeted(const std::shared_ptr<const Publication>& pub, const Scrap
   r.body = pub->exposition.node_slice(wanted, groups);  // small: the server gzips it when asked
   return r;
 }
+// What the status page's responses carry besides their body: no source
+// outside the page itself (exposition/status_page_frame.h), and no sniffing
+// a JSON or HTML body into something else.
+void status_headers(HttpResponse& r) {
+  r.headers.emplace_back("Content-Security-Policy", std::string(kStatusCsp));
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+}
+
+// A body the publisher rendered and compressed once per sweep: a request
+// only copies it (a few hundred kB at most), never renders or deflates.
+HttpResponse serve_status_body(const StatusBody& body, std::string type, bool gzip) {
+  HttpResponse r;
+  r.content_type = std::move(type);
+  status_headers(r);
+  r.precompressed_gzip = gzip;
+  r.compressible = false;
+  r.body = gzip ? body.gzip : body.identity;
+  return r;
+}
+
+// GET /: the fabric page of the last publication, or with ?node= one
+// node's view, rendered now from the published snapshot (one node: small).
+HttpResponse status_page(const Exporter& exporter, const HttpRequest& request,
+                         std::string_view telemetry_path) {
+  auto pub = exporter.publication();
+  HttpResponse r;
+  r.content_type = "text/html; charset=utf-8";
+  if (!pub) {
+    r.body = landing_page(telemetry_path);
+    return r;
+  }
+  if (request.target.find('?') != std::string::npos) {
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    if (!q.error.empty()) return bad_request(q.error + "\n");
+    if (!q.nodes.empty()) {
+      status_headers(r);
+      const Snapshot& snap = *pub->snapshot;
+      if (const auto node = find_node_named(snap, q.nodes.front())) {
+        r.body = render_switch_html(snap, *node, telemetry_path);
+      } else {
+        r.status = 404;
+        r.body = render_unknown_node_html(q.nodes.front(), telemetry_path);
+      }
+      return r;
+    }
+  }
+  return serve_status_body(pub->status.html, r.content_type, request.accepts_gzip);
+}
 }  // namespace
 
 HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
@@ -202,10 +253,15 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
                   : render_events_json(*restored, std::nullopt, since);
     return r;
   }
-  if (request.path == "/") {
-    r.content_type = "text/html; charset=utf-8";
-    r.body = landing_page(telemetry_path);
-    return r;
+  if (request.path == "/") return status_page(exporter, request, telemetry_path);
+  if (request.path == "/status.json") {
+    auto pub = exporter.publication();
+    if (!pub) {
+      r.status = 503;
+      r.body = "no sweep has completed yet\n";
+      return r;
+    }
+    return serve_status_body(pub->status.json, "application/json", request.accepts_gzip);
   }
   if (request.path == "/-/healthy") {
     r.body = "OK\n";

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "http/web_config.h"
 
@@ -52,6 +54,9 @@ struct HttpResponse {
     std::function<bool(std::string& piece)> next;
   };
   std::optional<BodyStream> stream;
+  // Extra response headers of this endpoint (after the web config's own):
+  // the status page's Content-Security-Policy, X-Content-Type-Options.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // Called for GET and HEAD only; it picks the status per path (404 for unknown

@@ -295,6 +295,7 @@ class SessionImpl final : public HttpSession,
     res.version(req.version());
     res.keep_alive(req.keep_alive());
     for (const auto& [name, value] : security_->headers) res.set(name, value);
+    for (const auto& [name, value] : response.headers) res.set(name, value);
     if (!authorized_request) {
       res.set(http::field::www_authenticate, "Basic realm=\"ibfabric_exporter\"");
     }

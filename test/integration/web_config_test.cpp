@@ -78,6 +78,14 @@ TEST_CASE("Daemon serves /metrics over TLS with basic auth and curl as the scrap
   CHECK(lower(none.out).find("www-authenticate: basic realm=\"ibfabric_exporter\"") !=
         std::string::npos);
 
+  // The status page, its JSON and the switch view are behind the same TLS
+  // and auth (issue #27): the same server, the same session code.
+  for (const char* path : {"/", "/status.json", "/?node=spine-01"}) {
+    INFO(path);
+    CHECK(curl(base + "'" + path + "'").out == "401");
+    CHECK(curl(base + "'" + path + "'" + good).out == "200");
+  }
+
   // An untrusted certificate is refused by the client (the server really is TLS).
   CHECK(curl("https://localhost:" + std::to_string(daemon.port()) + "/metrics" + good).exit_code ==
         60);

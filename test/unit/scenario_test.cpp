@@ -107,9 +107,9 @@ TEST_CASE("Every scenario file in test/scenarios loads and runs", "[scenario]") 
   CHECK(demo.fabric.storage_nodes == 2);
   CHECK(demo.max_commands_per_tick == 400);
   REQUIRE(demo.effects.size() == 4);
-  CHECK(demo.effects[2].type == EffectType::kCongestedPort);
-  CHECK(demo.effects[2].node == "spine-03");
-  CHECK(demo.effects[2].port == 5);
+  CHECK(demo.effects[2].type == EffectType::kCongestionTree);
+  CHECK(demo.effects[2].node == "leaf-r2-01");
+  CHECK(demo.effects[2].port == 1);
   CHECK(demo.effects[2].end == demo.duration);  // end defaults to the duration
 }
 

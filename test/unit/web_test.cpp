@@ -221,3 +221,51 @@ TEST_CASE("Several groups over HTTP: Content-Encoding gzip, Content-Length, one 
   CHECK(std::string((std::istreambuf_iterator<char>(text_file)), {}) == expected);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("handle_web serves the status page, the switch view and status.json", "[web]") {
+  const auto exporter_ptr = fake_exporter(ibfx::test::star_fabric(2));
+  const Exporter& exporter = *exporter_ptr;
+  const auto pub = exporter.publication();
+  REQUIRE(pub);
+  auto header = [](const HttpResponse& r, const std::string& name) {
+    for (const auto& [n, v] : r.headers) {
+      if (n == name) return v;
+    }
+    return std::string();
+  };
+  for (const bool gzip : {true, false}) {
+    INFO("gzip " << gzip);
+    // The page the publisher rendered, as it rendered it.
+    const Reply page = get(exporter, "/", gzip);
+    CHECK(page.status == 200);
+    CHECK(page.gzip == gzip);
+    CHECK(page.text == pub->status.html.identity);
+    CHECK(page.text.find("<h2 id=\"heatmap\">Heatmap of pain</h2>") != std::string::npos);
+    CHECK(page.text.find("href=\"/metrics\"") != std::string::npos);
+    const Reply json = get(exporter, "/status.json", gzip);
+    CHECK(json.status == 200);
+    CHECK(json.text == pub->status.json.identity);
+    CHECK(json.text.find("\"switches\":[") != std::string::npos);
+  }
+  HttpRequest req;
+  req.method = "GET";
+  req.target = req.path = "/";
+  const HttpResponse r = handle_web(exporter, req);
+  CHECK(r.content_type == "text/html; charset=utf-8");
+  CHECK(header(r, "Content-Security-Policy").find("default-src 'none'") != std::string::npos);
+  CHECK(header(r, "X-Content-Type-Options") == "nosniff");
+  req.target = req.path = "/status.json";
+  const HttpResponse j = handle_web(exporter, req);
+  CHECK(j.content_type == "application/json");
+  CHECK(header(j, "X-Content-Type-Options") == "nosniff");
+
+  // The switch view, by name (URL-encoded) or GUID; an unknown name is a 404 page.
+  const Reply node = get(exporter, "/?node=gpu1%20mlx5_0", false);
+  CHECK(node.status == 200);
+  CHECK(node.text.find("<h1>gpu1 mlx5_0</h1>") != std::string::npos);
+  CHECK(get(exporter, "/?node=0x0000000000000201", false).text == node.text);
+  const Reply unknown = get(exporter, "/?node=%3Cb%3E", false);
+  CHECK(unknown.status == 404);
+  CHECK(unknown.text.find("&lt;b&gt;") != std::string::npos);
+  CHECK(get(exporter, "/?node=%zz", false).status == 400);
+}

@@ -1,0 +1,107 @@
+// /status.json: valid JSON with the fields issue #27 names, the snapshot's
+// sweep time, and hostile names as valid JSON strings.
+#include "exposition/status_json.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test/support/status_support.h"
+
+using namespace std::string_literals;
+
+namespace ibfx {
+
+TEST_CASE("status.json has the sweep, roots, switches, silent nodes and degraded links",
+          "[status_json]") {
+  const test::StatusFixture fx = test::status_fixture();
+  const std::string text = render_status_json(build_status_model(*fx.snapshot));
+  const auto j = nlohmann::json::parse(text);  // throws on invalid JSON
+  CHECK(j["sweep"]["timestamp_seconds"] == 1790000000.5);
+  CHECK(j["sweep"]["duration_seconds"] == 0.25);
+  CHECK(j["sweep"]["nodes_answering"] == fx.snapshot->fabric->nodes.size() - 1);
+  REQUIRE(j["roots"].size() == 2);
+  const auto& root = j["roots"][0];
+  CHECK(root["node_guid"] == guid_hex(fx.snapshot->fabric->nodes[0].guid));
+  CHECK(root["node_name"] == "leaf-r0-0");
+  CHECK(root["port"] == 1);
+  CHECK(root["cause"] == "incast");
+  CHECK(root["score"] == 2.0);
+  CHECK(root["victims"] == 2);
+  CHECK(root["remote_node_name"] == "host0 mlx5_0");
+  CHECK(root["remote_port"] == 1);
+  CHECK(root["jobs"].is_null());
+  REQUIRE(j["switches"].size() == 9);
+  bool spine_seen = false;
+  for (const auto& sw : j["switches"]) {
+    CHECK(sw.contains("node_guid"));
+    CHECK(sw.contains("tier"));
+    CHECK(sw.contains("rail"));
+    CHECK(sw.contains("utilization"));
+    if (sw["node_name"] == "spine-r0-0") {
+      spine_seen = true;
+      CHECK(sw["tier"] == "spine");
+      CHECK(sw["rail"].is_null());
+      CHECK(sw["stall_ratio"] == 0.5);
+      CHECK(sw["port"] == 1);
+    }
+    if (sw["node_name"] == "leaf-r1-1") {
+      CHECK(sw["rail"] == 1);
+      CHECK(sw["unit"] == 2);
+    }
+  }
+  CHECK(spine_seen);
+  REQUIRE(j["not_answering"].size() == 1);
+  CHECK(j["not_answering"][0]["node_name"] == "host1 mlx5_1");
+  REQUIRE(j["degraded_links"].size() == 1);
+  CHECK(j["degraded_links"][0]["state"] == "degraded");
+  CHECK(j["degraded_links"][0]["link_width"] == "1x");
+  CHECK(j["events"].is_null());
+  CHECK(j["hottest_ports"][0]["stall_ratio"] == 0.5);
+}
+
+TEST_CASE("status.json keeps hostile names valid and inert", "[status_json]") {
+  const test::StatusFixture fx =
+      test::status_fixture({{0, "</script>\"\\\0\x1f\xFF\xE2\x80\xA8"s}});
+  const std::string text = render_status_json(build_status_model(*fx.snapshot));
+  CHECK(text.find('\0') == std::string::npos);
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["roots"][0]["node_name"] == "</script>\"\\\0\x1f\xEF\xBF\xBD\xE2\x80\xA8"s);
+}
+
+}  // namespace ibfx
+
+namespace ibfx {
+
+// The schema is checked by python3-jsonschema (Debian's, the field's
+// reference validator: every keyword of draft 2020-12, no hand-written
+// subset of it), as the integration test checks the daemon's own.
+TEST_CASE("status.json validates against docs/status.schema.json", "[status_json]") {
+  test::StatusFixture fx = test::status_fixture({{0, "<b>\"x\"</b>\xFF"s}});
+  StatusModel m = build_status_model(*fx.snapshot);
+  m.roots[0].jobs = std::vector<std::string>{"123"};
+  m.events = std::vector<StatusEvent>{{"active", "leaf-r0-0", 1, "incast", 1790000000, 0, 2.5}};
+  const std::string with_extras = render_status_json(m);
+  const std::string plain = render_status_json(build_status_model(*fx.snapshot));
+  fx.snapshot->analysis.result = {};
+  const std::string unscored = render_status_json(build_status_model(*fx.snapshot));
+  for (const std::string* text : {&with_extras, &plain, &unscored}) {
+    char path[] = "/tmp/ibfx_status_json_XXXXXX";
+    const int fd = ::mkstemp(path);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, text->data(), text->size()) == static_cast<ssize_t>(text->size()));
+    ::close(fd);
+    const std::string command =
+        "python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])),"
+        " json.load(open(sys.argv[2])))' " +
+        std::string(path) + " " IBFX_SOURCE_DIR "/docs/status.schema.json";
+    const int rc = std::system(command.c_str());
+    ::unlink(path);
+    CHECK(rc == 0);
+  }
+}
+
+}  // namespace ibfx
