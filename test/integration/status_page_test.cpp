@@ -177,7 +177,7 @@ TEST_CASE("The status page in headless Chromium and w3m on an incast tree",
   const std::string json_path = dir + "/status.json";
   std::ofstream(json_path) << http_get(run.daemon.port(), "/status.json").body;
   const Shell valid = shell(
-      "python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])),"
+      "/usr/bin/python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])),"
       " json.load(open(sys.argv[2])))' '" +
       json_path + "' '" IBFX_SOURCE_DIR "/docs/status.schema.json' 2>&1");
   INFO(valid.out);
@@ -232,9 +232,12 @@ TEST_CASE("The status page in headless Chromium and w3m on an incast tree",
     CHECK(u.rfind(origin + "/", 0) == 0);
   }
 
-  // A screenshot, kept as the test's artifact.
+  // A screenshot, kept as the test's artifact: in $IBFX_TEST_ARTIFACTS, else
+  // artifacts/ of the working directory (ctest's: build/<preset>/test), not
+  // the simulator's temp dir, which the fixture removes.
   const char* artifacts = std::getenv("IBFX_TEST_ARTIFACTS");
-  const std::string shots = artifacts != nullptr ? artifacts : dir;
+  const std::string shots =
+      artifacts != nullptr ? artifacts : (std::filesystem::current_path() / "artifacts").string();
   std::filesystem::create_directories(shots);
   const std::string png = shots + "/status_page.png";
   std::filesystem::remove(png);

@@ -76,7 +76,8 @@ TEST_CASE("status.json keeps hostile names valid and inert", "[status_json]") {
 
 namespace ibfx {
 
-// The schema is checked by python3-jsonschema (Debian's, the field's
+// The schema is checked by python3-jsonschema (Debian's, run by
+// /usr/bin/python3: a pyenv or venv python on PATH may lack it; the field's
 // reference validator: every keyword of draft 2020-12, no hand-written
 // subset of it), as the integration test checks the daemon's own.
 TEST_CASE("status.json validates against docs/status.schema.json", "[status_json]") {
@@ -95,7 +96,7 @@ TEST_CASE("status.json validates against docs/status.schema.json", "[status_json
     REQUIRE(::write(fd, text->data(), text->size()) == static_cast<ssize_t>(text->size()));
     ::close(fd);
     const std::string command =
-        "python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])),"
+        "/usr/bin/python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])),"
         " json.load(open(sys.argv[2])))' " +
         std::string(path) + " " IBFX_SOURCE_DIR "/docs/status.schema.json";
     const int rc = std::system(command.c_str());
