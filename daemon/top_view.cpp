@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <numeric>
 
+#include "base/utc_time.h"
 #include "exposition/snapshot.h"
 
 namespace ibfx {
@@ -26,15 +26,6 @@ __attribute__((format(printf, 2, 3))) void line(std::string& out, const char* fo
   std::vsnprintf(buf, sizeof buf, format, args);
   va_end(args);
   out += buf;
-}
-
-std::string utc_time(double unix_seconds) {
-  const auto t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
 }
 
 std::string duration_text(double seconds) {
@@ -74,7 +65,7 @@ void render_events_table(std::string& out, const Snapshot& s, std::size_t rows) 
     const std::string root = e->root.name + ":" + std::to_string(e->root_port);
     line(out, "  %-6llu %-6s %-19s %9s %-18s %7.3f %7llu  %s\n",
          static_cast<unsigned long long>(e->id), e->active() ? "active" : "ended",
-         utc_time(e->start).c_str(), duration_text(e->duration()).c_str(),
+         utc_time_text(e->start).c_str(), duration_text(e->duration()).c_str(),
          std::string(cause_name(e->cause)).c_str(), e->peak_score,
          static_cast<unsigned long long>(e->peak_victims), root.c_str());
   }

@@ -4,8 +4,8 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 
+#include "base/utc_time.h"
 #include "exposition/web_escape.h"
 
 namespace ibfx {
@@ -113,13 +113,8 @@ void append_stall_legend(std::string& out) {
 }
 
 std::string utc_time(double unix_seconds) {
-  if (!(unix_seconds > 0)) return "";
-  const auto t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char out[32];
-  std::strftime(out, sizeof out, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return out;
+  const std::string text = utc_time_text(unix_seconds);
+  return text.empty() ? text : text + " UTC";
 }
 
 std::string fixed(double v, int decimals) {
