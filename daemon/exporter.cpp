@@ -259,6 +259,17 @@ JobsView Exporter::join_jobs(const std::shared_ptr<const Fabric>& f,
   view.last_success_seconds = state.last_success_seconds;
   view.join = job_join_->join(f, analysis.result.ports, analysis.samples,
                               analysis.result.congestion, state.jobs);
+  // A Slurm node name that matches no HCA: the job's ports are missing from
+  // its series. Said at most once a minute, with the count.
+  const auto now = std::chrono::steady_clock::now();
+  if (view.join.unknown_hosts > 0 && now - unmatched_hosts_logged_ >= std::chrono::minutes(1)) {
+    unmatched_hosts_logged_ = now;
+    std::size_t jobs = 0;
+    for (const JobPorts& j : view.join.jobs) jobs += j.hosts_unknown > 0 ? 1 : 0;
+    log_warn(std::to_string(view.join.unknown_hosts) + " hosts of " + std::to_string(jobs) +
+             " running Slurm jobs match no HCA in the fabric (jobs.host_regex, jobs.host_map; "
+             "docs/jobs.md): those jobs' series miss their ports");
+  }
   return view;
 }
 

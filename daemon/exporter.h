@@ -156,6 +156,8 @@ class Exporter {
   std::uint64_t saved_events_version_ = 0;
   std::shared_ptr<const EventList> restored_events_;
   std::uint8_t local_port_state_ = 0;  // discovery thread: the last one logged
+  // Sweep thread: when the unmatched Slurm hosts were last logged.
+  std::chrono::steady_clock::time_point unmatched_hosts_logged_{};
   PublicationStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;

@@ -186,6 +186,11 @@ inline constexpr MetricFamily kRootJobs{
 inline constexpr MetricFamily kJobSourceUp{
     "infiniband_exporter_job_source_up", "gauge",
     "Whether the last poll of the Slurm job source (jobs.source) succeeded.", ""};
+inline constexpr MetricFamily kJobHostsUnmatched{
+    "infiniband_exporter_job_hosts_unmatched", "gauge",
+    "Hosts of running Slurm jobs with no HCA in the fabric (jobs.host_regex or jobs.host_map do "
+    "not map them): their jobs' ports are missing from the job series.",
+    ""};
 inline constexpr MetricFamily kJobSourceLastSuccess{
     "infiniband_exporter_job_source_last_success_timestamp_seconds", "gauge",
     "Unix time of the last successful poll of the Slurm job source (0: never).", ""};

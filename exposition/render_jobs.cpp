@@ -19,6 +19,9 @@ void JobsRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const {
   w.sample(families::kJobSourceUp.name, "", std::uint64_t{jobs.source_up ? 1U : 0U});
   w.family(families::kJobSourceLastSuccess);
   w.sample(families::kJobSourceLastSuccess.name, "", jobs.last_success_seconds);
+  w.family(families::kJobHostsUnmatched);
+  w.sample(families::kJobHostsUnmatched.name, "",
+           static_cast<std::uint64_t>(jobs.join.unknown_hosts));
 
   // The join holds running jobs only (collectors/slurm_job_list.h keeps
   // job_state RUNNING), at most jobs.max_jobs (more fails the poll): a job

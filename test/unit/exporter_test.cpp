@@ -557,6 +557,7 @@ TEST_CASE("Exporter with jobs.source: each sweep joins the latest job list, relo
                        R"(partition="gpu"} 1)"));
   CHECK(has_line(text, R"(infiniband_job_hca_ports{job_id="7"} 1)"));
   CHECK(has_line(text, "infiniband_exporter_job_source_up 1"));
+  CHECK(has_line(text, "infiniband_exporter_job_hosts_unmatched 2"));
 
   // A host map that cannot be read rejects the whole reload: jobs stay on.
   Config bad = config;
