@@ -177,7 +177,8 @@ TEST_CASE("The status page in headless Chromium and w3m on an incast tree",
   const std::string json_path = dir + "/status.json";
   std::ofstream(json_path) << http_get(run.daemon.port(), "/status.json").body;
   const Shell valid = shell(
-      "/usr/bin/python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])),"
+      "/usr/bin/python3 -c 'import json,sys,jsonschema; "
+      "jsonschema.validate(json.load(open(sys.argv[1])),"
       " json.load(open(sys.argv[2])))' '" +
       json_path + "' '" IBFX_SOURCE_DIR "/docs/status.schema.json' 2>&1");
   INFO(valid.out);
@@ -206,7 +207,10 @@ TEST_CASE("The status page in headless Chromium and w3m on an incast tree",
   const std::string row = first_row(html, "roots");
   INFO("first root row: " << row);
   CHECK(row.find(root_text) != std::string::npos);
-  CHECK(row.find("<td>" + truth.cause + "</td>") != std::string::npos);
+  // "incast", or "incast (held)" in a sweep where the root was kept by the
+  // hysteresis (docs/scores.md, "Over sweeps"): a slower run (ASan) shows it.
+  CHECK((row.find("<td>" + truth.cause + "</td>") != std::string::npos ||
+         row.find("<td>" + truth.cause + " (held)</td>") != std::string::npos));
   // Each spine cell's tooltip names its worst port, the one into the
   // root's leaf (a victim, stalled at W 0.5 by the scenario), with its W.
   std::size_t spine_cells = 0;
