@@ -19,22 +19,14 @@
 #include "analysis/job_join.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
+#include "bench/synthetic_load.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fat_tree_flags.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-constexpr double kInterval = 10;
-constexpr double kRate = 25e9;                    // 4x HDR
-constexpr double kTickSeconds = 8.0 * 4 / kRate;  // the IBA unit on 4x HDR
-
-}  // namespace
+using ibfx::bench::Clock;
+using ibfx::bench::kInterval;
+using ibfx::bench::since;
 
 int main(int argc, char** argv) {
   // The large bench fabric every figure of docs/benchmarks.md is measured on.
@@ -115,14 +107,7 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < fabric.nodes.size(); ++i) {
     for (std::size_t j = 0; j < w[i].size(); ++j) {
       if (!fabric.nodes[i].ports[j].linked()) continue;
-      ibfx::PortSample s;
-      s.node = static_cast<std::int32_t>(i);
-      s.port_index = static_cast<std::uint32_t>(j);
-      s.xmit_wait_ticks = static_cast<std::uint64_t>(w[i][j] * kInterval / kTickSeconds);
-      s.xmit_data_words =
-          static_cast<std::uint64_t>(std::min(1.0, u[i][j]) * kRate * kInterval / 4);
-      s.interval_seconds = kInterval;
-      samples.push_back(s);
+      samples.push_back(ibfx::bench::synthetic_sample(i, j, w[i][j], u[i][j]));
     }
   }
 

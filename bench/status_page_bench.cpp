@@ -13,6 +13,7 @@
 
 #include "analysis/scores.h"
 #include "analysis/topology.h"
+#include "bench/synthetic_load.h"
 #include "exposition/snapshot.h"
 #include "exposition/status_html.h"
 #include "exposition/status_json.h"
@@ -22,18 +23,9 @@
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fat_tree_flags.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-constexpr double kInterval = 10;
-constexpr double kRate = 25e9;                    // 4x HDR
-constexpr double kTickSeconds = 8.0 * 4 / kRate;  // the IBA unit on 4x HDR
-
-}  // namespace
+using ibfx::bench::Clock;
+using ibfx::bench::kInterval;
+using ibfx::bench::since;
 
 int main(int argc, char** argv) {
   ibfx::test::FatTreeSpec spec = ibfx::test::preset_16k();
@@ -77,13 +69,7 @@ int main(int argc, char** argv) {
       const auto r = static_cast<std::size_t>(p.remote_node);
       if (incast[i] && j == 0) u = 0.99;
       if (incast[r] && topology->tier[i] != ibfx::Tier::kHca) w = 0.5;
-      ibfx::PortSample s;
-      s.node = static_cast<std::int32_t>(i);
-      s.port_index = static_cast<std::uint32_t>(j);
-      s.xmit_wait_ticks = static_cast<std::uint64_t>(w * kInterval / kTickSeconds);
-      s.xmit_data_words = static_cast<std::uint64_t>(std::min(1.0, u) * kRate * kInterval / 4);
-      s.interval_seconds = kInterval;
-      samples.push_back(s);
+      samples.push_back(ibfx::bench::synthetic_sample(i, j, w, u));
     }
   }
   ibfx::SweepResult sweep;

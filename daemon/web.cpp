@@ -52,6 +52,14 @@ std::string landing_page(std::string_view telemetry_path) {
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
 
+// 503 until the first sweep is published (/-/ready says the same).
+HttpResponse no_sweep_yet() {
+  HttpResponse r;
+  r.status = 503;
+  r.body = "no sweep has completed yet\n";
+  return r;
+}
+
 HttpResponse bad_request(std::string text) {
   HttpResponse r;
   r.status = 400;
@@ -196,11 +204,7 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
   HttpResponse r;
   if (request.path == telemetry_path) {
     auto pub = exporter.publication();
-    if (!pub) {
-      r.status = 503;
-      r.body = "no sweep has completed yet\n";
-      return r;
-    }
+    if (!pub) return no_sweep_yet();
     if (request.target.find('?') != std::string::npos) {
       const ScrapeQuery q = parse_scrape_query(request.target);
       if (!q.error.empty()) return bad_request(q.error + "\n");
@@ -213,11 +217,7 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
   }
   if (request.path == "/top") {
     auto snap = exporter.snapshot();
-    if (!snap) {
-      r.status = 503;
-      r.body = "no sweep has completed yet\n";
-      return r;
-    }
+    if (!snap) return no_sweep_yet();
     const ScrapeQuery q = parse_scrape_query(request.target);
     std::size_t rows = kTopDefaultRows;
     if (!q.n.empty()) {
@@ -235,11 +235,7 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     // right after a restart they are what an operator looks for.
     auto snap = exporter.snapshot();
     const auto restored = exporter.restored_events();
-    if (!snap && !restored) {
-      r.status = 503;
-      r.body = "no sweep has completed yet\n";
-      return r;
-    }
+    if (!snap && !restored) return no_sweep_yet();
     const ScrapeQuery q = parse_scrape_query(request.target);
     if (!q.error.empty()) return bad_request(q.error + "\n");
     std::optional<double> since;
@@ -256,11 +252,7 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
   if (request.path == "/") return status_page(exporter, request, telemetry_path);
   if (request.path == "/status.json") {
     auto pub = exporter.publication();
-    if (!pub) {
-      r.status = 503;
-      r.body = "no sweep has completed yet\n";
-      return r;
-    }
+    if (!pub) return no_sweep_yet();
     return serve_status_body(pub->status.json, "application/json", request.accepts_gzip);
   }
   if (request.path == "/-/healthy") {
