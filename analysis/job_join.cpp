@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "config/text_file.h"
+#include "config/user_regex.h"
 #include "config/yaml_reader.h"
 
 namespace ibfx {
@@ -55,10 +56,9 @@ JobJoinConfig load_job_join_config(const JobsConfig& jobs) {
 
 JobJoin::JobJoin(JobJoinConfig config) : config_(std::move(config)) {
   try {
-    host_re_ = std::regex(config_.host_regex);
-  } catch (const std::regex_error& e) {
-    throw ConfigError("jobs.host_regex: invalid regular expression " +
-                      yaml::quote(config_.host_regex) + ": " + e.what());
+    host_re_ = compile_user_regex(config_.host_regex);
+  } catch (const UserRegexError& e) {
+    throw ConfigError(std::string("jobs.host_regex: ") + e.what());
   }
 }
 

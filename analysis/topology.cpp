@@ -8,6 +8,7 @@
 #include <set>
 
 #include "config/config.h"
+#include "config/user_regex.h"
 #include "config/yaml_reader.h"
 
 namespace ibfx {
@@ -25,10 +26,9 @@ struct CompiledRules {
 
 std::regex compile(const std::string& pattern, std::string_view what) {
   try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw ConfigError("topology." + std::string(what) + ": invalid regular expression \"" +
-                      pattern + "\": " + e.what());
+    return compile_user_regex(pattern);
+  } catch (const UserRegexError& e) {
+    throw ConfigError("topology." + std::string(what) + ": " + e.what());
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "config/listen_address.h"
+#include "config/user_regex.h"
 #include "config/yaml_reader.h"
 
 namespace ibfx {
@@ -222,12 +223,13 @@ std::string to_absolute_path(const Scalar& v) {
 }
 
 std::string to_host_regex(const Scalar& v) {
+  std::regex re;
   try {
-    const std::regex re{std::string(v.text)};
-    if (re.mark_count() < 1) fail("needs a capture group (the host part), got " + quote(v.text));
-  } catch (const std::regex_error& e) {
-    fail("invalid regular expression " + quote(v.text) + ": " + e.what());
+    re = compile_user_regex(std::string(v.text));
+  } catch (const UserRegexError& e) {
+    fail(e.what());
   }
+  if (re.mark_count() < 1) fail("needs a capture group (the host part), got " + quote(v.text));
   return std::string(v.text);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/text_file.h"
+#include "config/user_regex.h"
 
 namespace ibfx::yaml {
 namespace {
@@ -185,9 +186,9 @@ std::uint64_t SectionReader::guid(const std::string& text, int line, std::string
 
 std::regex SectionReader::regex(const std::string& pattern, int line, std::string_view key) const {
   try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    fail(line, key, "invalid regular expression " + quote(pattern) + ": " + e.what());
+    return compile_user_regex(pattern);
+  } catch (const UserRegexError& e) {
+    fail(line, key, e.what());
   }
 }
 
