@@ -261,19 +261,31 @@ void append_events(std::string& out, const StatusModel& m) {
     return;
   }
   out +=
-      "<table id=\"events\"><thead><tr><th>State</th><th>Root port</th><th>Cause</th>"
-      "<th>Started</th><th>Ended</th><th>Peak score</th></tr></thead><tbody>\n";
+      "<table id=\"events\"><thead><tr><th>Id</th><th>State</th><th>Root port</th>"
+      "<th>Cause</th><th>Started</th><th>Ended</th><th>Duration</th><th>Peak score</th>"
+      "<th>Peak victims</th><th>Jobs hurt</th></tr></thead><tbody>\n";
   for (const StatusEvent& e : *m.events) {
-    out += "<tr><td>";
+    out += "<tr>";
+    number_cell(out, std::to_string(e.id));
+    out += "<td>";
     append_html(out, e.state);
     out += "</td>";
     port_cell(out, e.name, e.port);
     out += "<td>";
     append_html(out, e.cause);
     out +=
-        "</td><td>" + utc_time(e.start_seconds) + "</td><td>" + utc_time(e.end_seconds) + "</td>";
+        "</td><td>" + utc_time(e.start) + "</td><td>" + (e.end ? utc_time(*e.end) : "") + "</td>";
+    number_cell(out, fixed(e.duration_seconds, 0) + " s");
     number_cell(out, fixed(e.peak_score, 2));
-    out += "</tr>\n";
+    number_cell(out, std::to_string(e.peak_victims));
+    out += "<td>";
+    if (e.jobs.empty()) out += "none";
+    for (std::size_t j = 0; j < e.jobs.size(); ++j) {
+      if (j > 0) out += ", ";
+      append_html(out, e.jobs[j]);
+    }
+    if (e.jobs_truncated) out += ", &hellip;";
+    out += "</td></tr>\n";
   }
   out += "</tbody></table>\n";
 }

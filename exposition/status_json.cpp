@@ -104,13 +104,18 @@ std::string render_status_json(const StatusModel& m) {
   if (m.events) {
     json events = json::array();
     for (const StatusEvent& e : *m.events) {
-      events.push_back({{"state", e.state},
+      events.push_back({{"id", e.id},
+                        {"state", e.state},
                         {"node_name", e.name},
                         {"port", e.port},
                         {"cause", e.cause},
-                        {"start_seconds", e.start_seconds},
-                        {"end_seconds", e.end_seconds > 0 ? json(e.end_seconds) : json(nullptr)},
-                        {"peak_score", e.peak_score}});
+                        {"start", e.start},
+                        {"end", e.end ? json(*e.end) : json(nullptr)},
+                        {"duration_seconds", e.duration_seconds},
+                        {"peak_score", e.peak_score},
+                        {"peak_victims", e.peak_victims},
+                        {"jobs", e.jobs},
+                        {"jobs_truncated", e.jobs_truncated}});
     }
     out["events"] = std::move(events);
   } else {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "analysis/congestion.h"
+#include "analysis/congestion_events.h"
 #include "exposition/web_escape.h"
 
 namespace ibfx {
@@ -337,6 +338,29 @@ void add_sweep(const Snapshot& s, const Names& names, StatusModel& m) {
   }
 }
 
+void add_events(const Snapshot& s, StatusModel& m) {
+  if (!s.events) return;
+  std::vector<StatusEvent> events;
+  for (const CongestionEvent& e : *s.events) {
+    if (events.size() >= kStatusMaxRows) break;
+    StatusEvent row;
+    row.id = e.id;
+    row.state = e.active() ? "active" : "ended";
+    row.name = valid_utf8(e.root.name);
+    row.port = e.root_port;
+    row.cause = std::string(cause_name(e.cause));
+    row.start = e.start;
+    row.end = e.end;
+    row.duration_seconds = e.duration();
+    row.peak_score = e.peak_score;
+    row.peak_victims = e.peak_victims;
+    for (const std::uint64_t job : e.jobs) row.jobs.push_back(std::to_string(job));
+    row.jobs_truncated = e.jobs_truncated;
+    events.push_back(std::move(row));
+  }
+  m.events = std::move(events);
+}
+
 }  // namespace
 
 StatusModel build_status_model(const Snapshot& s) {
@@ -349,6 +373,7 @@ StatusModel build_status_model(const Snapshot& s) {
   add_roots(s, names, m);
   add_hottest(s, names, m);
   add_links(s, names, m);
+  add_events(s, m);
   return m;
 }
 

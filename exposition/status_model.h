@@ -104,16 +104,22 @@ struct StatusNode {
   bool present = true;  // found by the latest discovery
 };
 
-// A congestion event (active or recent) as the events issue (#26) tracks
-// them; the publisher fills StatusModel::events when it has them.
+// A congestion event (active or recent, analysis/congestion_events.h), with
+// the names and meanings /events gives the same fields, so that a row of
+// the page or of status.json can be looked up there by its id.
 struct StatusEvent {
+  std::uint64_t id = 0;
   std::string state;  // "active", "ended"
   std::string name;   // the root's node
   int port = 0;
   std::string cause;
-  double start_seconds = 0;  // Unix time
-  double end_seconds = 0;    // 0 while active
+  double start = 0;           // Unix seconds
+  std::optional<double> end;  // absent while active
+  double duration_seconds = 0;
   double peak_score = 0;
+  std::uint64_t peak_victims = 0;
+  std::vector<std::string> jobs;  // Slurm job ids its tree hurt, ascending
+  bool jobs_truncated = false;
 };
 
 struct StatusSweep {
@@ -143,8 +149,9 @@ struct StatusModel {
   std::size_t degraded_total = 0;
   std::vector<StatusNode> not_answering;  // at most kStatusMaxRows
   std::size_t not_answering_total = 0;
-  // Active and recent congestion events; nullopt: this daemon does not
-  // track them (the page says so).
+  // Active and recent congestion events, newest start first, at most
+  // kStatusMaxRows; nullopt: the snapshot has none tracked (the page says
+  // so).
   std::optional<std::vector<StatusEvent>> events;
   // Refresh period of the page, in seconds (about one sweep).
   int refresh_seconds = 30;

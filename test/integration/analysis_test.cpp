@@ -386,6 +386,21 @@ TEST_CASE(
   CHECK(same[0]["state"] == "active");
   CHECK(same[0]["sweeps"].get<int>() > first[0]["sweeps"].get<int>());
   CHECK(run.last.at(R"(infiniband_congestion_events_total{cause="incast"})") == 1);
+  // The status page's JSON lists the same event under the same id and start.
+  const HttpReply status = http_get(run.daemon.port(), "/status.json");
+  REQUIRE(status.status == 200);
+  INFO(status.body);
+  const nlohmann::json page = nlohmann::json::parse(status.body);
+  bool listed = false;
+  for (const auto& e : page["events"]) {
+    if (e["id"] != id) continue;
+    listed = true;
+    CHECK(e["start"] == start);
+    CHECK(e["node_name"] == incast);
+    CHECK(e["port"] == incast_port);
+    CHECK(e["end"].is_null());
+  }
+  CHECK(listed);
 
   // The root moves at 40 s: a new event at once, the old one ends after its
   // grace (30 s without its root).

@@ -59,7 +59,8 @@ TEST_CASE("status.json has the sweep, roots, switches, silent nodes and degraded
   REQUIRE(j["degraded_links"].size() == 1);
   CHECK(j["degraded_links"][0]["state"] == "degraded");
   CHECK(j["degraded_links"][0]["link_width"] == "1x");
-  CHECK(j["events"].is_null());
+  CHECK(j["events"].is_array());
+  CHECK(j["events"].empty());
   CHECK(j["hottest_ports"][0]["stall_ratio"] == 0.5);
 }
 
@@ -84,8 +85,35 @@ TEST_CASE("status.json validates against docs/status.schema.json", "[status_json
   test::StatusFixture fx = test::status_fixture({{0, "<b>\"x\"</b>\xFF"s}});
   StatusModel m = build_status_model(*fx.snapshot);
   m.roots[0].jobs = std::vector<std::string>{"123"};
-  m.events = std::vector<StatusEvent>{{"active", "leaf-r0-0", 1, "incast", 1790000000, 0, 2.5}};
+  StatusEvent event;
+  event.id = 7;
+  event.state = "active";
+  event.name = "leaf-r0-0";
+  event.port = 1;
+  event.cause = "incast";
+  event.start = 1790000000;
+  event.duration_seconds = 42;
+  event.peak_score = 2.5;
+  event.peak_victims = 12;
+  event.jobs = {"4242", "4243"};
+  m.events = std::vector<StatusEvent>{event};
+  StatusEvent ended = event;
+  ended.id = 6;
+  ended.state = "ended";
+  ended.end = 1790000042;
+  ended.jobs_truncated = true;
+  m.events->push_back(ended);
   const std::string with_extras = render_status_json(m);
+  // An event has the names /events gives the same fields.
+  const auto events = nlohmann::json::parse(with_extras)["events"];
+  REQUIRE(events.size() == 2);
+  CHECK(events[0]["id"] == 7);
+  CHECK(events[0]["start"] == 1790000000);
+  CHECK(events[0]["end"].is_null());
+  CHECK(events[0]["peak_victims"] == 12);
+  CHECK(events[0]["jobs"] == nlohmann::json::array({"4242", "4243"}));
+  CHECK(events[1]["end"] == 1790000042);
+  CHECK(events[1]["jobs_truncated"] == true);
   const std::string plain = render_status_json(build_status_model(*fx.snapshot));
   fx.snapshot->analysis.result = {};
   const std::string unscored = render_status_json(build_status_model(*fx.snapshot));
@@ -96,7 +124,8 @@ TEST_CASE("status.json validates against docs/status.schema.json", "[status_json
     REQUIRE(::write(fd, text->data(), text->size()) == static_cast<ssize_t>(text->size()));
     ::close(fd);
     const std::string command =
-        "/usr/bin/python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])),"
+        "/usr/bin/python3 -c 'import json,sys,jsonschema; "
+        "jsonschema.validate(json.load(open(sys.argv[1])),"
         " json.load(open(sys.argv[2])))' " +
         std::string(path) + " " IBFX_SOURCE_DIR "/docs/status.schema.json";
     const int rc = std::system(command.c_str());

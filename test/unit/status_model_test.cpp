@@ -89,7 +89,15 @@ TEST_CASE("the status model lists roots with far end, hottest ports, silent node
   CHECK(m.not_answering_total == 1);
   CHECK(m.not_answering[0].name == "host1 mlx5_1");
   CHECK(m.not_answering[0].type == "hca");
-  CHECK_FALSE(m.events.has_value());
+  // The fixture's snapshot tracks events and has none.
+  REQUIRE(m.events.has_value());
+  CHECK(m.events->empty());
+}
+
+TEST_CASE("the status model says so when the snapshot tracks no events", "[status_model]") {
+  test::StatusFixture fx = test::status_fixture();
+  fx.snapshot->events = nullptr;
+  CHECK_FALSE(build_status_model(*fx.snapshot).events.has_value());
 }
 
 TEST_CASE("the status model lists a link narrower than its peers once, and a down one",
