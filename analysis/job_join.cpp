@@ -141,6 +141,11 @@ JobJoinResult JobJoin::join(const std::shared_ptr<const Fabric>& fabric,
       const auto it = by_host_.find(mapped == config_.host_map.end() ? slurm_host : mapped->second);
       if (it == by_host_.end()) {
         ++j.hosts_unknown;
+        if (out.unknown_host_examples.size() < kUnknownHostExamples &&
+            std::find(out.unknown_host_examples.begin(), out.unknown_host_examples.end(),
+                      slurm_host) == out.unknown_host_examples.end()) {
+          out.unknown_host_examples.push_back(slurm_host);
+        }
         continue;
       }
       for (const HcaPort& h : it->second) {

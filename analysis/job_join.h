@@ -62,7 +62,12 @@ struct JobJoinResult {
   std::vector<JobPorts> jobs;     // in the job list's order
   std::vector<RootJobs> roots;    // roots with at least one job, in forest order
   std::size_t unknown_hosts = 0;  // over all jobs
+  // The first few of those host names (Slurm's spelling), for the log line
+  // that tells the operator which rule to fix.
+  std::vector<std::string> unknown_host_examples;
 };
+
+inline constexpr std::size_t kUnknownHostExamples = 5;
 
 class JobJoin {
  public:

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/thread_name.h"
+#include "config/yaml_reader.h"
 
 namespace ibfx {
 
@@ -266,9 +267,15 @@ JobsView Exporter::join_jobs(const std::shared_ptr<const Fabric>& f,
     unmatched_hosts_logged_ = now;
     std::size_t jobs = 0;
     for (const JobPorts& j : view.join.jobs) jobs += j.hosts_unknown > 0 ? 1 : 0;
+    // Slurm's node names, escaped: they reach a terminal or a journal.
+    std::string examples;
+    for (const std::string& host : view.join.unknown_host_examples)
+      examples += (examples.empty() ? "" : ", ") + yaml::quote(host);
+    if (view.join.unknown_hosts > view.join.unknown_host_examples.size()) examples += ", ...";
     log_warn(std::to_string(view.join.unknown_hosts) + " hosts of " + std::to_string(jobs) +
-             " running Slurm jobs match no HCA in the fabric (jobs.host_regex, jobs.host_map; "
-             "docs/jobs.md): those jobs' series miss their ports");
+             " running Slurm jobs match no HCA in the fabric (" + examples +
+             "; jobs.host_regex, jobs.host_map; docs/jobs.md): those jobs' series miss their "
+             "ports");
   }
   return view;
 }

@@ -23,6 +23,7 @@
 #include "fake_fabric.h"
 #include "fake_pma.h"
 #include "test/support/snapshot_support.h"
+#include "test/support/stderr_capture.h"
 #include "test/support/temp_dir.h"
 #include "test/support/wait_for.h"
 
@@ -537,12 +538,17 @@ TEST_CASE("Exporter with jobs.source: each sweep joins the latest job list, relo
   config.sweep_interval = std::chrono::milliseconds(50);
   config.jobs.source = "squeue";
   config.jobs.squeue_command = squeue;
+  ibfx::test::StderrCapture log;
   Exporter exporter(config, {}, std::make_unique<HookedPma>(fake), discover_always(fabric));
   exporter.start();
   REQUIRE(wait_for([&] {
     const auto snap = exporter.snapshot();
     return snap && snap->jobs.source_up && snap->jobs.join.jobs.size() == 2;
   }));
+  // The hosts that match no HCA are named, once (at most once a minute).
+  REQUIRE(wait_for([&] { return log.text().find("match no HCA") != std::string::npos; }));
+  CHECK(log.text().find(R"(2 hosts of 1 running Slurm jobs match no HCA in the fabric )"
+                        R"((\"cpu01\", \"cpu02\"; jobs.host_regex)") != std::string::npos);
   auto snap = exporter.snapshot();
   CHECK(snap->jobs.enabled);
   CHECK(snap->jobs.last_success_seconds > 0);

@@ -72,6 +72,7 @@ TEST_CASE("job join: hosts to HCA and leaf ports, stall seconds, roots", "[job_j
   CHECK(r.jobs[1].hosts_unknown == 1);
   CHECK(r.jobs[1].ports == std::vector<std::size_t>{1, 2, 4, 5});
   CHECK(r.unknown_hosts == 1);
+  CHECK(r.unknown_host_examples == std::vector<std::string>{"nohost"});
   // The root names job 7 (its HCA port and the leaf port into it), not job 8.
   REQUIRE(r.roots.size() == 1);
   CHECK(r.roots[0].jobs == std::vector<std::pair<std::size_t, std::size_t>>{{0, 2}});
