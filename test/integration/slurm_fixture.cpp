@@ -186,19 +186,7 @@ RunResult SlurmCluster::run(const std::vector<std::string>& argv,
   spec.cwd = dir_ + "/jobs";
   spec.stdout_path = base + ".out";
   spec.stderr_path = base + ".err";
-  Process p = Process::start(spec);
-  RunResult r;
-  if (const auto code = p.wait(timeout)) {
-    r.exit_code = *code;
-  } else {
-    r.timed_out = true;
-    p.terminate();
-  }
-  r.out = slurp(spec.stdout_path);
-  r.err = slurp(spec.stderr_path);
-  std::remove(spec.stdout_path.c_str());
-  std::remove(spec.stderr_path.c_str());
-  return r;
+  return Process::run(spec, timeout);
 }
 
 std::uint64_t SlurmCluster::submit(const std::string& name, const std::vector<std::string>& hosts) {

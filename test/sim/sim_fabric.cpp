@@ -497,6 +497,23 @@ bool Process::running() {
   return false;
 }
 
+RunResult Process::run(const Spec& spec, milliseconds timeout, milliseconds grace) {
+  Process process = start(spec);
+  RunResult result;
+  if (const auto code = process.wait(timeout)) {
+    result.exit_code = *code;
+  } else {
+    result.timed_out = true;
+    process.terminate(grace);
+    result.exit_code = -1;
+  }
+  result.out = read_file(spec.stdout_path);
+  result.err = read_file(spec.stderr_path);
+  ::unlink(spec.stdout_path.c_str());
+  ::unlink(spec.stderr_path.c_str());
+  return result;
+}
+
 std::optional<int> Process::wait(milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   Backoff backoff;
@@ -945,20 +962,7 @@ RunResult SimFabric::run(const std::vector<std::string>& argv, milliseconds time
   spec.cwd = dir_;
   spec.stdout_path = dir_ + "/run-" + std::to_string(seq) + ".out";
   spec.stderr_path = dir_ + "/run-" + std::to_string(seq) + ".err";
-  Process process = Process::start(spec);
-  RunResult result;
-  if (const auto code = process.wait(timeout)) {
-    result.exit_code = *code;
-  } else {
-    result.timed_out = true;
-    process.terminate(milliseconds(200));
-    result.exit_code = -1;
-  }
-  result.out = read_file(spec.stdout_path);
-  result.err = read_file(spec.stderr_path);
-  ::unlink(spec.stdout_path.c_str());
-  ::unlink(spec.stderr_path.c_str());
-  return result;
+  return Process::run(spec, timeout, milliseconds(200));
 }
 
 Process& SimFabric::spawn(const std::vector<std::string>& argv, const EnvMap& extra_env) {

@@ -71,6 +71,11 @@ class Process {
   Process() = default;
   // Throws std::runtime_error if the program cannot be started.
   static Process start(const Spec& spec);
+  // Runs `spec` to completion: waits up to `timeout`, then terminates it
+  // (SIGKILL after `grace`) and says it timed out; returns its output and
+  // removes the files spec.stdout_path and spec.stderr_path it went to.
+  static RunResult run(const Spec& spec, std::chrono::milliseconds timeout,
+                       std::chrono::milliseconds grace = std::chrono::milliseconds(1000));
 
   Process(Process&& other) noexcept;
   Process& operator=(Process&& other) noexcept;

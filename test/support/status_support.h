@@ -15,6 +15,7 @@
 
 #include "analysis/topology.h"
 #include "exposition/snapshot.h"
+#include "exposition/status_model.h"
 #include "test/support/fabric_builder.h"
 #include "test/support/snapshot_support.h"
 
@@ -145,6 +146,23 @@ inline std::string unexpected_tag(std::string_view html) {
     if (name == "script" && html[at + 1] != '/' && ++scripts > 1) return "a second <script>";
   }
   return "";
+}
+
+// An active event of the page's model: id 7, an incast at leaf-r0-0 port
+// 1, 42 s long, peak score 2.5 with 12 victims, jobs 4242 and 4243.
+inline StatusEvent active_status_event() {
+  StatusEvent event;
+  event.id = 7;
+  event.state = "active";
+  event.name = "leaf-r0-0";
+  event.port = 1;
+  event.cause = "incast";
+  event.start = 1790000000;
+  event.duration_seconds = 42;
+  event.peak_score = 2.5;
+  event.peak_victims = 12;
+  event.jobs = {"4242", "4243"};
+  return event;
 }
 
 }  // namespace ibfx::test

@@ -87,17 +87,7 @@ TEST_CASE("the status page shows events and jobs when the daemon has them", "[st
   const test::StatusFixture fx = test::status_fixture();
   StatusModel m = build_status_model(*fx.snapshot);
   m.roots[0].jobs = std::vector<std::string>{"4242 <train>"};
-  StatusEvent event;
-  event.id = 7;
-  event.state = "active";
-  event.name = "leaf-r0-0";
-  event.port = 1;
-  event.cause = "incast";
-  event.start = 1790000000;
-  event.duration_seconds = 42;
-  event.peak_score = 2.5;
-  event.peak_victims = 12;
-  event.jobs = {"4242", "4243"};
+  StatusEvent event = test::active_status_event();
   m.events = std::vector<StatusEvent>{event};
   event.jobs = {"1<x>"};
   event.jobs_truncated = true;

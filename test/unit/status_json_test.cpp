@@ -85,17 +85,7 @@ TEST_CASE("status.json validates against docs/status.schema.json", "[status_json
   test::StatusFixture fx = test::status_fixture({{0, "<b>\"x\"</b>\xFF"s}});
   StatusModel m = build_status_model(*fx.snapshot);
   m.roots[0].jobs = std::vector<std::string>{"123"};
-  StatusEvent event;
-  event.id = 7;
-  event.state = "active";
-  event.name = "leaf-r0-0";
-  event.port = 1;
-  event.cause = "incast";
-  event.start = 1790000000;
-  event.duration_seconds = 42;
-  event.peak_score = 2.5;
-  event.peak_victims = 12;
-  event.jobs = {"4242", "4243"};
+  StatusEvent event = test::active_status_event();
   m.events = std::vector<StatusEvent>{event};
   StatusEvent ended = event;
   ended.id = 6;
