@@ -63,10 +63,31 @@ struct CongestionRoot {
   // many ports' worth of stall this one explains.
   double score = 0;
   std::size_t victims = 0;  // stalled ports whose chain of waits ends here
-  // How it qualified: held from the previous sweeps (hysteresis), or parent
-  // of its victims on the evidence below the thresholds.
+  // How it qualified: held from the previous sweeps (hysteresis), parent of
+  // its victims on the evidence below the thresholds, or continued: nothing
+  // of it reached even the evidence this interval, and its victims are the
+  // ports of its tree in the previous sweep (the last, partial interval of a
+  // tree; RootMemory::tree). A continued root keeps the cause it was held
+  // with.
   bool held = false;
   bool by_evidence = false;
+  bool continued = false;
+};
+
+// What the previous sweeps say of each analysed port (RootHistory::recall),
+// parallel to the analysed ports; empty vectors: no memory (the first sweep,
+// or a caller without history).
+struct RootMemory {
+  // 1: a root of the previous sweeps, congested down to hold_fraction of
+  // the thresholds (hysteresis), and the cause it had then.
+  std::vector<std::uint8_t> held;
+  std::vector<CongestionCause> held_cause;
+  // The port (index into the analysed ports) whose tree this port was a
+  // victim of in the previous sweep, while that tree may still keep it:
+  // kNoPort when none. A stalled port that neither the thresholds nor the
+  // evidence explain stays in that tree instead of becoming a root of its
+  // own (docs/scores.md, "Over sweeps": the end of a tree).
+  std::vector<std::size_t> tree;
 };
 
 // Per switch with two or more up ports that moved data (mean U at least
@@ -83,7 +104,10 @@ struct CongestionForest {
   // chain for a victim, the port itself for a root, else kNoPort.
   std::vector<std::size_t> parent;
   std::vector<std::size_t> root;
-  std::vector<CongestionRoot> roots;       // by score, descending; at most top_k
+  std::vector<CongestionRoot> roots;  // by score, descending; at most top_k
+  // The roots ranked after the top k, by score: not exported, but the
+  // analysis remembers them (RootHistory) like the others.
+  std::vector<CongestionRoot> beyond_top_k;
   std::vector<UplinkImbalance> imbalance;  // by node
   std::size_t stalled = 0;
   std::size_t saturated = 0;
@@ -91,15 +115,17 @@ struct CongestionForest {
   // Victims whose parent was chosen among the ports towards their own rail
   // when a port towards another rail was more congested.
   std::size_t rail_kept = 0;
+  // Victims kept in the tree they were in the previous sweep (RootMemory::tree).
+  std::size_t kept_in_tree = 0;
 };
 
 // `ports` and `samples` are parallel (AnalysisResult::ports and its input),
-// with W and U filled in; `topology` classifies `fabric`. `held`, parallel to
-// them too when not empty, marks the ports RootHistory holds as roots.
+// with W and U filled in; `topology` classifies `fabric`. `memory`, parallel
+// to them too when not empty, is what RootHistory remembers of them.
 CongestionForest build_congestion_forest(const Topology& topology, const Fabric& fabric,
                                          const std::vector<PortScore>& ports,
                                          const std::vector<PortSample>& samples,
                                          const CongestionConfig& config,
-                                         const std::vector<std::uint8_t>& held = {});
+                                         const RootMemory& memory = {});
 
 }  // namespace ibfx

@@ -56,6 +56,38 @@ void add_leaf(std::vector<EventNode>& leaves, bool& truncated, const EventNode& 
 
 std::size_t cause_index(CongestionCause c) { return static_cast<std::size_t>(c); }
 
+// One sweep's tree into its event (or pending event): seen now, for one
+// more interval, its peak, and what its tree touched.
+void absorb(CongestionEvent& e, const TreeSeen& tree, const EventNode& root, const Fabric& fabric,
+            const std::vector<std::string>& node_names, double now, double interval,
+            const std::vector<std::uint64_t>* jobs) {
+  const CongestionRoot& r = *tree.root;
+  e.root.name = root.name;
+  e.far =
+      tree.port->linked() ? event_node(fabric, node_names, tree.port->remote_node) : EventNode{};
+  e.far_port = tree.port->linked() ? tree.port->remote_port : 0;
+  e.last_seen = now;
+  e.absent_sweeps = 0;
+  ++e.sweeps;
+  e.congested_seconds += interval;
+  if (r.score > e.peak_score) {
+    e.peak_score = r.score;
+    e.peak_at = now;
+    e.cause = r.cause;
+  } else if (e.cause == CongestionCause::kUnexplained && r.cause != CongestionCause::kUnexplained) {
+    // A mechanism found later names what the first, partial sweeps could not.
+    e.cause = r.cause;
+  }
+  e.peak_victims = std::max<std::uint64_t>(e.peak_victims, r.victims);
+  for (const int rail : tree.rails) add_rail(e.rails, rail);
+  for (const std::int32_t leaf : tree.leaves) {
+    add_leaf(e.leaves, e.leaves_truncated, event_node(fabric, node_names, leaf));
+  }
+  if (jobs != nullptr) {
+    for (const std::uint64_t job : *jobs) add_job(e.jobs, e.jobs_truncated, job);
+  }
+}
+
 }  // namespace
 
 void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric& fabric,
@@ -106,55 +138,50 @@ void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric
     }
   }
 
+  // Each root continues its event, or its pending one, or starts one.
   std::vector<bool> seen(active_.size(), false);
+  std::vector<CongestionEvent> still_pending;
   for (const TreeSeen& tree : trees) {
     const CongestionRoot& r = *tree.root;
     const EventNode root = event_node(fabric, node_names, tree.node);
     const std::uint8_t port = tree.port->number;
-    auto it = std::find_if(active_.begin(), active_.end(), [&](const CongestionEvent& e) {
+    auto same_root = [&](const CongestionEvent& e) {
       return e.root.guid == root.guid && e.root_port == port;
-    });
-    if (it == active_.end()) {
-      CongestionEvent e;
-      e.id = next_id_++;
-      e.root = root;
-      e.root_port = port;
-      e.cause = r.cause;
-      e.start = now - interval;
-      e.peak_score = r.score;
-      e.peak_at = now;
-      ++counters_.started[cause_index(r.cause)];
-      active_.push_back(std::move(e));
-      seen.push_back(false);
-      it = active_.end() - 1;
-    }
-    CongestionEvent& e = *it;
-    seen[static_cast<std::size_t>(it - active_.begin())] = true;
-    e.root.name = root.name;
-    e.far =
-        tree.port->linked() ? event_node(fabric, node_names, tree.port->remote_node) : EventNode{};
-    e.far_port = tree.port->linked() ? tree.port->remote_port : 0;
-    e.last_seen = now;
-    e.absent_sweeps = 0;
-    ++e.sweeps;
-    e.congested_seconds += interval;
-    counters_.seconds[cause_index(r.cause)] += interval;
-    if (r.score > e.peak_score) {
-      e.peak_score = r.score;
-      e.peak_at = now;
-      e.cause = r.cause;
-    }
-    e.peak_victims = std::max<std::uint64_t>(e.peak_victims, r.victims);
-    for (const int rail : tree.rails) add_rail(e.rails, rail);
-    for (const std::int32_t leaf : tree.leaves) {
-      add_leaf(e.leaves, e.leaves_truncated, event_node(fabric, node_names, leaf));
-    }
+    };
     const auto k = static_cast<std::size_t>(tree.root - forest.roots.data());
-    if (k < root_jobs.size()) {
-      for (const std::uint64_t job : root_jobs[k]) add_job(e.jobs, e.jobs_truncated, job);
+    const std::vector<std::uint64_t>* jobs = k < root_jobs.size() ? &root_jobs[k] : nullptr;
+    if (auto it = std::find_if(active_.begin(), active_.end(), same_root); it != active_.end()) {
+      seen[static_cast<std::size_t>(it - active_.begin())] = true;
+      absorb(*it, tree, root, fabric, node_names, now, interval, jobs);
+      counters_.seconds[cause_index(r.cause)] += interval;
+      changed = true;
+      continue;
     }
-    changed = true;
+    CongestionEvent draft;
+    if (auto it = std::find_if(pending_.begin(), pending_.end(), same_root); it != pending_.end()) {
+      draft = std::move(*it);
+    } else {
+      draft.root = root;
+      draft.root_port = port;
+      draft.cause = r.cause;
+      draft.start = now - interval;
+      draft.peak_score = r.score;
+      draft.peak_at = now;
+    }
+    absorb(draft, tree, root, fabric, node_names, now, interval, jobs);
+    // A named mechanism opens at once (and takes the pending sweeps with
+    // it); `unexplained` only once it has persisted.
+    if (r.cause != CongestionCause::kUnexplained || draft.sweeps >= kPersistSweeps) {
+      open(std::move(draft));
+      seen.push_back(true);
+      changed = true;
+    } else {
+      still_pending.push_back(std::move(draft));
+    }
   }
+  // A pending root absent from one sweep was no incident (nothing of it
+  // was published).
+  pending_ = std::move(still_pending);
   for (std::size_t i = 0; i < active_.size(); ++i) {
     if (seen[i]) continue;
     ++active_[i].absent_sweeps;
@@ -165,6 +192,13 @@ void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric
   trim(now);
   changed = changed || ended_.size() != ended_before;
   if (changed) publish();
+}
+
+void CongestionEventTracker::open(CongestionEvent draft) {
+  draft.id = next_id_++;
+  ++counters_.started[cause_index(draft.cause)];
+  counters_.seconds[cause_index(draft.cause)] += draft.congested_seconds;
+  active_.push_back(std::move(draft));
 }
 
 void CongestionEventTracker::end_expired(double now) {

@@ -10,8 +10,12 @@
 // it) stays ONE event: an event ends only after its root was absent from
 // kGraceSweeps consecutive sweeps AND for kGraceSeconds. A root that moves
 // (another port becomes the root of the same traffic) is a new event at
-// once; the old one ends after its grace. docs/scores.md, "Congestion
-// events", says the same for operators.
+// once; the old one ends after its grace. A root whose cause is
+// `unexplained` (no mechanism found: what a tree's first or last, partial
+// interval can leave for a sweep) opens its event only once it has been a
+// root in kPersistSweeps consecutive sweeps; the event then starts at the
+// first of them. docs/scores.md, "Congestion events", says the same for
+// operators.
 //
 // Pure computation; fed one SweepAnalysis per sweep. Bounded: the active
 // events are at most the roots of kGraceSweeps sweeps (top_k each), the
@@ -40,6 +44,9 @@ inline constexpr std::uint32_t kGraceSweeps = 3;
 // interval a root flickering out for up to half a minute is still one
 // event; at 60 s, three sweeps.
 inline constexpr double kGraceSeconds = 30;
+// Consecutive sweeps an `unexplained` root must last before it is an event:
+// as many as the end's grace, so that what ends a tree cannot start one.
+inline constexpr std::uint32_t kPersistSweeps = kGraceSweeps;
 // History: the last 1,000 ended events, none that ended over 7 days ago.
 inline constexpr std::size_t kMaxEnded = 1000;
 inline constexpr double kMaxAgeSeconds = 7 * 24 * 3600.0;
@@ -138,8 +145,14 @@ class CongestionEventTracker {
   // Bumped whenever events() or counters() changed (what the state file
   // writer watches).
   std::uint64_t version() const { return version_; }
+  // Roots waiting for kPersistSweeps before they are events (not listed,
+  // not counted, not saved).
+  std::size_t pending() const { return pending_.size(); }
 
  private:
+  // Opens an event for `draft` (a new root, or a pending one that has
+  // persisted): its id, and the counters its sweeps so far add up to.
+  void open(CongestionEvent draft);
   void end_expired(double now);
   void trim(double now);
   void publish();
@@ -147,7 +160,10 @@ class CongestionEventTracker {
   std::uint64_t next_id_ = 1;
   EventCounters counters_;
   std::vector<CongestionEvent> active_;  // by id
-  std::deque<CongestionEvent> ended_;    // by end, oldest first
+  // Roots seen in consecutive sweeps up to now whose cause has been
+  // `unexplained`: events in the making (id 0).
+  std::vector<CongestionEvent> pending_;
+  std::deque<CongestionEvent> ended_;  // by end, oldest first
   std::shared_ptr<const EventList> list_ = std::make_shared<const EventList>();
   std::uint64_t version_ = 0;
 };

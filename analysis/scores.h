@@ -111,11 +111,11 @@ struct AnalysisResult {
 
 // `samples` refer to nodes and ports of the Fabric that `topology` was
 // classified from; samples outside it are skipped.
-// `held_roots` (parallel to `samples`, or empty): ports RootHistory holds as
-// roots of congestion.
+// `memory` (parallel to `samples`, or empty): what RootHistory remembers of
+// the roots of congestion of the previous sweeps.
 AnalysisResult analyze(const Topology& topology, const Fabric& fabric,
                        const std::vector<PortSample>& samples, const ScoreConfig& config,
-                       const std::vector<std::uint8_t>& held_roots = {});
+                       const RootMemory& memory = {});
 
 // Helpers, exposed for tests: median, 1.4826-scaled MAD and the linear
 // interpolated percentile (q in [0, 1]) of `values` (reordered in place).

@@ -36,7 +36,7 @@ SweepAnalysis SweepAnalyzer::analyze(const std::shared_ptr<const Fabric>& fabric
   if (!a.samples.empty()) {
     a.interval_seconds = dt;
     a.result = ibfx::analyze(*topology_, *fabric, a.samples, config.scores,
-                             roots_.held(*fabric, a.samples));
+                             roots_.recall(*fabric, a.samples));
     roots_.update(*fabric, a.result.ports, a.result.congestion);
     clamped_total_ += a.result.clamped;
     for (const PortScore& ps : a.result.ports) {

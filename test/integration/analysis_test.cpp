@@ -199,9 +199,11 @@ namespace {
 // port saturated from U = 0.75 (the default 0.9 assumes exact counters).
 struct TreeRun {
   explicit TreeRun(const std::string& file)
-      : driver(faster(load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/" + file))),
+      : TreeRun(load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/" + file)) {}
+  explicit TreeRun(Scenario scenario, const std::string& interval = "3s")
+      : driver(faster(std::move(scenario))),
         sim(driver.fabric()),
-        daemon(sim, {"--config.file=" + tree_config(sim), "--sweep.interval=3s"}) {
+        daemon(sim, {"--config.file=" + tree_config(sim), "--sweep.interval=" + interval}) {
     REQUIRE(daemon.wait_ready());
   }
   static Scenario faster(Scenario s) {
@@ -438,6 +440,48 @@ TEST_CASE(
       [&] { return fresh.process().read_stderr().find("are unusable") != std::string::npos; }));
   CHECK(events_of(fresh)["events"].empty());
   CHECK(std::ifstream(state + ".bad").good());
+}
+
+TEST_CASE(
+    "Congestion events on ibsim: trees that start, overlap, move and end mid-interval are one "
+    "event each, and nothing else is",
+    "[analysis][integration][congestion][events]") {
+  // At a 1 s sweep, flows that start and stop at arbitrary instants inside
+  // an interval: an incast, a slow receiver on the other rail sharing its
+  // spines, then the root moves back to rail 0 while the slow receiver
+  // decays. Each tree's first and last intervals are partial ones.
+  TreeRun run(parse_scenario(R"(name: transitions
+seed: 32
+fabric: {servers: 8, rails: 2, tiers: 2, radix: 8}
+duration: 120
+effects:
+  - {type: allreduce, load: 0.4}
+  - {type: congestion_tree, cause: incast, node: leaf-r0-01, port: 1, start: 4.37, end: 14.61}
+  - {type: congestion_tree, cause: slow_receiver, node: leaf-r1-02, port: 3, start: 8.83, end: 18.29}
+  - {type: congestion_tree, cause: incast, node: leaf-r0-02, port: 2, start: 17.65, end: 26.85}
+)"),
+              "1s");
+  const auto trees = run.driver.congestion_trees();
+  REQUIRE(trees.size() == 3);
+  // Long enough after the last end for any root its end left behind to have
+  // lasted the 3 sweeps that would make it an event.
+  run.play_until(34);
+  const nlohmann::json all = events_of(run.daemon);
+  INFO(all.dump(1));
+  CHECK(all["events"].size() == trees.size());
+  for (const CongestionTree& truth : trees) {
+    const auto at = events_at(all, truth.root.node, truth.root.port);
+    REQUIRE(at.size() == 1);
+    CHECK(at[0]["cause"] == truth.cause);
+  }
+  CHECK(run.last.at(R"(infiniband_congestion_events_total{cause="incast"})") == 2);
+  CHECK(run.last.at(R"(infiniband_congestion_events_total{cause="slow_receiver"})") == 1);
+  CHECK(run.last.at(R"(infiniband_congestion_events_total{cause="unexplained"})") == 0);
+  double total = 0;
+  for (const auto& [key, v] : run.last) {
+    if (key.rfind("infiniband_congestion_events_total{", 0) == 0) total += v;
+  }
+  CHECK(total == static_cast<double>(trees.size()));
 }
 
 TEST_CASE("Roots of congestion on ibsim: a routing imbalance and its uplink imbalance",

@@ -206,6 +206,59 @@ TEST_CASE("a root that moves: the old event ends, a new one starts at once",
   CHECK(s.tracker.counters().started[kIncast] == 2);
 }
 
+TEST_CASE("an unexplained root is an event only once it has persisted for the grace's sweeps",
+          "[congestion_events]") {
+  Sweeps s;
+  constexpr auto kUnexplained = static_cast<std::size_t>(CongestionCause::kUnexplained);
+  // A spine port into the incast's leaf, a root for one sweep at the end of
+  // the tree (its root already reads idle): no event, nothing counted.
+  const Tree artefact{s.spine(0, 0), 1, CongestionCause::kUnexplained, 0.3, {}};
+  s.sweep(1, {artefact});
+  CHECK(s.tracker.events()->empty());
+  CHECK(s.tracker.pending() == 1);
+  CHECK(s.tracker.version() == 0);
+  s.quiet(2);
+  CHECK(s.tracker.pending() == 0);
+  // Two sweeps, then gone: still none.
+  s.sweep(3, {artefact});
+  s.sweep(4, {artefact});
+  s.quiet(5);
+  CHECK(s.tracker.events()->empty());
+  CHECK(s.tracker.counters().started[kUnexplained] == 0);
+  CHECK(s.tracker.counters().seconds[kUnexplained] == 0);
+  // Persisting for kPersistSweeps consecutive sweeps: one event, from the
+  // first of them, with their seconds.
+  Tree persistent = artefact;
+  persistent.victims = {{s.leaf(0, 1), 5}};
+  for (double t = 10; t < 10 + ibfx::kPersistSweeps; ++t) s.sweep(t, {persistent});
+  {
+    const CongestionEvent& e = only(s.tracker);
+    CHECK(e.id == 1);
+    CHECK(e.cause == CongestionCause::kUnexplained);
+    CHECK(e.start == 9);
+    CHECK(e.sweeps == ibfx::kPersistSweeps);
+    CHECK(e.peak_victims == 1);
+    CHECK(s.tracker.counters().started[kUnexplained] == 1);
+    CHECK(s.tracker.counters().seconds[kUnexplained] == ibfx::kPersistSweeps);
+    CHECK(s.tracker.pending() == 0);
+  }
+  // A named mechanism opens at once, taking the sweeps it was pending as
+  // `unexplained` with it (the first, partial interval of a tree).
+  Sweeps t;
+  Tree growing = incast(t, 0.5);
+  growing.cause = CongestionCause::kUnexplained;
+  t.sweep(20, {growing});
+  CHECK(t.tracker.events()->empty());
+  t.sweep(21, {incast(t, 4)});
+  const CongestionEvent& e = only(t.tracker);
+  CHECK(e.cause == CongestionCause::kIncast);
+  CHECK(e.start == 19);
+  CHECK(e.sweeps == 2);
+  CHECK(t.tracker.counters().started[kIncast] == 1);
+  CHECK(t.tracker.counters().started[kUnexplained] == 0);
+  CHECK(t.tracker.counters().seconds[kIncast] == 2);
+}
+
 TEST_CASE("two trees at once are two events, each with its own rails and leaves",
           "[congestion_events]") {
   Sweeps s;

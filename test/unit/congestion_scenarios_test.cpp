@@ -59,7 +59,7 @@ class OfflineRun {
     }
     samples_ = samples;
     if (history == nullptr) return ibfx::analyze(topology_, fabric_, samples_, config_);
-    auto r = ibfx::analyze(topology_, fabric_, samples_, config_, history->held(fabric_, samples_));
+    auto r = ibfx::analyze(topology_, fabric_, samples_, config_, history->recall(fabric_, samples_));
     history->update(fabric_, r.ports, r.congestion);
     return r;
   }

@@ -38,7 +38,12 @@ ibfx::CongestionForest forest(std::size_t root) {
   ibfx::CongestionForest f;
   f.root.assign(2, ibfx::kNoPort);
   f.parent.assign(2, ibfx::kNoPort);
-  if (root != ibfx::kNoPort) f.root[root] = root;
+  if (root != ibfx::kNoPort) {
+    f.root[root] = root;
+    ibfx::CongestionRoot r;
+    r.port = root;
+    f.roots.push_back(r);
+  }
   return f;
 }
 
@@ -47,14 +52,14 @@ ibfx::CongestionForest forest(std::size_t root) {
 TEST_CASE("RootHistory holds a root through one quiet sweep, then lets it go", "[congestion]") {
   const auto fabric = two_ports();
   ibfx::RootHistory h;
-  CHECK(h.held(fabric, samples()) == std::vector<std::uint8_t>{0, 0});
+  CHECK(h.recall(fabric, samples()).held == std::vector<std::uint8_t>{0, 0});
   h.update(fabric, scores(), forest(1));
-  CHECK(h.held(fabric, samples()) == std::vector<std::uint8_t>{0, 1});
+  CHECK(h.recall(fabric, samples()).held == std::vector<std::uint8_t>{0, 1});
   // One sweep without the root: still held (grace), then released.
   h.update(fabric, scores(), forest(ibfx::kNoPort));
-  CHECK(h.held(fabric, samples()) == std::vector<std::uint8_t>{0, 1});
+  CHECK(h.recall(fabric, samples()).held == std::vector<std::uint8_t>{0, 1});
   h.update(fabric, scores(), forest(ibfx::kNoPort));
-  CHECK(h.held(fabric, samples()) == std::vector<std::uint8_t>{0, 0});
+  CHECK(h.recall(fabric, samples()).held == std::vector<std::uint8_t>{0, 0});
   CHECK(h.size() == 0);
 }
 
@@ -65,12 +70,12 @@ TEST_CASE("RootHistory follows ports by GUID and number, and forgets them", "[co
   // The same port at another index of a rediscovered fabric is still held.
   ibfx::Fabric swapped = fabric;
   std::swap(swapped.nodes[0].ports[0], swapped.nodes[0].ports[1]);
-  CHECK(h.held(swapped, samples()) == std::vector<std::uint8_t>{0, 1});
+  CHECK(h.recall(swapped, samples()).held == std::vector<std::uint8_t>{0, 1});
   // Samples outside the fabric are never held.
   auto bad = samples();
   bad[0].node = 7;
   bad[1].port_index = 9;
-  CHECK(h.held(fabric, bad) == std::vector<std::uint8_t>{0, 0});
+  CHECK(h.recall(fabric, bad).held == std::vector<std::uint8_t>{0, 0});
   h.forget(ibfx::PortKey{0x10, 1});
-  CHECK(h.held(fabric, samples()) == std::vector<std::uint8_t>{0, 0});
+  CHECK(h.recall(fabric, samples()).held == std::vector<std::uint8_t>{0, 0});
 }
