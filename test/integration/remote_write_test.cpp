@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,16 +72,28 @@ std::string quick_rules(const std::string& dir) {
   return path;
 }
 
-// Series per (metric name, job): what the daemons serve to the two jobs of
-// the two-cadence layout, and what a store holds now.
+// A scrape layout: which job scrapes which /metrics query of each daemon.
+using Layout = std::vector<std::pair<std::string, std::string>>;  // (query, job)
+const Layout kTwoCadences = {{"?collect[]=aggregates", "infiniband"},
+                             {"?collect[]=ports&collect[]=nodes", "infiniband_ports"}};
+const Layout kOneJob = {{"", "infiniband"}};
+
+// The one-job layout of the README and dashboards/provisioning/prometheus.yml
+// (whose rule_files and evaluation_interval vmagent refuses), every second.
+std::string one_job_scrape_config(int daemon_port) {
+  return "scrape_configs:\n  - job_name: infiniband\n    scrape_interval: 1s\n"
+         "    static_configs:\n      - targets: ['127.0.0.1:" +
+         std::to_string(daemon_port) + "']\n";
+}
+
+// Series per (metric name, job): what the daemons serve to the jobs of a
+// layout, and what a store holds now.
 using SeriesCounts = std::map<std::pair<std::string, std::string>, std::size_t>;
 
-SeriesCounts served(const std::vector<int>& daemon_ports) {
+SeriesCounts served(const std::vector<int>& daemon_ports, const Layout& layout) {
   SeriesCounts out;
   for (const int port : daemon_ports) {
-    for (const auto& [query, job] :
-         {std::pair<std::string, std::string>{"?collect[]=aggregates", "infiniband"},
-          {"?collect[]=ports&collect[]=nodes", "infiniband_ports"}}) {
+    for (const auto& [query, job] : layout) {
       for (const auto& [key, v] : parse_exposition(http_get(port, "/metrics" + query).body)) {
         ++out[{key.substr(0, key.find('{')), job}];
       }
@@ -121,11 +134,12 @@ std::string count_differences(const SeriesCounts& daemon, const SeriesCounts& st
 // again on each try: the roots and hot ports the analysis reports may change
 // from one sweep to the next. Returns the last differences ("" on success).
 std::string wait_same_series(const std::vector<int>& daemon_ports, const QueryService& store,
+                             const Layout& layout = kTwoCadences,
                              std::chrono::seconds timeout = std::chrono::seconds(30)) {
   std::string diff = "never compared";
   eventually(
       [&] {
-        diff = count_differences(served(daemon_ports), stored(store));
+        diff = count_differences(served(daemon_ports, layout), stored(store));
         return diff.empty();
       },
       timeout);
@@ -248,49 +262,59 @@ struct FaultedFabric {
 
 }  // namespace
 
-TEST_CASE("vmagent scrapes two cadences into VictoriaMetrics, vmalert fires the shipped alerts",
+TEST_CASE("vmagent scrapes into VictoriaMetrics, vmalert fires the shipped alerts, in both layouts",
           "[remote_write][integration]") {
   FaultedFabric fabric;
-  VictoriaMetrics store;
-  VmAgent agent(shipped_scrape_config("vmagent.yml", {fabric.daemon.port()}), store.write_url());
-  VmAlert alert(quick_rules(fabric.sim.dir()), store);
-  auto explain = [&] {
-    return fabric.animation->status() + "\n" + agent.targets() + "vmagent log:\n" + agent.log() +
-           "victoria-metrics log:\n" + store.log() + "vmalert log:\n" + alert.log();
-  };
+  const int daemon = fabric.daemon.port();
+  // The two-cadence layout of docs/scale-out.md (the shipped vmagent.yml),
+  // then the README's one job, each with a store of its own.
+  for (const auto& [name, config, layout] :
+       {std::tuple<std::string, std::string, Layout>{
+            "two cadences", shipped_scrape_config("vmagent.yml", {daemon}), kTwoCadences},
+        {"one job", one_job_scrape_config(daemon), kOneJob}}) {
+    INFO("layout: " << name);
+    VictoriaMetrics store;
+    VmAgent agent(config, store.write_url());
+    VmAlert alert(quick_rules(fabric.sim.dir()), store);
+    auto explain = [&] {
+      return fabric.animation->status() + "\n" + agent.targets() + "vmagent log:\n" + agent.log() +
+             "victoria-metrics log:\n" + store.log() + "vmalert log:\n" + alert.log();
+    };
 
-  // Nothing lost, nothing doubled: each family's series, in the job of its
-  // group, as many in the store as the daemon serves.
-  {
-    const std::string diff = wait_same_series({fabric.daemon.port()}, store);
-    INFO(diff << explain());
-    CHECK(diff.empty());
-  }
+    // Nothing lost, nothing doubled: each family's series, in the job of
+    // its group, as many in the store as the daemon serves.
+    {
+      const std::string diff = wait_same_series({daemon}, store, layout);
+      INFO(diff << explain());
+      CHECK(diff.empty());
+    }
 
-  // The shipped rules load in vmalert and evaluate without error; the
-  // congestion alerts fire where they should.
-  CHECK(healthy_rules(alert) == 23);
-  check_congestion_alerts(alert, store, fabric.daemon.port());
+    // The shipped rules load in vmalert and evaluate without error; the
+    // congestion alerts fire where they should.
+    CHECK(healthy_rules(alert) == 23);
+    check_congestion_alerts(alert, store, daemon);
 
-  // Every dashboard query is valid MetricsQL, and the heatmap of pain shows
-  // the congested port (its values against Prometheus's: the test below).
-  for (const std::string& file : dashboard_files()) {
-    const Json dash = parse_json(read_file(file));
-    INFO("dashboard " << dash["uid"].str());
-    for (const auto& panel : panel_queries(dash, resolve_variables(dash, store))) {
-      for (const PanelQuery& q : panel) {
-        INFO("panel \"" << q.title << "\" query " << q.ref << ": " << q.expr);
-        const Json reply = store.query(q.expr);
-        INFO(reply["error"].str());
-        CHECK(reply["status"].str() == "success");
-        if (q.title == "Top hotspot ports" || q.title == "Top stalled ports and their cables") {
-          const auto result = samples(reply);
-          const auto top =
-              std::max_element(result.begin(), result.end(),
-                               [](const Sample& a, const Sample& b) { return a.value < b.value; });
-          REQUIRE(top != result.end());
-          CHECK(top->labels.at("node_name") == kCulprit);
-          CHECK(top->labels.at("port") == "3");
+    // Every dashboard query is valid MetricsQL, and the heatmap of pain
+    // shows the congested port (its values against Prometheus's: the test
+    // below).
+    for (const std::string& file : dashboard_files()) {
+      const Json dash = parse_json(read_file(file));
+      INFO("dashboard " << dash["uid"].str());
+      for (const auto& panel : panel_queries(dash, resolve_variables(dash, store))) {
+        for (const PanelQuery& q : panel) {
+          INFO("panel \"" << q.title << "\" query " << q.ref << ": " << q.expr);
+          const Json reply = store.query(q.expr);
+          INFO(reply["error"].str());
+          CHECK(reply["status"].str() == "success");
+          if (q.title == "Top hotspot ports" || q.title == "Top stalled ports and their cables") {
+            const auto result = samples(reply);
+            const auto top = std::max_element(
+                result.begin(), result.end(),
+                [](const Sample& a, const Sample& b) { return a.value < b.value; });
+            REQUIRE(top != result.end());
+            CHECK(top->labels.at("node_name") == kCulprit);
+            CHECK(top->labels.at("port") == "3");
+          }
         }
       }
     }
