@@ -1,7 +1,8 @@
-// A real Prometheus (Debian's /usr/bin/prometheus) scraping one daemon, and
-// what the dashboard checks need around it: instant queries and their
-// samples, label values, and Grafana's template expansion. Shared by the
-// dashboards test and the Slurm jobs test (dashboards/ibfx-jobs.json).
+// A real Prometheus (Debian's /usr/bin/prometheus) scraping the daemon, as a
+// server or in agent mode, and what the dashboard checks need around it:
+// the samples of a query's reply and Grafana's template expansion (queries
+// and label values: loopback_service.h). Shared by the dashboards test, the
+// Slurm jobs test (dashboards/ibfx-jobs.json) and the remote-write tests.
 #pragma once
 
 #include <catch2/catch.hpp>

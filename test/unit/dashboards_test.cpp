@@ -1,8 +1,10 @@
 // Static checks of what dashboards/ ships: the structure of every Grafana
 // dashboard (the things that break an import or a panel silently: duplicate
 // ids, overlapping panels, a hard-coded data source, a missing unit, a colour
-// scale that drifts with the data), the provisioning files, and the Prometheus
-// rules through promtool (check + unit tests, with an alert-coverage check).
+// scale that drifts with the data), the provisioning files (vmagent and
+// Prometheus agent-mode configurations too), and the Prometheus rules
+// through promtool (check + unit tests, with an alert-coverage check) and
+// vmalert.
 // The queries themselves run against a real Prometheus in
 // test/integration/dashboards_test.cpp.
 #include <sys/wait.h>
