@@ -14,6 +14,11 @@
 // round trip): the daemon's 1 Hz cadence, ports read per sweep, snapshots
 // published and dropped, and the CPU of each of its threads, with the whole
 // 2 cores for the daemon (ibsim would take one of them: bench/run).
+//
+// --scrape-groups instead prints, after the sweeps, what a scrape of each
+// `collect[]` group and of the two jobs of docs/scale-out.md serves: samples
+// (by family, the largest first), identity and gzip bytes; the figures a
+// site sizes its time-series store with (samples/s = samples / interval).
 #include <dirent.h>
 #include <infiniband/mad.h>
 #include <sys/resource.h>
@@ -29,7 +34,9 @@
 #include <map>
 #include <queue>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/log.h"
@@ -342,15 +349,88 @@ std::pair<double, std::size_t> scrape(const ibfx::Exporter& exporter, bool gzip,
   bytes += res.body.size();
   return {since(t), bytes};
 }
+
+// What one identity scrape serves: samples per family (a histogram's
+// _bucket, _sum and _count lines count for the family its # TYPE names),
+// streamed line by line across the response's pieces.
+struct ScrapeCount {
+  std::map<std::string, std::size_t> by_family;
+  std::size_t samples = 0;
+  std::size_t bytes = 0;
+};
+ScrapeCount count_scrape(const ibfx::Exporter& exporter, const std::string& query) {
+  ibfx::HttpRequest req;
+  req.method = "GET";
+  req.path = "/metrics";
+  req.target = "/metrics" + query;
+  req.accepts_gzip = false;
+  ibfx::HttpResponse res = ibfx::handle_web(exporter, req);
+  ScrapeCount c;
+  std::string family;
+  std::string line;  // a line split across two pieces
+  auto take = [&](std::string_view piece) {
+    c.bytes += piece.size();
+    for (std::size_t at = 0; at < piece.size();) {
+      const std::size_t nl = piece.find('\n', at);
+      line.append(piece.substr(at, nl == std::string_view::npos ? piece.npos : nl - at));
+      if (nl == std::string_view::npos) break;
+      at = nl + 1;
+      if (line.rfind("# TYPE ", 0) == 0) {
+        family = line.substr(7, line.find(' ', 7) - 7);
+      } else if (!line.empty() && line[0] != '#') {
+        ++c.samples;
+        ++c.by_family[family];
+      }
+      line.clear();
+    }
+  };
+  take(res.body);
+  std::string piece;
+  for (bool more = res.stream.has_value(); more;) {
+    more = res.stream->next(piece);
+    take(piece);
+  }
+  return c;
+}
+
+// --scrape-groups: each group alone, then the two jobs of the two-cadence
+// layout (docs/scale-out.md) and the whole exposition.
+void print_scrape_groups(const ibfx::Exporter& exporter, std::size_t ports) {
+  const std::pair<const char*, std::string> selections[] = {
+      {"aggregates", "?collect[]=aggregates"},
+      {"ports", "?collect[]=ports"},
+      {"nodes", "?collect[]=nodes"},
+      {"ports+nodes (slow job)", "?collect[]=ports&collect[]=nodes"},
+      {"everything", ""}};
+  for (const auto& [name, query] : selections) {
+    const ScrapeCount c = count_scrape(exporter, query);
+    const auto [gz_s, gz_bytes] = scrape(exporter, true, query);
+    std::printf(
+        "scrape group %-24s %9zu samples (%.2f per port), identity %11zu bytes, gzip %10zu "
+        "bytes (%.4f s)\n",
+        name, c.samples, static_cast<double>(c.samples) / static_cast<double>(ports), c.bytes,
+        gz_bytes, gz_s);
+    if (query == "?collect[]=aggregates" || query == "?collect[]=ports" ||
+        query == "?collect[]=nodes") {
+      std::vector<std::pair<std::size_t, std::string>> families;
+      for (const auto& [family, n] : c.by_family) families.emplace_back(n, family);
+      std::sort(families.rbegin(), families.rend());
+      for (std::size_t i = 0; i < families.size() && i < 12; ++i) {
+        std::printf("  %-60s %9zu\n", families[i].second.c_str(), families[i].first);
+      }
+    }
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   // The large bench fabric every figure of docs/benchmarks.md is measured on.
   ibfx::test::FatTreeSpec spec = ibfx::test::preset_16k();
   int sweeps = 3;
-  int error_percent = 1;  // --error-ports PERCENT: ports whose symbol errors count
-  std::string dump;       // --dump FILE: the full exposition, for per-family measurements
-  int cadence = 0;        // --cadence SECONDS: the Exporter's own threads at --interval
+  int error_percent = 1;       // --error-ports PERCENT: ports whose symbol errors count
+  std::string dump;            // --dump FILE: the full exposition, for per-family measurements
+  bool scrape_groups = false;  // --scrape-groups: samples and bytes per collect[] group, then exit
+  int cadence = 0;             // --cadence SECONDS: the Exporter's own threads at --interval
   int interval_ms = 1000;
   int service_us = 20;  // --pma-service-us: a node's PMA time per MAD
   int wire_us = 10;     // --wire-us: the round trip through the switches
@@ -366,7 +446,10 @@ int main(int argc, char** argv) {
         error_percent = static_cast<int>(args.integer(0, 100));
       else if (args.is("--dump"))
         dump = args.value();
-      else if (args.is("--cadence"))
+      else if (args.is("--scrape-groups")) {
+        args.no_value();
+        scrape_groups = true;
+      } else if (args.is("--cadence"))
         cadence = number();
       else if (args.is("--interval"))
         interval_ms = number();
@@ -423,6 +506,11 @@ int main(int argc, char** argv) {
     const auto t = Clock::now();
     exporter.sweep_now();
     std::printf("sweep+publish %d: %.3f s (RSS %.0f MiB)\n", i + 1, since(t), peak_rss_mib());
+  }
+  if (scrape_groups) {
+    print_scrape_groups(exporter, fabric->port_count());
+    std::printf("peak RSS: %.0f MiB\n", peak_rss_mib());
+    return 0;
   }
   const auto snap = exporter.snapshot();
   if (!dump.empty()) {

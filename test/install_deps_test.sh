@@ -3,7 +3,8 @@
 # dpkg-query, systemctl and sudo on PATH, and IBFX_INSTALL_ROOT pointing at a
 # scratch directory that stands for /. The fake apt-get "installs" a package
 # by recording it and dropping the unit files and init scripts the real
-# package ships (opensm.service + /etc/init.d/opensm, prometheus.service);
+# package ships (opensm.service + /etc/init.d/opensm, prometheus.service,
+# victoria-metrics.service + /etc/init.d/victoria-metrics);
 # while it runs it checks that policy-rc.d forbids starting services.
 #   install_deps_test.sh SOURCE_DIR WORK_DIR
 set -eu
@@ -51,6 +52,7 @@ for p; do
   -*) continue ;;
   opensm) echo '[Service]' >"$root/lib/systemd/system/opensm.service"; echo '#!/bin/sh' >"$root/etc/init.d/opensm" ;;
   prometheus) echo '[Service]' >"$root/lib/systemd/system/prometheus.service" ;;
+  victoria-metrics) echo '[Service]' >"$root/lib/systemd/system/victoria-metrics.service"; echo '#!/bin/sh' >"$root/etc/init.d/victoria-metrics" ;;
   esac
   echo "\$p" >>"$work/installed"
 done
@@ -79,7 +81,7 @@ setup ""
 run
 installed libibumad-dev || fail "default set lacks libibumad-dev"
 installed g++ || fail "default set lacks g++"
-for p in opensm prometheus ibsim-utils clang-14; do
+for p in opensm prometheus victoria-metrics ibsim-utils clang-14; do
   if installed "$p"; then fail "default set installs $p"; fi
 done
 [ ! -e "$root/usr/sbin/policy-rc.d" ] || fail "policy-rc.d left behind"
@@ -91,15 +93,17 @@ echo "ok 1 default set: build and run only"
 #    afterwards; the administrator's ssh is left alone.
 setup ""
 run --test
-for p in opensm prometheus ibsim-utils clang-14 libfuzzer-14-dev clang-format-14 clang-tidy-14; do
+for p in opensm prometheus victoria-metrics ibsim-utils clang-14 libfuzzer-14-dev clang-format-14 clang-tidy-14; do
   installed "$p" || fail "--test does not install $p"
 done
 if grep -q 'policy-rc.d' "$log"; then fail "$(cat "$log")"; fi
 [ ! -e "$root/usr/sbin/policy-rc.d" ] || fail "policy-rc.d left behind"
-for unit in opensm.service prometheus.service; do
+for unit in opensm.service prometheus.service victoria-metrics.service; do
   grep -qx "systemctl --root=$root disable --quiet $unit" "$log" || fail "$unit not disabled: $(cat "$log")"
 done
-[ "$(grep -c 'disable.*opensm' "$log")" -eq 1 ] || fail "opensm disabled more than once: $(cat "$log")"
+for name in opensm victoria-metrics; do
+  [ "$(grep -c "disable.*$name" "$log")" -eq 1 ] || fail "$name disabled more than once: $(cat "$log")"
+done
 if grep -q 'ssh' "$log"; then fail "touched the administrator's ssh: $(cat "$log")"; fi
 echo "ok 2 --test: services neither started nor left enabled"
 

@@ -9,18 +9,17 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
-#include <stop_token>
 #include <thread>
 
+#include "animation.h"
 #include "daemon_fixture.h"
+#include "dashboard_queries.h"
 #include "prometheus_fixture.h"
 #include "test/scenario/scenario.h"
 #include "test/support/config_yaml.h"
@@ -51,12 +50,6 @@ void check_range(const std::string& unit, const std::string& expr, double v) {
   } else {
     CHECK((unit == "none" || unit == "short"));
   }
-}
-
-std::string describe(const Sample& s) {
-  std::string out = "{";
-  for (const auto& [k, v] : s.labels) out += k + "=\"" + v + "\",";
-  return out + "} " + std::to_string(s.value);
 }
 
 // The raw samples of a range query's reply, one series a line:
@@ -97,98 +90,6 @@ std::string tail(const std::string& text, std::size_t n) {
   return at == 0 ? text : text.substr(at + 1);
 }
 
-// Plays the scenario on the simulated fabric, one simulated second per wall
-// second, from construction until destruction: the stall ratios and hotspot
-// scores are computed from the counter deltas between two consecutive
-// sweeps, so the fabric must keep its traffic for as long as panels are
-// read. (A driver that stopped would leave every stall ratio at 0 one sweep
-// later, and the top-N panels ranking ports that all score 0.)
-// `on_step(i)` runs after step i's console lines.
-class Animation {
- public:
-  Animation(ScenarioDriver& driver, SimFabric& sim, std::function<void(int)> on_step)
-      : thread_([this, &driver, &sim, on_step = std::move(on_step)](std::stop_token stop) {
-          auto next = std::chrono::steady_clock::now();
-          for (int i = 0; !stop.stop_requested() && !driver.done(); ++i) {
-            try {
-              for (const std::string& line : driver.step()) sim.console(line);
-              if (on_step) on_step(i);
-            } catch (const std::exception& e) {
-              std::lock_guard lock(mu_);
-              error_ = e.what();
-              break;
-            }
-            {
-              std::lock_guard lock(mu_);
-              steps_ = i + 1;
-              lag_ = std::max(lag_, std::chrono::steady_clock::now() - next);
-            }
-            cv_.notify_all();
-            next += std::chrono::seconds(1);
-            std::unique_lock lock(mu_);
-            cv_.wait_until(lock, stop, next, [] { return false; });
-          }
-          cv_.notify_all();
-        }) {}
-  Animation(const Animation&) = delete;
-  Animation& operator=(const Animation&) = delete;
-
-  // Waits until `n` steps have been played; false if the animation failed.
-  bool wait_steps(int n) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return steps_ >= n || !error_.empty(); });
-    return steps_ >= n;
-  }
-  std::string status() {
-    std::lock_guard lock(mu_);
-    return std::to_string(steps_) + " steps played, the slowest done " +
-           std::to_string(std::chrono::duration<double>(lag_).count()) + " s after its start time" +
-           (error_.empty() ? "" : ", then failed: " + error_);
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable_any cv_;
-  int steps_ = 0;
-  std::chrono::steady_clock::duration lag_{};
-  std::string error_;
-  std::jthread thread_;  // last: stopped and joined before the members above go
-};
-
-// The scenario: background training traffic on a small rail-optimized fat
-// tree, spine-02 port 3 congested, symbol errors on spine-02 port 1 (so the
-// drill-down of spine-02 has errors to show), and gpu0003 mlx5_1's link down
-// from t = 4 s (a flap with a long down time). The background load stays
-// well below saturation (0.3 + 0.3 of line rate): on a loaded machine the
-// driver's console lines reach ibsim in bursts, one sweep interval can then
-// hold more than a second's traffic, and at 0.8 a leaf port into an HCA read
-// as saturated made the congested spine port its victim (a correct verdict
-// on those numbers, and a flaky test).
-std::string scenario_yaml() {
-  return "name: dashboards\nseed: 11\n"
-         "fabric:\n  servers: 8\n  rails: 2\n  tiers: 2\n  radix: 8\n"
-         "duration: 600\ntick: 1.0\neffects:\n"
-         "  - {type: allreduce, load: 0.3}\n"
-         "  - {type: cross_rail, load: 0.3}\n"
-         "  - {type: congested_port, node: spine-02, port: 3, ratio: 0.7, spread: 0.3}\n"
-         "  - {type: symbol_errors, node: spine-02, port: 1, rate: 20}\n"
-         "  - {type: flap, node: gpu0003 mlx5_1, port: 1, start: 4, period: 500, down_time: 250}\n";
-}
-
-// The net file with one cable (leaf-r0-02[1] <-> gpu0005 mlx5_0[1]) trained
-// at 1x instead of 4x: a link below the fabric's norm.
-std::string degraded_netfile(const Fabric& fabric) {
-  std::string net = fabric.to_netfile();
-  for (const char* cable_end :
-       {"\"gpu0005 mlx5_0\"[1]\t# lid 0 4xHDR", "\"leaf-r0-02\"[1]\t# lid 0 4xHDR"}) {
-    const std::string end = cable_end;
-    const auto at = net.find(end);
-    REQUIRE(at != std::string::npos);
-    net.replace(at + end.size() - 5, 1, "1");
-  }
-  return net;
-}
-
 // 1 when the port's link is up (PortPhysicalState 5, LinkUp), else 0, with
 // the node's name joined from infiniband_node_info.
 std::string link_up_expr(const std::string& node, int port) {
@@ -203,22 +104,9 @@ std::string link_up_expr(const std::string& node, int port) {
 TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scraping the daemon",
           "[dashboards][integration]") {
   const std::string source = IBFX_SOURCE_DIR;
-  ScenarioDriver driver(parse_scenario(scenario_yaml()));
+  ScenarioDriver driver(parse_scenario(faults_scenario_yaml()));
   SimFabric sim(degraded_netfile(driver.fabric()));
-  const std::string config = sim.dir() + "/exporter.yaml";
-  // The driver's PortXmitWait tick; frequent discoveries so port states
-  // (read at discovery) follow the flap within the test.
-  // The opt-in groups too, with an error detail on the culprit spine and a
-  // stalled VL, so the panels that show them have data (docs/counters.md).
-  ConfigYaml()
-      .scenario_tick()
-      .set("discovery.interval", "2s")
-      .set("counters.error_details", "true")
-      .set("counters.vl_transmit_wait", "true")
-      .write(config);
-  sim.perf_set("spine-02", 1, "PortRcvErrorDetails.PortLocalPhysicalErrors", 12);
-  sim.perf_set("spine-02", 1, "PortVLXmitWaitCounters.PortVLXmitWaitCounters1", 4000);
-  Daemon daemon(sim, {"--config.file=" + config});
+  Daemon daemon(sim, {faults_daemon_config(sim)});
   REQUIRE(daemon.wait_ready());
   Prometheus prom(daemon.port(), source + "/dashboards/rules/ibfabric_exporter.rules.yaml");
 
@@ -338,14 +226,8 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
   }
   CHECK(rule_count == 23);
 
-  // Values chosen for the template variables: "All" (allValue) where the
-  // variable has it, else the congested switch.
-  const std::string culprit = "spine-02";
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(source + "/dashboards")) {
-    if (e.path().extension() == ".json") files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
+  const std::string culprit = kCulprit;
+  const std::vector<std::string> files = dashboard_files();
   REQUIRE(files.size() == 4);
 
   // A check that prints explain() when it fails (the condition is pure: it
@@ -365,93 +247,32 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
     const Json dash = parse_json(read_file(file));
     const std::string uid = dash["uid"].str();
     INFO("dashboard " << uid);
-    // The jobs dashboard (ibfx-jobs.json) reads the Slurm job series, and
-    // this test runs no Slurm (jobs.source: none): its job_id variable has
-    // no value and its panels are EMPTY here, which is checked; each query
-    // must still be valid PromQL. The series it reads are checked against
-    // a real Slurm in slurm_jobs_test.cpp.
-    const bool no_jobs = uid == "ibfx-jobs";
-    std::map<std::string, std::string> vars = {
-        {"__rate_interval", "10s"}, {"__interval", "1s"}, {"__range", "5m"}};
-    std::map<std::string, std::vector<std::string>> real_values;
-    for (const Json& v : dash["templating"]["list"].array) {
-      if (v["type"].str() != "query") continue;
-      if (v["query"].str().rfind("query_result(", 0) == 0) {
-        // The drill-down's node: values are node GUIDs, texts node names,
-        // from the labels of the query's series (the variable's regex).
-        const std::string q = v["query"].str();
-        const std::string expanded = expand(q.substr(13, q.size() - 14), vars);
-        INFO("variable " << v["name"].str() << ": " << expanded);
-        std::vector<std::string> guids;
-        std::string culprit_guid;
-        for (const Sample& s : samples(prom.query(expanded))) {
-          guids.push_back(s.labels.at("node_guid"));
-          if (s.labels.at("node_name") == culprit) culprit_guid = guids.back();
-        }
-        REQUIRE(!culprit_guid.empty());
-        real_values[v["name"].str()] = guids;
-        vars[v["name"].str()] = culprit_guid;
-        continue;
-      }
-      const auto [selector, label] = parse_label_values(v["query"].str());
-      const std::string expanded = expand(selector, vars);
-      INFO("variable " << v["name"].str() << ": label_values(" << expanded << ", " << label << ")");
-      const auto values = prom.label_values(label, expanded);
-      if (no_jobs && v["name"].str() == "job_id") {
-        CHECK(values.empty());
-        vars["job_id"] = "1";
-        continue;
-      }
-      CHECK(!values.empty());
-      real_values[v["name"].str()] = values;
-      if (v["includeAll"].boolean) {
-        vars[v["name"].str()] = v["allValue"].str();
-      } else {
-        REQUIRE(std::find(values.begin(), values.end(), culprit) != values.end());
-        vars[v["name"].str()] = culprit;
-      }
-    }
-
-    for (const Json& panel : dash["panels"].array) {
-      if (panel["type"].str() == "row") continue;
-      const std::string title = panel["title"].str();
-      const std::string unit = panel["fieldConfig"]["defaults"]["unit"].str();
-      // A repeated panel runs once per real value of its variable.
-      std::vector<std::map<std::string, std::string>> instances;
-      if (const std::string repeat = panel["repeat"].str(); !repeat.empty()) {
-        REQUIRE(!real_values[repeat].empty());
-        for (const std::string& value : real_values[repeat]) {
-          auto copy = vars;
-          copy[repeat] = value;
-          instances.push_back(copy);
-        }
-      } else {
-        instances.push_back(vars);
-      }
+    const bool no_jobs = reads_slurm_jobs(dash);
+    for (const std::vector<PanelQuery>& panel :
+         panel_queries(dash, resolve_variables(dash, prom))) {
+      const std::string title = panel.front().title;
       std::vector<Sample> all;
-      for (const auto& instance : instances) {
-        for (const Json& t : panel["targets"].array) {
-          const std::string expr = expand(t["expr"].str(), instance);
-          INFO("panel \"" << title << "\" query " << t["refId"].str() << ": " << expr);
-          CHECK(expr.find('$') == std::string::npos);
-          const Json reply = prom.query(expr);
-          INFO(reply["error"].str());
-          REQUIRE(reply["status"].str() == "success");
-          const auto result = samples(reply);
-          if (no_jobs) {
-            // Only "Roots hitting it" answers without jobs: `or vector(0)`.
-            for (const Sample& sample : result) CHECK(sample.value == 0);
-            ++queries;
-            continue;
-          }
-          CHECK_EXPLAINED(!result.empty());
-          for (const Sample& s : result) {
-            INFO(describe(s));
-            check_range(unit, expr, s.value);
-          }
-          all.insert(all.end(), result.begin(), result.end());
+      for (const PanelQuery& q : panel) {
+        const std::string& expr = q.expr;
+        INFO("panel \"" << title << "\" query " << q.ref << ": " << expr);
+        CHECK(expr.find('$') == std::string::npos);
+        const Json reply = prom.query(expr);
+        INFO(reply["error"].str());
+        REQUIRE(reply["status"].str() == "success");
+        const auto result = samples(reply);
+        if (no_jobs) {
+          // Only "Roots hitting it" answers without jobs: `or vector(0)`.
+          for (const Sample& sample : result) CHECK(sample.value == 0);
           ++queries;
+          continue;
         }
+        CHECK_EXPLAINED(!result.empty());
+        for (const Sample& s : result) {
+          INFO(describe(s));
+          check_range(q.unit, expr, s.value);
+        }
+        all.insert(all.end(), result.begin(), result.end());
+        ++queries;
       }
 
       // The injected faults show where they should.
@@ -468,7 +289,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
         return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       });
       INFO("panel \"" << title << "\"");
-      if (uid == "ibfx-heatmap-of-pain" && panel["type"].str() != "stat" &&
+      if (uid == "ibfx-heatmap-of-pain" && panel.front().type != "stat" &&
           (lower.find("hotspot") != std::string::npos || lower.rfind("top", 0) == 0 ||
            lower.find("spines and cores") != std::string::npos)) {
         const bool port_level = std::any_of(all.begin(), all.end(), [](const Sample& s) {
@@ -491,7 +312,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
           }
         }
       }
-      if (panel["type"].str() == "table") {
+      if (panel.front().type == "table") {
         std::string listing;
         for (const Sample& s : all) listing += describe(s) + "\n";
         INFO(listing);

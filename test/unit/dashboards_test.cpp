@@ -1,8 +1,10 @@
 // Static checks of what dashboards/ ships: the structure of every Grafana
 // dashboard (the things that break an import or a panel silently: duplicate
 // ids, overlapping panels, a hard-coded data source, a missing unit, a colour
-// scale that drifts with the data), the provisioning files, and the Prometheus
-// rules through promtool (check + unit tests, with an alert-coverage check).
+// scale that drifts with the data), the provisioning files (vmagent and
+// Prometheus agent-mode configurations too), and the Prometheus rules
+// through promtool (check + unit tests, with an alert-coverage check) and
+// vmalert.
 // The queries themselves run against a real Prometheus in
 // test/integration/dashboards_test.cpp.
 #include <sys/wait.h>
@@ -385,6 +387,45 @@ TEST_CASE("Dashboards: Grafana provisioning and the sample Prometheus config are
   std::ofstream(path) << config;
   const auto [status, out] = run("promtool check config " + quote(path));
   std::filesystem::remove_all(tmpl);
+  INFO(out);
+  CHECK(status == 0);
+}
+
+TEST_CASE("Dashboards: the remote-write configs (vmagent, Prometheus agent) are valid",
+          "[dashboards]") {
+  // vmagent refuses unknown fields (strict parse) and exits non-zero.
+  const auto [vm_status, vm_out] = run("vmagent -dryRun -loggerLevel=ERROR -promscrape.config=" +
+                                       quote(kDir + "/provisioning/vmagent.yml"));
+  INFO(vm_out);
+  CHECK(vm_status == 0);
+  const auto [agent_status, agent_out] =
+      run("promtool check config --agent " + quote(kDir + "/provisioning/prometheus-agent.yml"));
+  INFO(agent_out);
+  CHECK(agent_status == 0);
+  // Both keep the two-cadence layout of docs/scale-out.md: each group in
+  // one job, aggregates in job "infiniband" (the rules' `up` alerts).
+  for (const char* file : {"vmagent.yml", "prometheus-agent.yml"}) {
+    INFO(file);
+    const YAML::Node config = YAML::LoadFile(kDir + "/provisioning/" + file);
+    std::map<std::string, std::string> job_of_group;
+    for (const auto& job : config["scrape_configs"]) {
+      for (const auto& group : job["params"]["collect[]"]) {
+        const auto [it, inserted] =
+            job_of_group.emplace(group.as<std::string>(), job["job_name"].as<std::string>());
+        CHECK(inserted);
+      }
+    }
+    CHECK(job_of_group == std::map<std::string, std::string>{{"aggregates", "infiniband"},
+                                                             {"nodes", "infiniband_ports"},
+                                                             {"ports", "infiniband_ports"}});
+  }
+}
+
+TEST_CASE("Rules: the rules load unchanged in vmalert", "[dashboards][rules]") {
+  // vmalert parses every expression with its MetricsQL parser and exits
+  // non-zero on the first it refuses.
+  const auto [status, out] = run("vmalert -dryRun -loggerLevel=ERROR -rule=" +
+                                 quote(kDir + "/rules/ibfabric_exporter.rules.yaml"));
   INFO(out);
   CHECK(status == 0);
 }
