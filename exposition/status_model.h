@@ -15,6 +15,7 @@
 
 #include "analysis/topology.h"
 #include "exposition/snapshot.h"
+#include "exposition/status_links.h"
 
 namespace ibfx {
 
@@ -67,6 +68,9 @@ struct StatusRoot {
   // The Slurm jobs this root hurts (issue #28 fills it; nullopt: not known,
   // the page says so instead of showing an empty list).
   std::optional<std::vector<std::string>> jobs;
+  // The worst BER, link-error or flapping condition of its cable (issue
+  // #34; "" none): it may be why the port is slow.
+  std::string link_condition;
 };
 
 struct StatusPort {
@@ -149,6 +153,9 @@ struct StatusModel {
   std::size_t degraded_total = 0;
   std::vector<StatusNode> not_answering;  // at most kStatusMaxRows
   std::size_t not_answering_total = 0;
+  // Unhealthy links (issue #34), worst first, at most kStatusMaxRows.
+  std::vector<StatusLinkHealth> links;
+  std::size_t links_total = 0;
   // Active and recent congestion events, newest start first, at most
   // kStatusMaxRows; nullopt: the snapshot has none tracked (the page says
   // so).
