@@ -71,10 +71,44 @@ void LinkHealthTracker::adopt(const std::shared_ptr<const Fabric>& fabric,
   }
   memory_ = std::move(memory);
   observed_.assign(memory_.size(), 0);
+  // Each linked port's far end, found once per discovery rather than by a
+  // scan of the far node's ports every sweep.
+  far_port_.assign(memory_.size(), kNoPort);
+  for (std::size_t n = 0; n < fabric->nodes.size(); ++n) {
+    const FabricNode& node = fabric->nodes[n];
+    for (std::size_t i = 0; i < node.ports.size(); ++i) {
+      const FabricPort& p = node.ports[i];
+      if (!p.linked() || static_cast<std::size_t>(p.remote_node) >= fabric->nodes.size()) continue;
+      const auto r = static_cast<std::size_t>(p.remote_node);
+      const auto& far_ports = fabric->nodes[r].ports;
+      for (std::size_t j = 0; j < far_ports.size(); ++j) {
+        if (far_ports[j].number == p.remote_port)
+          far_port_[first_port_[n] + i] = first_port_[r] + j;
+      }
+    }
+  }
   fabric_ = fabric;
   slower_.clear();
   for (const SlowerLink& s : links_slower_than_peers(*fabric, topology)) {
     slower_.emplace(first_port_[static_cast<std::size_t>(s.node)] + s.port_index, s);
+  }
+  state_.assign(memory_.size(), nullptr);
+  cable_.assign(memory_.size(), 0);
+  for (std::size_t n = 0; n < fabric->nodes.size(); ++n) {
+    const FabricNode& node = fabric->nodes[n];
+    for (std::size_t i = 0; i < node.ports.size(); ++i) {
+      const FabricPort& p = node.ports[i];
+      const std::size_t k = first_port_[n] + i;
+      if (!p.linked() || static_cast<std::size_t>(p.remote_node) >= fabric->nodes.size()) continue;
+      const auto r = static_cast<std::size_t>(p.remote_node);
+      // Once per cable, from the end with the smaller (GUID, port).
+      const std::uint64_t far_guid = fabric->nodes[r].guid;
+      if (std::tie(far_guid, p.remote_port) < std::tie(node.guid, p.number)) continue;
+      const std::size_t kf = far_port_[k];
+      const bool far_up = kf != kNoPort && fabric->nodes[r].ports[kf - first_port_[r]].up();
+      const bool plain = p.up() && far_up && !slower_.contains(k) && !slower_.contains(kf);
+      cable_[k] = plain ? 1 : 2;
+    }
   }
   for (auto& [key, state] : links_) {
     state.ka = flat_index(state.a);
@@ -167,18 +201,14 @@ void LinkHealthTracker::visit_links(double now, const LinkHealthConfig& config) 
       const PortKey key{node.guid, p.number};
       const std::size_t k = first_port_[n] + i;
       if (p.linked() && static_cast<std::size_t>(p.remote_node) < fabric_->nodes.size()) {
+        // cable_ (per discovery): which end lists the cable, and whether it
+        // needs a look without an observation this sweep.
+        const std::size_t kf = far_port_[k];
+        if (cable_[k] == 0) continue;
+        if (cable_[k] == 1 && observed_[k] == 0 && observation(kf) == nullptr) continue;
         const auto r = static_cast<std::size_t>(p.remote_node);
         const PortKey far{fabric_->nodes[r].guid, p.remote_port};
-        // Once per cable, from the end with the smaller (GUID, port).
-        if (std::tie(far.guid, far.port) < std::tie(key.guid, key.port)) continue;
-        std::size_t kf = kNoPort;
-        const auto& far_ports = fabric_->nodes[r].ports;
-        const bool touched = observed_[k] != 0 || !p.up() || slower_.contains(k);
-        for (std::size_t j = 0; j < far_ports.size(); ++j) {
-          if (far_ports[j].number == far.port) kf = first_port_[r] + j;
-        }
         const bool far_up = kf != kNoPort && fabric_->nodes[r].ports[kf - first_port_[r]].up();
-        if (!touched && far_up && observation(kf) == nullptr && !slower_.contains(kf)) continue;
         touch(key, k, far, kf, !p.up() || !far_up, now, config);
         continue;
       }
@@ -354,12 +384,16 @@ std::shared_ptr<const LinkHealthReport> LinkHealthTracker::observe(
   report->tracked = links_.size();
   report->memory_bytes = memory_.capacity() * sizeof(PortMemory) +
                          observed_.capacity() * sizeof(std::uint32_t) +
+                         far_port_.capacity() * sizeof(std::size_t) + cable_.capacity() +
+                         state_.capacity() * sizeof(void*) +
                          far_end_.size() * (sizeof(PortKey) * 2 + 2 * sizeof(void*)) +
                          links_.size() * (sizeof(LinkState) + sizeof(PortKey) + 2 * sizeof(void*));
   return report;
 }
 
 void LinkHealthTracker::forget(std::uint64_t guid) {
+  // The accumulator forgets the node's ports too: no cached entry may outlive it.
+  std::fill(state_.begin(), state_.end(), nullptr);
   for (auto it = far_end_.begin(); it != far_end_.end();) {
     if (it->first.guid == guid || it->second.guid == guid) {
       links_.erase(it->first);

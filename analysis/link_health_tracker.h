@@ -89,6 +89,16 @@ class LinkHealthTracker {
   std::vector<std::size_t> first_port_;  // per node of fabric_: its first flattened port
   std::vector<PortMemory> memory_;       // parallel to fabric_'s ports
   std::vector<std::uint32_t> observed_;  // parallel to memory_: index into observations_ + 1
+  std::vector<std::size_t> far_port_;    // parallel to memory_: the far end's index, or kNoPort
+  // Parallel to memory_, per discovery: 0 not the listing end of an up
+  // cable, 1 the listing end of a healthy-looking one (looked at only when
+  // an end has an observation), 2 the listing end of a cable down or slower
+  // than its peers (looked at every sweep).
+  std::vector<std::uint8_t> cable_;
+  // Parallel to memory_: the accumulator's entry for the port, looked up
+  // once (its nodes never move; forget() drops them all, as the exporter
+  // forgets a node in both at once).
+  std::vector<const CounterAccumulator::State*> state_;
   std::vector<std::pair<std::size_t, PortObservation>> observations_;  // this sweep's
   std::unordered_map<std::size_t, SlowerLink> slower_;                 // by flattened port index
   std::unordered_map<PortKey, PortKey, PortKeyHash> far_end_;  // every cable seen up, both ways

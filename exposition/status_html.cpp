@@ -63,6 +63,7 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
   // The tooltip: "name, worst port, W, U".
   append_html(out, sw.name);
   if (sw.root) out += " (root of congestion)";
+  if (sw.link_trouble) out += " (unhealthy link)";
   if (!sw.answering) {
     out += ", not answering";
   } else if (sw.valid) {
@@ -83,6 +84,12 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
            std::to_string(kCellW) + " " + std::to_string(kCellH) + "m0 -" + std::to_string(kCellH) +
            "l-" + std::to_string(kCellW) + " " + std::to_string(kCellH) +
            "\" stroke=\"#000\" stroke-width=\"2\"/>";
+  }
+  if (sw.link_trouble) {
+    // A cable of this switch is unhealthy (the Links table): a corner
+    // triangle, a shape and not only a colour.
+    out += "<path d=\"M" + std::to_string(x + kCellW - 10) + " " + std::to_string(y) +
+           "h10v10z\" fill=\"#ff7f00\" stroke=\"#000\" stroke-width=\"1\"/>";
   }
   out += "<text x=\"" + std::to_string(x + kCellW / 2) + "\" y=\"" + std::to_string(y + 16) +
          (!sw.valid || stall_colour_is_light(sw.stall) ? "\">" : "\" class=\"d\">") +

@@ -353,6 +353,16 @@ StatusModel build_status_model(const Snapshot& s) {
   m.links = status_links(s, names.clean, kStatusMaxRows);
   m.links_total = s.links->links.size();
   for (StatusRoot& r : m.roots) r.link_condition = link_trouble_at(*s.links, r.guid, r.port);
+  std::vector<bool> trouble(s.fabric ? s.fabric->nodes.size() : 0, false);
+  for (const LinkReport& l : s.links->links) {
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      if (e->node != kNoNode && static_cast<std::size_t>(e->node) < trouble.size()) {
+        trouble[static_cast<std::size_t>(e->node)] = true;
+      }
+    }
+  }
+  for (StatusSwitch& sw : m.switches)
+    sw.link_trouble = sw.node < trouble.size() && trouble[sw.node];
   add_events(s, m);
   return m;
 }

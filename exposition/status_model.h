@@ -34,9 +34,10 @@ struct StatusSwitch {
   double stall = 0;        // W of the worst port
   double utilization = 0;  // U of that port (0 when unknown)
   bool utilization_valid = false;
-  int worst_port = 0;     // its port number (0: none)
-  bool answering = true;  // answered the last sweep's PMA queries
-  bool root = false;      // one of its ports is a root of congestion
+  int worst_port = 0;         // its port number (0: none)
+  bool answering = true;      // answered the last sweep's PMA queries
+  bool root = false;          // one of its ports is a root of congestion
+  bool link_trouble = false;  // one of its cables is unhealthy (issue #34, links[])
 };
 
 // A row of the heatmap: the leaves of one rail (by unit), then the spine

@@ -150,6 +150,10 @@ TEST_CASE("the status page lists unhealthy links, names escaped, worst first",
   CHECK(html.find("3.0e-11", ber) < html.find("</tr>", ber));
   CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt; port 1</td></tr>", ber) <
         html.find("</table>", ber));
+  // The heatmap marks the switches at either end (leaf-r0-0, leaf-r0-1).
+  CHECK(count(html, " (unhealthy link)") == 2);
+  CHECK(count(html, "fill=\"#ff7f00\"") == 2);
+  CHECK(count(healthy, " (unhealthy link)") == 0);
 }
 
 TEST_CASE("the status page before two sweeps says so", "[status_html]") {
