@@ -14,6 +14,7 @@ AnalysisConfig parse_analysis_config(const YAML::Node& document, const std::stri
   if (const YAML::Node scores = document["scores"]) {
     c.scores = parse_score_config(scores, source);
   }
+  if (const YAML::Node links = document["links"]) c.links = parse_link_health_config(links, source);
   return c;
 }
 

@@ -1,10 +1,11 @@
-// The `topology:` and `scores:` sections of the config file, parsed by the
+// The `topology:`, `scores:` and `links:` sections of the config file, parsed by the
 // analysis stage's own parsers (the core config loader skips them) from the
 // document config/ already read (CommandLine::config_document).
 #pragma once
 
 #include <string>
 
+#include "analysis/link_condition.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 
@@ -13,6 +14,7 @@ namespace ibfx {
 struct AnalysisConfig {
   TopologyConfig topology;
   ScoreConfig scores;
+  LinkHealthConfig links;  // the `links:` section (issue #34)
 };
 
 // `document` is the whole file's root (config/yaml_reader.h); a null or

@@ -454,7 +454,7 @@ class YamlLoader {
       const std::string key = prefix + name;
       // The analysis sections have their own parser (analysis/analysis_config.h),
       // which main hands the same parsed document.
-      if (prefix.empty() && (name == "topology" || name == "scores")) continue;
+      if (prefix.empty() && (name == "topology" || name == "scores" || name == "links")) continue;
       // A dot inside a name would otherwise reach the nested keys by another spelling.
       const bool known = name.find('.') == std::string::npos && (is_section(key) || find_key(key));
       if (!known) fail_at(line, key, "unknown key");

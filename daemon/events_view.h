@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "analysis/congestion_events.h"
+#include "analysis/link_events.h"
 
 namespace ibfx {
 
@@ -21,7 +22,9 @@ std::optional<double> parse_events_since(std::string_view text, std::string& err
 // ended ones whose end is not before it). `sweep_timestamp` is that of the
 // snapshot the events are from; null before the first sweep after a start
 // (the events restored from the state directory).
+// Every event has a `kind`: "congestion", or "link" (issue #34: a cable's
+// condition, with both ends, its peak BER and downs; `link_events`).
 std::string render_events_json(const EventList& events, std::optional<double> sweep_timestamp,
-                               std::optional<double> since);
+                               std::optional<double> since, const LinkEventList& link_events = {});
 
 }  // namespace ibfx

@@ -139,6 +139,7 @@ void Exporter::drop_forgotten() {
       analyzer_.forget(PortKey{node.guid, port});
     }
     sweeper_.forget(node.guid);
+    links_.forget(node.guid);
   }
 }
 
@@ -222,6 +223,9 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     const double now = std::chrono::duration<double>(sweep.started_at.time_since_epoch()).count();
     in.jobs = join_jobs(f, in.analysis);
     events_.observe(in.analysis, *f, in.node_names, now, root_job_ids(in));
+    in.links = links_.observe(f, in.analysis.topology.get(), accumulator_, sweep.port_read, now,
+                              analysis_config_.links);
+    link_events_.observe(*in.links, in.node_names, now);
     if (state_file_ && events_.version() != saved_events_version_) {
       saved_events_version_ = events_.version();
       state_file_->save(events_.state(), now);
@@ -229,6 +233,7 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
   }
   in.events = events_.events();
   in.event_counters = events_.counters();
+  in.link_events = link_events_.events();
   in.fabric = std::move(f);
   return build_snapshot(std::move(in));
 }

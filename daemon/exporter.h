@@ -19,6 +19,8 @@
 
 #include "analysis/congestion_events.h"
 #include "analysis/job_join.h"
+#include "analysis/link_events.h"
+#include "analysis/link_health_tracker.h"
 #include "collectors/counter_accumulator.h"
 #include "collectors/job_source.h"
 #include "collectors/mad_engine.h"
@@ -153,6 +155,8 @@ class Exporter {
   // they are kept across restarts (null: not kept).
   CongestionEventTracker events_;
   std::unique_ptr<EventStateFile> state_file_;
+  LinkHealthTracker links_;       // sweep thread: every cable's health (issue #34)
+  LinkEventTracker link_events_;  // sweep thread: their conditions followed as events
   std::uint64_t saved_events_version_ = 0;
   std::shared_ptr<const EventList> restored_events_;
   std::uint8_t local_port_state_ = 0;  // discovery thread: the last one logged

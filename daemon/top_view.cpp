@@ -81,6 +81,42 @@ std::string printable(const std::string& text, std::size_t width) {
   return out;
 }
 
+// The unhealthy cables (issue #34), worst first: the end whose receiver
+// sees the worse direction first. Names are untrusted: printable() them.
+void render_links_table(std::string& out, const Snapshot& s, std::size_t rows) {
+  out += "\nLINKS (unhealthy cables, worst first; BER into each end; docs/links.md)\n";
+  const std::vector<LinkReport>& links = s.links->links;
+  if (links.empty()) {
+    out += "  (none)\n";
+    return;
+  }
+  line(out, "  %-11s %-32s %-32s %9s %9s %5s  %s\n", "CONDITION", "PORT (RECEIVES WORSE)",
+       "FAR END", "BER IN", "BER OUT", "DOWNS", "SINCE (UTC)");
+  auto name = [&](const LinkEnd& e) {
+    const std::string node =
+        e.node != kNoNode && static_cast<std::size_t>(e.node) < s.node_names.size()
+            ? s.node_names[static_cast<std::size_t>(e.node)]
+            : guid_hex(e.guid);
+    return printable(node, 28) + ":" + std::to_string(e.port);
+  };
+  auto ber = [](const LinkDirectionReport& d) {
+    char buf[16] = "-";
+    if (d.symbol_ber >= 0)
+      std::snprintf(buf, sizeof buf, "%s%.1e", d.at_least ? ">" : "", d.symbol_ber);
+    return std::string(buf);
+  };
+  for (std::size_t k = 0; k < links.size() && k < rows; ++k) {
+    const LinkReport& l = links[k];
+    const bool b_first = l.b_receives_worse();
+    line(out, "  %-11s %-32s %-32s %9s %9s %5u  %s\n",
+         std::string(link_condition_name(l.condition)).c_str(), name(b_first ? l.b : l.a).c_str(),
+         name(b_first ? l.a : l.b).c_str(), ber(b_first ? l.into_b : l.into_a).c_str(),
+         ber(b_first ? l.into_a : l.into_b).c_str(), l.downs_last_hour,
+         utc_time_text(l.since).c_str());
+  }
+  if (links.size() > rows) line(out, "  ... and %zu more\n", links.size() - rows);
+}
+
 // The running jobs by their worst stall ratio, then their stall seconds.
 std::string top_jobs(const Snapshot& s, std::size_t rows) {
   std::string out = "\nJOBS HURT MOST (W: worst stall ratio of their ports, last interval)\n";
@@ -158,6 +194,7 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
   if (jobs) out += top_jobs(s, rows);
 
   render_events_table(out, s, rows);
+  render_links_table(out, s, rows);
 
   out += "\nHOTTEST PORTS (W: stall ratio, U: utilisation, last interval)\n";
   std::vector<std::size_t> order(a.ports.size());

@@ -245,7 +245,8 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
       if (!since) return bad_request(error + "\n");
     }
     r.content_type = "application/json";
-    r.body = snap ? render_events_json(*snap->events, snap->sweep_timestamp_seconds, since)
+    r.body = snap ? render_events_json(*snap->events, snap->sweep_timestamp_seconds, since,
+                                       *snap->link_events)
                   : render_events_json(*restored, std::nullopt, since);
     return r;
   }

@@ -149,6 +149,28 @@ inline constexpr MetricFamily kEventsActive{
     "infiniband_congestion_events_active", "gauge",
     "Congestion events active now (their root seen within the grace period), by cause.", "cause"};
 
+// --- ports group (render_link_ber) ---
+inline constexpr MetricFamily kPortSymbolBer{
+    "infiniband_port_symbol_ber", "gauge",
+    "Symbol bit-error rate at this port's receiver (the direction into it): SymbolErrorCounter "
+    "increments / (active lanes x lane rate x seconds) over the last minute, else over the long "
+    "window (12 min); only ports with symbol errors in the window. A saturated 16-bit counter "
+    "gives a lower bound.",
+    "node_guid,port"};
+
+// --- aggregates group (render_links) ---
+inline constexpr MetricFamily kLinkUnhealthy{
+    "infiniband_link_unhealthy", "gauge",
+    "1 for each unhealthy cable, with its worst condition (ber_error, ber_warning, link_errors, "
+    "flapping, down, degraded); node_* is the end whose receiver sees a one-direction "
+    "condition. Healthy links have no series (docs/links.md).",
+    "node_guid,port,remote_node_guid,remote_port,condition"};
+inline constexpr MetricFamily kLinkEventsTotal{
+    "infiniband_link_events_total", "counter",
+    "Link conditions that started on a cable since the daemon started, by condition (one per "
+    "link and condition, not per sweep).",
+    "condition"};
+
 // --- aggregates group (render_health) ---
 inline constexpr MetricFamily kLocalPortState{
     "infiniband_exporter_local_port_state", "gauge",

@@ -7,6 +7,8 @@
 #include "exposition/render_events.h"
 #include "exposition/render_health.h"
 #include "exposition/render_jobs.h"
+#include "exposition/render_link_ber.h"
+#include "exposition/render_links.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
 #include "exposition/render_scores.h"
@@ -17,17 +19,20 @@ namespace ibfx {
 namespace {
 
 // Every concern of the exposition, in the order the full text lists them.
-const std::array<const Renderer*, 8>& renderers() {
+const std::array<const Renderer*, 10>& renderers() {
   static const TopologyRenderer kTopology;
   static const PortInfoRenderer kPortInfo;
   static const PortCounterRenderer kPortCounters;
   static const LaneCounterRenderer kLaneCounters;
   static const ScoresRenderer kScores;
+  static const LinkBerRenderer kLinkBer;
   static const EventsRenderer kEvents;
+  static const LinksRenderer kLinks;
   static const JobsRenderer kJobs;
   static const ExporterHealthRenderer kHealth;
-  static const std::array<const Renderer*, 8> kAll{
-      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kScores, &kEvents, &kJobs, &kHealth};
+  static const std::array<const Renderer*, 10> kAll{
+      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kLinkBer,
+      &kScores,   &kEvents,   &kLinks,        &kJobs,         &kHealth};
   return kAll;
 }
 

@@ -14,6 +14,8 @@
 
 #include "analysis/congestion_events.h"
 #include "analysis/job_join.h"
+#include "analysis/link_events.h"
+#include "analysis/link_report.h"
 #include "analysis/sweep_analyzer.h"
 #include "analysis/topology.h"
 #include "collectors/counter_accumulator.h"
@@ -66,6 +68,9 @@ struct Snapshot {
   std::shared_ptr<const EventList> events = std::make_shared<const EventList>();
   EventCounters event_counters;
   JobsView jobs;  // Slurm jobs joined to this sweep (issue #28)
+  // Link health after this sweep (issue #34, analysis/link_health_tracker.h).
+  std::shared_ptr<const LinkHealthReport> links = std::make_shared<const LinkHealthReport>();
+  std::shared_ptr<const LinkEventList> link_events = std::make_shared<const LinkEventList>();
 };
 
 // The names every series and view shows for the nodes of `fabric`: the
@@ -91,6 +96,8 @@ struct SnapshotInputs {
   std::shared_ptr<const EventList> events;  // null: none
   EventCounters event_counters;
   JobsView jobs;
+  std::shared_ptr<const LinkHealthReport> links;     // null: none
+  std::shared_ptr<const LinkEventList> link_events;  // null: none
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "exposition/status_page_frame.h"
 #include "exposition/web_escape.h"
@@ -62,6 +63,7 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
   // The tooltip: "name, worst port, W, U".
   append_html(out, sw.name);
   if (sw.root) out += " (root of congestion)";
+  if (sw.link_trouble) out += " (unhealthy link)";
   if (!sw.answering) {
     out += ", not answering";
   } else if (sw.valid) {
@@ -82,6 +84,12 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
            std::to_string(kCellW) + " " + std::to_string(kCellH) + "m0 -" + std::to_string(kCellH) +
            "l-" + std::to_string(kCellW) + " " + std::to_string(kCellH) +
            "\" stroke=\"#000\" stroke-width=\"2\"/>";
+  }
+  if (sw.link_trouble) {
+    // A cable of this switch is unhealthy (the Links table): a corner
+    // triangle, a shape and not only a colour.
+    out += "<path d=\"M" + std::to_string(x + kCellW - 10) + " " + std::to_string(y) +
+           "h10v10z\" fill=\"#ff7f00\" stroke=\"#000\" stroke-width=\"1\"/>";
   }
   out += "<text x=\"" + std::to_string(x + kCellW / 2) + "\" y=\"" + std::to_string(y + 16) +
          (!sw.valid || stall_colour_is_light(sw.stall) ? "\">" : "\" class=\"d\">") +
@@ -231,6 +239,50 @@ void append_links(std::string& out, const StatusModel& m) {
   more_rows(out, m.degraded_links.size(), m.degraded_total);
 }
 
+// The unhealthy cables (issue #34, docs/links.md), worst first; the end
+// whose receiver sees the worse direction first.
+void append_link_health(std::string& out, const StatusModel& m) {
+  out += "<h2>Links</h2>\n";
+  if (m.links.empty()) {
+    out += "<p>None: no cable has bit errors, link errors, downs or a degraded rate.</p>\n";
+    return;
+  }
+  out +=
+      "<p>Unhealthy cables, worst first (<a href=\"/events\">/events</a> has their history). "
+      "BER in: the symbol bit-error rate into the port (its receiver's errors); BER out: into "
+      "the far end; &ge;: the 16-bit counter saturated.</p>\n"
+      "<table id=\"link-health\"><thead><tr><th>Port (receives worse)</th><th>Condition</th>"
+      "<th>BER in</th><th>BER out</th><th>Downs, last hour</th><th>Since</th><th>Far end</th>"
+      "</tr></thead><tbody>\n";
+  auto ber = [](const std::optional<double>& b, bool at_least) {
+    if (!b) return std::string("&ndash;");
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%.1e", *b);
+    return (at_least ? "&ge;" : "") + std::string(buf);
+  };
+  for (const StatusLinkHealth& l : m.links) {
+    out += "<tr>";
+    if (l.node.name.empty()) {
+      out += "<td>" + guid_hex(l.node.guid) + " port " + std::to_string(l.node.port) + "</td>";
+    } else {
+      port_cell(out, l.node.name, l.node.port);
+    }
+    out += "<td>";
+    append_html(out, l.condition);
+    out += "</td>";
+    number_cell(out, ber(l.symbol_ber, l.symbol_ber_at_least));
+    number_cell(out, ber(l.remote_symbol_ber, false));
+    number_cell(out, std::to_string(l.downs_last_hour));
+    out += "<td>" + utc_time(l.since) + "</td>";
+    far_end_cell(out, StatusFarEnd{l.remote.guid,
+                                   l.remote.name.empty() ? guid_hex(l.remote.guid) : l.remote.name,
+                                   l.remote.port});
+    out += "</tr>\n";
+  }
+  out += "</tbody></table>\n";
+  more_rows(out, m.links.size(), m.links_total);
+}
+
 void append_not_answering(std::string& out, const StatusModel& m) {
   out += "<h2>Nodes not answering</h2>\n";
   if (m.not_answering.empty()) {
@@ -338,6 +390,7 @@ std::string render_status_html(const StatusModel& m) {
   append_heatmap(out, m);
   append_roots(out, m);
   append_hottest(out, m);
+  append_link_health(out, m);
   append_links(out, m);
   append_not_answering(out, m);
   append_events(out, m);

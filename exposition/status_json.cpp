@@ -50,6 +50,7 @@ std::string render_status_json(const StatusModel& m) {
            {"held", r.held}};
     j = remote_fields(std::move(j), r.remote);
     j["jobs"] = r.jobs ? json(*r.jobs) : json(nullptr);
+    j["link_condition"] = r.link_condition.empty() ? json(nullptr) : json(r.link_condition);
     roots.push_back(std::move(j));
   }
   out["roots"] = std::move(roots);
@@ -99,6 +100,31 @@ std::string render_status_json(const StatusModel& m) {
                       {"node_type", n.type},
                       {"present", n.present}});
   }
+  json unhealthy = json::array();
+  for (const StatusLinkHealth& l : m.links) {
+    auto end = [](const StatusLinkEnd& e) {
+      return e.name.empty() && e.node == kNoNode ? json(nullptr) : json(e.name);
+    };
+    auto ber = [](const std::optional<double>& b) { return b ? json(*b) : json(nullptr); };
+    unhealthy.push_back({{"node_guid", guid_hex(l.node.guid)},
+                         {"node_name", end(l.node)},
+                         {"port", l.node.port},
+                         {"remote_node_guid", guid_hex(l.remote.guid)},
+                         {"remote_node_name", end(l.remote)},
+                         {"remote_port", l.remote.port},
+                         {"remote_read", l.remote.read},
+                         {"condition", l.condition},
+                         {"conditions", l.conditions},
+                         {"symbol_ber", ber(l.symbol_ber)},
+                         {"symbol_ber_at_least", l.symbol_ber_at_least},
+                         {"remote_symbol_ber", ber(l.remote_symbol_ber)},
+                         {"downs_last_hour", l.downs_last_hour},
+                         {"since", l.since},
+                         {"link_width", l.width.empty() ? json(nullptr) : json(l.width)},
+                         {"link_speed", l.speed.empty() ? json(nullptr) : json(l.speed)}});
+  }
+  out["links"] = std::move(unhealthy);
+  out["links_total"] = m.links_total;
   out["not_answering"] = std::move(silent);
   out["not_answering_total"] = m.not_answering_total;
   if (m.events) {

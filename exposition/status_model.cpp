@@ -10,6 +10,7 @@
 
 #include "analysis/congestion.h"
 #include "analysis/congestion_events.h"
+#include "analysis/link_peers.h"
 #include "exposition/web_escape.h"
 
 namespace ibfx {
@@ -223,40 +224,16 @@ bool link_down(const FabricPort& fp) {
 
 void add_links(const Snapshot& s, const Names& names, StatusModel& m) {
   const Fabric& f = *s.fabric;
-  // The peers of a port: same node type, tier and rail at this end, same
-  // node type and tier at the far end (the recording rule's grouping).
-  using Kind = std::tuple<NodeType, Tier, int, NodeType, Tier>;
-  auto kind_of = [&](std::size_t n, const FabricPort& fp) {
-    const auto r = static_cast<std::size_t>(fp.remote_node);
-    const int rail = s.topology && n < s.topology->rail.size() ? s.topology->rail[n] : kNoRail;
-    return Kind{f.nodes[n].type, tier_of(s, n), rail, f.nodes[r].type, tier_of(s, r)};
-  };
-  auto usable = [&](const FabricPort& fp) {
-    return fp.up() && fp.linked() && static_cast<std::size_t>(fp.remote_node) < f.nodes.size() &&
-           link_data_rate_bytes(fp) > 0;
-  };
-  std::map<Kind, std::vector<double>> rates;
-  for (std::size_t n = 0; n < f.nodes.size(); ++n) {
-    for (const FabricPort& fp : f.nodes[n].ports) {
-      if (usable(fp)) rates[kind_of(n, fp)].push_back(link_rate_gbps(fp));
-    }
+  // The ports below the median rate of their peers (analysis/link_peers.h:
+  // the recording rule's grouping), by the port they are.
+  std::map<const FabricPort*, SlowerLink> slower;
+  for (const SlowerLink& l : links_slower_than_peers(f, s.topology.get())) {
+    slower.emplace(&f.nodes[static_cast<std::size_t>(l.node)].ports[l.port_index], l);
   }
-  std::map<Kind, double> median;
-  for (auto& [kind, v] : rates) {
-    // The median as PromQL's quantile(0.5) has it: the mean of the two
-    // middle values of an even count.
-    const std::size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    double med = v[mid];
-    if (v.size() % 2 == 0) {
-      const double lower =
-          *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-      med = (med + lower) / 2;
-    }
-    median[kind] = med;
-  }
-  auto below = [&](std::size_t n, const FabricPort& fp) {
-    return usable(fp) && link_rate_gbps(fp) < median[kind_of(n, fp)];
+  auto below = [&](std::size_t /*n*/, const FabricPort& fp) { return slower.contains(&fp); };
+  auto median_of_peers = [&](const FabricPort& fp) {
+    const auto it = slower.find(&fp);
+    return it == slower.end() ? 0.0 : it->second.peers_rate_gbps;
   };
   for (std::size_t n = 0; n < f.nodes.size(); ++n) {
     for (const FabricPort& fp : f.nodes[n].ports) {
@@ -287,7 +264,7 @@ void add_links(const Snapshot& s, const Names& names, StatusModel& m) {
       out.width = std::string(link_width_name(fp.width_active));
       out.speed = std::string(link_speed_name(fp));
       out.rate_gbps = down ? 0 : link_rate_gbps(fp);
-      out.peers_rate_gbps = down ? 0 : median[kind_of(n, fp)];
+      out.peers_rate_gbps = down ? 0 : median_of_peers(fp);
       m.degraded_links.push_back(std::move(out));
     }
   }
@@ -373,6 +350,19 @@ StatusModel build_status_model(const Snapshot& s) {
   add_roots(s, names, m);
   add_hottest(s, names, m);
   add_links(s, names, m);
+  m.links = status_links(s, names.clean, kStatusMaxRows);
+  m.links_total = s.links->links.size();
+  for (StatusRoot& r : m.roots) r.link_condition = link_trouble_at(*s.links, r.guid, r.port);
+  std::vector<bool> trouble(s.fabric ? s.fabric->nodes.size() : 0, false);
+  for (const LinkReport& l : s.links->links) {
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      if (e->node != kNoNode && static_cast<std::size_t>(e->node) < trouble.size()) {
+        trouble[static_cast<std::size_t>(e->node)] = true;
+      }
+    }
+  }
+  for (StatusSwitch& sw : m.switches)
+    sw.link_trouble = sw.node < trouble.size() && trouble[sw.node];
   add_events(s, m);
   return m;
 }

@@ -15,6 +15,7 @@
 
 #include "analysis/topology.h"
 #include "exposition/snapshot.h"
+#include "exposition/status_links.h"
 
 namespace ibfx {
 
@@ -33,9 +34,10 @@ struct StatusSwitch {
   double stall = 0;        // W of the worst port
   double utilization = 0;  // U of that port (0 when unknown)
   bool utilization_valid = false;
-  int worst_port = 0;     // its port number (0: none)
-  bool answering = true;  // answered the last sweep's PMA queries
-  bool root = false;      // one of its ports is a root of congestion
+  int worst_port = 0;         // its port number (0: none)
+  bool answering = true;      // answered the last sweep's PMA queries
+  bool root = false;          // one of its ports is a root of congestion
+  bool link_trouble = false;  // one of its cables is unhealthy (issue #34, links[])
 };
 
 // A row of the heatmap: the leaves of one rail (by unit), then the spine
@@ -67,6 +69,9 @@ struct StatusRoot {
   // The Slurm jobs this root hurts (issue #28 fills it; nullopt: not known,
   // the page says so instead of showing an empty list).
   std::optional<std::vector<std::string>> jobs;
+  // The worst BER, link-error or flapping condition of its cable (issue
+  // #34; "" none): it may be why the port is slow.
+  std::string link_condition;
 };
 
 struct StatusPort {
@@ -149,6 +154,9 @@ struct StatusModel {
   std::size_t degraded_total = 0;
   std::vector<StatusNode> not_answering;  // at most kStatusMaxRows
   std::size_t not_answering_total = 0;
+  // Unhealthy links (issue #34), worst first, at most kStatusMaxRows.
+  std::vector<StatusLinkHealth> links;
+  std::size_t links_total = 0;
   // Active and recent congestion events, newest start first, at most
   // kStatusMaxRows; nullopt: the snapshot has none tracked (the page says
   // so).

@@ -1,6 +1,8 @@
 #include "exposition/switch_view.h"
 
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <vector>
 
 #include "exposition/status_model.h"
@@ -120,7 +122,22 @@ std::string render_switch_html(const Snapshot& s, std::size_t node,
   append_stall_legend(out);
   out +=
       "<table id=\"ports\"><thead><tr><th>Port</th><th>State</th><th>Width</th><th>Speed</th>"
-      "<th>W</th><th>U</th><th>Far end</th></tr></thead><tbody>\n";
+      "<th>W</th><th>U</th><th>Far end</th><th>Link</th></tr></thead><tbody>\n";
+  // Each port's cable health (issue #34, the Links table of the fabric
+  // page): its condition and the symbol BER into this port.
+  std::map<std::int32_t, std::string> link_health;
+  for (const LinkReport& l : s.links->links) {
+    for (const auto& [end, into] : {std::pair{&l.a, &l.into_a}, std::pair{&l.b, &l.into_b}}) {
+      if (end->node != static_cast<std::int32_t>(node)) continue;
+      std::string text(link_condition_name(l.condition));
+      if (into->symbol_ber >= 0) {
+        char ber[24];
+        std::snprintf(ber, sizeof ber, "%.1e", into->symbol_ber);
+        text += std::string(", BER in ") + (into->at_least ? "&ge;" : "") + ber;
+      }
+      link_health[end->port_index] = std::move(text);
+    }
+  }
   for (const PortRow& r : rows) {
     const FabricPort& fp = *r.port;
     out += "<tr><td class=\"n\">" + std::to_string(fp.number) + "</td><td>" +
@@ -142,7 +159,11 @@ std::string render_switch_html(const Snapshot& s, std::size_t node,
     } else {
       out += "&ndash;";
     }
-    out += "</td></tr>\n";
+    const auto health =
+        link_health.find(static_cast<std::int32_t>(r.port - f.nodes[node].ports.data()));
+    out += "</td><td>" +
+           (health != link_health.end() ? health->second : std::string(fp.linked() ? "ok" : "")) +
+           "</td></tr>\n";
   }
   out += "</tbody></table>\n";
   append_page_end(out);

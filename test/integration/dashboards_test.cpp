@@ -224,7 +224,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
       ++rule_count;
     }
   }
-  CHECK(rule_count == 23);
+  CHECK(rule_count == 24);
 
   const std::string culprit = kCulprit;
   const std::vector<std::string> files = dashboard_files();

@@ -165,4 +165,38 @@ inline StatusEvent active_status_event() {
   return event;
 }
 
+// Two unhealthy cables for status_fixture()'s snapshot (issue #34): symbol
+// errors at host0 mlx5_0's receiver (leaf-r0-0 port 1 -> host0), a BER
+// error; and leaf-r0-1's first port down, its far end (GUID 0xdead) no
+// longer in the fabric.
+inline std::shared_ptr<const LinkHealthReport> unhealthy_links(const StatusFixture& fx) {
+  auto r = std::make_shared<LinkHealthReport>();
+  const Fabric& f = fx.rail.fabric;
+  const int hca = fx.rail.hca[0][0];
+  const int leaf = fx.root_leaf;
+  const int other_leaf = fx.rail.leaf[0].back();
+  LinkReport ber;
+  ber.a = {f.nodes[static_cast<std::size_t>(leaf)].guid, 1, leaf, 0, true};
+  ber.b = {f.nodes[static_cast<std::size_t>(hca)].guid, 1, hca, 0, true};
+  ber.into_b = {LinkCondition::kBerError, 3e-11, false, {.symbol = 500}};
+  ber.into_a = {LinkCondition::kNone, 2e-15, false, {.symbol = 1}};
+  ber.condition = LinkCondition::kBerError;
+  ber.conditions = 1u << static_cast<unsigned>(LinkCondition::kBerError);
+  ber.since = 1790000000;
+  LinkReport down;
+  down.a = {0xdead, 1, kNoNode, -1, false};
+  down.b = {f.nodes[static_cast<std::size_t>(other_leaf)].guid, 1, other_leaf, 0, true};
+  down.condition = LinkCondition::kDown;
+  down.conditions = (1u << static_cast<unsigned>(LinkCondition::kDown)) |
+                    (1u << static_cast<unsigned>(LinkCondition::kFlapping));
+  down.down = true;
+  down.downs_last_hour = 3;
+  down.since = 1789999000;
+  r->links = {down, ber};
+  r->port_ber = {{hca, 0, 3e-11, false}, {leaf, 0, 2e-15, false}};
+  r->events_total[static_cast<std::size_t>(LinkCondition::kBerError)] = 1;
+  r->events_total[static_cast<std::size_t>(LinkCondition::kDown)] = 1;
+  return r;
+}
+
 }  // namespace ibfx::test

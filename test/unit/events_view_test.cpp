@@ -55,3 +55,46 @@ TEST_CASE("/events lists newest first, since= keeps what was congested at or aft
   CHECK(none["events"].is_array());
   CHECK(none["events"].empty());
 }
+
+TEST_CASE("/events: link events next to congestion events, each with its kind",
+          "[events_view][links]") {
+  const ibfx::EventList congestion{event(1, 900, std::nullopt)};
+  ibfx::LinkEvent flap;
+  flap.id = 4;
+  flap.node = {0x200, "gpu0 \"mlx5_0\""};
+  flap.node_port = 1;
+  flap.remote = {0x100, "leaf-01"};
+  flap.remote_port = 9;
+  flap.condition = ibfx::LinkCondition::kFlapping;
+  flap.start = 950;
+  flap.last_seen = 990;
+  flap.downs = 3;
+  ibfx::LinkEvent ber = flap;
+  ber.id = 3;
+  ber.condition = ibfx::LinkCondition::kBerError;
+  ber.start = 400;
+  ber.end = 500.0;
+  ber.last_seen = 500;
+  ber.peak_ber = 2e-11;
+  const auto j = nlohmann::json::parse(
+      ibfx::render_events_json(congestion, 1000.0, std::nullopt, {flap, ber}));
+  CHECK(j["active"] == 2);
+  REQUIRE(j["events"].size() == 3);
+  CHECK(j["events"][0]["kind"] == "congestion");
+  const auto& f = j["events"][1];
+  CHECK(f["kind"] == "link");
+  CHECK(f["condition"] == "flapping");
+  CHECK(f["state"] == "active");
+  CHECK_FALSE(f.contains("end"));
+  CHECK(f["node_name"] == "gpu0 \"mlx5_0\"");
+  CHECK(f["remote_node_guid"] == "0x0000000000000100");
+  CHECK(f["remote_port"] == 9);
+  CHECK(f["downs"] == 3);
+  CHECK(f["peak_ber"].is_null());
+  CHECK(j["events"][2]["peak_ber"] == 2e-11);
+  CHECK(j["events"][2]["end"] == 500.0);
+  // since= applies to both kinds.
+  const auto since =
+      nlohmann::json::parse(ibfx::render_events_json(congestion, 1000.0, 600.0, {flap, ber}));
+  CHECK(since["events"].size() == 2);
+}

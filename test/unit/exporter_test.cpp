@@ -585,3 +585,44 @@ TEST_CASE("Exporter with jobs.source: each sweep joins the latest job list, relo
   CHECK(exposition_text(*snap).find("job_source_up") == std::string::npos);
   exporter.stop();
 }
+
+// Link health on a fake PMA (issue #34: ibsim has neither CapabilityMask2
+// nor the 64-bit error counters): gpu0's PMA has them, gpu1's 16-bit
+// SymbolErrorCounter saturates.
+TEST_CASE("Exporter judges each cable: 64-bit symbol errors, a saturated 16-bit counter",
+          "[exporter][links]") {
+  const Fabric fabric = ibfx::test::star_fabric(2);
+  FakePma fake = fake_for(fabric);
+  fake.nodes[2].cap_mask2 = pma_cap::kAddlPortCountersExt;
+  fake.nodes[2].ports[1].extended[IB_PC_EXT_ERR_SYM_F] = 100;
+  fake.nodes[3].ports[1].narrow[IB_PC_ERR_SYM_F] = 0xfff0;
+  Exporter exporter(quick_config(), {}, std::make_unique<HookedPma>(fake), discover_always(fabric));
+  REQUIRE(exporter.discover_now());
+  REQUIRE(exporter.sweep_now());
+  // The first reading is the starting point: no verdict from it.
+  CHECK(exporter.snapshot()->links->links.empty());
+  fake.nodes[2].ports[1].extended[IB_PC_EXT_ERR_SYM_F] = 100 + 200000;  // past 16 bits
+  fake.nodes[3].ports[1].narrow[IB_PC_ERR_SYM_F] = 0xffff;              // saturated
+  REQUIRE(exporter.sweep_now());
+  const auto snap = exporter.snapshot();
+  REQUIRE(snap->links->links.size() == 2);
+  for (const LinkReport& l : snap->links->links) {
+    INFO(guid_hex(l.b.guid));
+    CHECK(l.condition == LinkCondition::kBerError);
+    CHECK(l.a.guid == 0x100);  // the switch end, the smaller GUID
+    CHECK(l.b_receives_worse());
+    if (l.b.guid == 0x200) {
+      CHECK(l.into_b.long_window.symbol == 200000);
+      CHECK_FALSE(l.into_b.at_least);
+    } else {
+      CHECK(l.into_b.long_window.symbol == 0xffff - 0xfff0);
+      CHECK(l.into_b.at_least);
+    }
+  }
+  CHECK(has_line(exposition_text(*snap),
+                 "infiniband_link_unhealthy{node_guid=\"0x0000000000000200\",port=\"1\","
+                 "remote_node_guid=\"0x0000000000000100\",remote_port=\"1\",condition="
+                 "\"ber_error\"} 1"));
+  CHECK(
+      has_line(exposition_text(*snap), "infiniband_link_events_total{condition=\"ber_error\"} 2"));
+}

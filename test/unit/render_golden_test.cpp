@@ -17,6 +17,8 @@
 #include "exposition/render_events.h"
 #include "exposition/render_health.h"
 #include "exposition/render_jobs.h"
+#include "exposition/render_link_ber.h"
+#include "exposition/render_links.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
 #include "exposition/render_scores.h"
@@ -185,6 +187,45 @@ TEST_CASE("EventsRenderer matches its golden file: every cause, zeros included",
   check_golden("events", render(EventsRenderer{}, *fixed_snapshot(false)));
 }
 
+// fixed_snapshot with two unhealthy cables: symbol errors at gpu0's receiver
+// (the leaf -> gpu0 direction), and leaf port 2 to gpu1 down.
+std::shared_ptr<Snapshot> links_snapshot() {
+  auto snap = fixed_snapshot(false);
+  auto links = std::make_shared<LinkHealthReport>();
+  LinkReport ber;
+  ber.a = {0x100, 1, 0, 0, true};
+  ber.b = {0x200, 1, 1, 0, true};
+  ber.into_b = {LinkCondition::kBerError, 2.5e-11, false, {.symbol = 300}};
+  ber.condition = LinkCondition::kBerError;
+  ber.conditions = 1u << static_cast<unsigned>(LinkCondition::kBerError);
+  LinkReport down;
+  down.a = {0x100, 2, 0, 1, true};
+  down.b = {0x201, 1, 2, 0, false};
+  down.condition = LinkCondition::kDown;
+  down.conditions = 1u << static_cast<unsigned>(LinkCondition::kDown);
+  down.down = true;
+  links->links = {down, ber};
+  links->port_ber = {{1, 0, 2.5e-11, false}};
+  links->events_total[static_cast<std::size_t>(LinkCondition::kBerError)] = 1;
+  links->events_total[static_cast<std::size_t>(LinkCondition::kDown)] = 2;
+  snap->links = links;
+  return snap;
+}
+
+TEST_CASE("LinksRenderer and LinkBerRenderer match their golden files", "[golden][links]") {
+  check_golden("links", render(LinksRenderer{}, *links_snapshot()));
+  check_golden("link_ber", render(LinkBerRenderer{}, *links_snapshot()));
+  // A healthy fabric: no per-port byte, the event counters at zero.
+  CHECK(render(LinkBerRenderer{}, *fixed_snapshot(false)).empty());
+  const std::string healthy = render(LinksRenderer{}, *fixed_snapshot(false));
+  CHECK(healthy.find("infiniband_link_unhealthy") == std::string::npos);
+  CHECK(healthy.find("infiniband_link_events_total{condition=\"down\"} 0\n") != std::string::npos);
+  // Both in the full exposition: the BER with the ports, the links with the aggregates.
+  const std::string full = exposition_text(*links_snapshot());
+  CHECK(full.find(render(LinksRenderer{}, *links_snapshot())) != std::string::npos);
+  CHECK(full.find("infiniband_port_symbol_ber") < full.find("infiniband_congestion_root_score"));
+}
+
 TEST_CASE("ExporterHealthRenderer matches its golden file", "[golden]") {
   check_golden("health", render(ExporterHealthRenderer{}, *fixed_snapshot(false)));
 }
@@ -324,6 +365,25 @@ TEST_CASE("render_top lists the root, the hottest ports with W, U and far end, s
   CHECK(render_top(*snap, 1).find("leaf-01:2") != std::string::npos);
   // Without jobs.source no JOBS column and no jobs table.
   CHECK(top.find("JOBS") == std::string::npos);
+}
+
+TEST_CASE("render_top: a LINKS table, worst first, the receiving end first", "[top][links]") {
+  const std::string healthy = render_top(*fixed_snapshot(false), 10);
+  CHECK(healthy.find("LINKS (unhealthy cables") != std::string::npos);
+  auto snap = links_snapshot();
+  const std::string top = render_top(*snap, 10);
+  INFO(top);
+  const auto links = top.find("LINKS (unhealthy cables");
+  REQUIRE(links != std::string::npos);
+  const auto down = top.find("down        leaf-01:2", links);
+  // The BER error is counted at gpu0's receiver: gpu0 first, then its far end.
+  const auto ber = top.find("ber_error   gpu0 mlx5_0:1", links);
+  CHECK(down != std::string::npos);
+  CHECK(ber != std::string::npos);
+  CHECK(down < ber);
+  CHECK(top.find("2.5e-11", ber) < top.find('\n', ber));
+  CHECK(top.find("leaf-01:1", ber) < top.find('\n', ber));
+  CHECK(render_top(*snap, 1).find("... and 1 more") != std::string::npos);
 }
 
 TEST_CASE("render_top with jobs: a JOBS column per root, the jobs hurt most first", "[top]") {

@@ -126,6 +126,36 @@ TEST_CASE("the status page escapes hostile node names in every context", "[statu
         std::string::npos);
 }
 
+TEST_CASE("the status page lists unhealthy links, names escaped, worst first",
+          "[status_html][links]") {
+  test::StatusFixture fx = hostile_fixture();
+  const std::string healthy = render_status_html(build_status_model(*fx.snapshot));
+  CHECK(healthy.find("<h2>Links</h2>\n<p>None: no cable") != std::string::npos);
+  fx.snapshot->links = test::unhealthy_links(fx);
+  const std::string html = render_status_html(build_status_model(*fx.snapshot));
+  INFO(test::unexpected_tag(html));
+  CHECK(test::unexpected_tag(html).empty());
+  const auto table = html.find("<table id=\"link-health\">");
+  REQUIRE(table != std::string::npos);
+  // The down link first (its far end gone: its GUID), then the BER error,
+  // counted at host0's receiver: host0 first, then leaf-r0-0 as its far end.
+  const auto down = html.find("0x000000000000dead port 1</td><td>down</td>", table);
+  const auto ber = html.find(
+      "&lt;/title&gt;&lt;svg onload=alert(3)&gt;]]&gt;</a> port 1</td>"
+      "<td>ber_error</td>",
+      table);
+  CHECK(down != std::string::npos);
+  CHECK(ber != std::string::npos);
+  CHECK(down < ber);
+  CHECK(html.find("3.0e-11", ber) < html.find("</tr>", ber));
+  CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt; port 1</td></tr>", ber) <
+        html.find("</table>", ber));
+  // The heatmap marks the switches at either end (leaf-r0-0, leaf-r0-1).
+  CHECK(count(html, " (unhealthy link)") == 2);
+  CHECK(count(html, "fill=\"#ff7f00\"") == 2);
+  CHECK(count(healthy, " (unhealthy link)") == 0);
+}
+
 TEST_CASE("the status page before two sweeps says so", "[status_html]") {
   test::StatusFixture fx = test::status_fixture();
   fx.snapshot->analysis.result = {};

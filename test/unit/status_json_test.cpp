@@ -64,6 +64,41 @@ TEST_CASE("status.json has the sweep, roots, switches, silent nodes and degraded
   CHECK(j["hottest_ports"][0]["stall_ratio"] == 0.5);
 }
 
+TEST_CASE("status.json lists unhealthy links, worst first, the receiving end first",
+          "[status_json][links]") {
+  test::StatusFixture fx = test::status_fixture();
+  auto healthy = nlohmann::json::parse(render_status_json(build_status_model(*fx.snapshot)));
+  CHECK(healthy["links"].empty());
+  CHECK(healthy["links_total"] == 0);
+  fx.snapshot->links = test::unhealthy_links(fx);
+  const auto j = nlohmann::json::parse(render_status_json(build_status_model(*fx.snapshot)));
+  REQUIRE(j["links"].size() == 2);
+  CHECK(j["links_total"] == 2);
+  const auto& down = j["links"][0];
+  CHECK(down["condition"] == "down");
+  CHECK(down["conditions"] == nlohmann::json::array({"down", "flapping"}));
+  CHECK(down["node_guid"] == "0x000000000000dead");
+  CHECK(down["node_name"].is_null());  // no longer in the fabric
+  CHECK(down["remote_node_name"] == "leaf-r0-1");
+  CHECK(down["downs_last_hour"] == 3);
+  CHECK(down["symbol_ber"].is_null());
+  const auto& ber = j["links"][1];
+  CHECK(ber["condition"] == "ber_error");
+  // The errors are counted at host0's receiver: host0 is the node end.
+  CHECK(ber["node_name"] == "host0 mlx5_0");
+  CHECK(ber["port"] == 1);
+  CHECK(ber["remote_node_name"] == "leaf-r0-0");
+  CHECK(ber["remote_port"] == 1);
+  CHECK(ber["symbol_ber"] == 3e-11);
+  CHECK(ber["remote_symbol_ber"] == 2e-15);
+  CHECK(ber["since"] == 1790000000);
+  CHECK(ber["link_width"] == "4x");
+  // The root at leaf-r0-0 port 1 is on that cable: it says so.
+  CHECK(j["roots"][0]["node_name"] == "leaf-r0-0");
+  CHECK(j["roots"][0]["link_condition"] == "ber_error");
+  CHECK(healthy["roots"][0]["link_condition"].is_null());
+}
+
 TEST_CASE("status.json keeps hostile names valid and inert", "[status_json]") {
   const test::StatusFixture fx =
       test::status_fixture({{0, "</script>\"\\\0\x1f\xFF\xE2\x80\xA8"s}});
@@ -105,9 +140,11 @@ TEST_CASE("status.json validates against docs/status.schema.json", "[status_json
   CHECK(events[1]["end"] == 1790000042);
   CHECK(events[1]["jobs_truncated"] == true);
   const std::string plain = render_status_json(build_status_model(*fx.snapshot));
+  fx.snapshot->links = test::unhealthy_links(fx);
+  const std::string with_links = render_status_json(build_status_model(*fx.snapshot));
   fx.snapshot->analysis.result = {};
   const std::string unscored = render_status_json(build_status_model(*fx.snapshot));
-  for (const std::string* text : {&with_extras, &plain, &unscored}) {
+  for (const std::string* text : {&with_extras, &plain, &with_links, &unscored}) {
     char path[] = "/tmp/ibfx_status_json_XXXXXX";
     const int fd = ::mkstemp(path);
     REQUIRE(fd >= 0);

@@ -19,6 +19,19 @@ TEST_CASE("find_node_named finds a node by name, description or GUID", "[switch_
   CHECK_FALSE(find_node_named(s, "").has_value());
 }
 
+TEST_CASE("the switch view shows each port's link health", "[switch_view][links]") {
+  test::StatusFixture fx = test::status_fixture();
+  const std::string healthy = render_switch_html(*fx.snapshot, 0);
+  CHECK(healthy.find("<th>Far end</th><th>Link</th>") != std::string::npos);
+  CHECK(healthy.find("</a> port 1</td><td>ok</td></tr>") != std::string::npos);
+  fx.snapshot->links = test::unhealthy_links(fx);
+  // leaf-r0-0 port 1: its cable has a BER error (into host0); the BER into
+  // the leaf's own receiver is shown for this port.
+  const std::string html = render_switch_html(*fx.snapshot, 0);
+  CHECK(test::unexpected_tag(html).empty());
+  CHECK(html.find("</a> port 1</td><td>ber_error, BER in 2.0e-15</td></tr>") != std::string::npos);
+}
+
 TEST_CASE("the switch view shows every port with its far end, W and U", "[switch_view]") {
   const test::StatusFixture fx = test::status_fixture();
   const std::string html = render_switch_html(*fx.snapshot, 0);

@@ -1,0 +1,70 @@
+// What link health (issue #34) hands to the snapshot after each sweep: the
+// unhealthy links, worst first, and the ports whose receivers saw symbol
+// errors in the BER window. Plain data, built by LinkHealthTracker.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "analysis/ber_window.h"
+#include "analysis/link_condition.h"
+#include "collectors/fabric.h"
+
+namespace ibfx {
+
+struct LinkEnd {
+  std::uint64_t guid = 0;
+  std::uint8_t port = 0;
+  // Index into the nodes of the fabric the sweep ran on; kNoNode: not in it.
+  std::int32_t node = kNoNode;
+  std::int32_t port_index = -1;  // index into FabricNode::ports; -1: not in it
+  bool read = false;             // its PortCounters were read by this sweep
+};
+
+// One direction, judged at the receiver of the end it goes into.
+struct LinkDirectionReport {
+  LinkCondition condition = LinkCondition::kNone;  // kBerError, kBerWarning, kLinkErrors or none
+  double symbol_ber = -1;                          // < 0: no symbol error in the window
+  bool at_least = false;                           // the SymbolErrorCounter saturated
+  LinkErrorCounts long_window;                     // its receiver's errors in the long window
+};
+
+struct LinkReport {
+  LinkEnd a, b;  // a: the end with the smaller (GUID, port)
+  LinkDirectionReport into_a, into_b;
+  LinkCondition condition = LinkCondition::kNone;  // the worst it has
+  std::uint8_t conditions = 0;                     // every one it has: bit 1 << condition
+  bool down = false;
+  std::uint32_t downs_last_hour = 0;  // LinkDowned increments, the end that saw most
+  double since = 0;                   // Unix seconds its worst condition started
+  double rate_gbps = 0;               // degraded: its rate, and its peers' median
+  double peers_rate_gbps = 0;
+  bool has(LinkCondition c) const { return (conditions >> static_cast<unsigned>(c)) & 1u; }
+  // For a one-direction condition, the end whose receiver sees it (the
+  // direction INTO it is the bad one): b when into_b is the worse one.
+  bool b_receives_worse() const {
+    if (into_b.condition != into_a.condition) return into_b.condition > into_a.condition;
+    return into_b.symbol_ber > into_a.symbol_ber;
+  }
+  const LinkDirectionReport& worse() const { return b_receives_worse() ? into_b : into_a; }
+};
+
+// A port whose receiver saw symbol errors in the window, and their BER.
+struct PortBer {
+  std::int32_t node = kNoNode;
+  std::uint32_t port_index = 0;
+  double ber = 0;
+  bool at_least = false;
+};
+
+struct LinkHealthReport {
+  std::vector<LinkReport> links;  // unhealthy only, worst condition first, then highest BER
+  std::vector<PortBer> port_ber;  // sparse, by node and port index
+  // Conditions that started on a link since the daemon started.
+  std::array<std::uint64_t, kLinkConditionCount> events_total{};
+  std::size_t tracked = 0;       // links the tracker holds state for
+  std::size_t memory_bytes = 0;  // what the tracker holds, about
+};
+
+}  // namespace ibfx
