@@ -103,6 +103,7 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
     out += "<p>None: the history saw no congestion tree over its ports.</p>\n";
   } else {
     std::vector<const RootSeen*> order;
+    order.reserve(roots.size());
     for (const auto& [key, seen_root] : roots) order.push_back(&seen_root);
     std::stable_sort(order.begin(), order.end(), [](const RootSeen* a, const RootSeen* b) {
       return a->peak.score > b->peak.score;
