@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "analysis/json_fields.h"
+
 namespace ibfx {
 namespace {
 
@@ -19,48 +21,12 @@ json node_json(const EventNode& n) {
   return json{{"node_guid", guid_hex(n.guid)}, {"node_name", n.name}};
 }
 
-// A field that is missing or of the wrong type: where and what, for the log.
-struct BadField : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const json& field(const json& object, const char* key, const std::string& where) {
-  if (!object.is_object()) throw BadField(where + ": not an object");
-  const auto it = object.find(key);
-  if (it == object.end()) throw BadField(where + "." + key + ": missing");
-  return *it;
-}
-
-double number(const json& object, const char* key, const std::string& where) {
-  const json& v = field(object, key, where);
-  if (!v.is_number()) throw BadField(where + "." + key + ": not a number");
-  return v.get<double>();
-}
-
-std::uint64_t count(const json& object, const char* key, const std::string& where,
-                    std::uint64_t max = UINT64_MAX) {
-  const json& v = field(object, key, where);
-  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max) {
-    throw BadField(where + "." + key + ": not a count up to " + std::to_string(max));
-  }
-  return v.get<std::uint64_t>();
-}
-
-std::string text(const json& object, const char* key, const std::string& where) {
-  const json& v = field(object, key, where);
-  if (!v.is_string()) throw BadField(where + "." + key + ": not a string");
-  return v.get<std::string>();
-}
-
-std::uint64_t guid(const json& object, const char* key, const std::string& where) {
-  const std::string s = text(object, key, where);
-  char* end = nullptr;
-  const std::uint64_t g = std::strtoull(s.c_str(), &end, 16);
-  if (s.size() < 3 || s.compare(0, 2, "0x") != 0 || end == nullptr || *end != '\0') {
-    throw BadField(where + "." + key + ": not a GUID");
-  }
-  return g;
-}
+using json_fields::BadField;
+using json_fields::count;
+using json_fields::field;
+using json_fields::guid;
+using json_fields::number;
+using json_fields::text;
 
 CongestionCause cause(const json& object, const char* key, const std::string& where) {
   const std::string name = text(object, key, where);
@@ -200,46 +166,30 @@ bool decode_event_state(std::string_view text_in, EventTrackerState& state, std:
     error = "not JSON (truncated or corrupt)";
     return false;
   }
-  try {
-    const auto format = j.find("format");
-    if (!j.is_object() || format == j.end() || !format->is_string() ||
-        format->get<std::string>() != kEventStateFormat) {
-      error = "not a congestion event state file";
-      return false;
-    }
-    const json& version = field(j, "version", "");
-    if (!version.is_number_integer() || version.get<std::int64_t>() != kEventStateVersion) {
-      error = "version " + version.dump() + ", this daemon reads version " +
-              std::to_string(kEventStateVersion);
-      return false;
-    }
-    EventTrackerState s;
-    s.next_id = count(j, "next_id", "");
-    const json& counters = field(j, "counters", "");
-    for (const CongestionCause c : kCauses) {
-      const std::string name(cause_name(c));
-      const auto i = static_cast<std::size_t>(c);
-      // A cause missing from the file counted nothing yet.
-      if (!counters.is_object()) throw BadField("counters: not an object");
-      if (!counters.contains(name)) continue;
-      const json& per = counters[name];
-      s.counters.started[i] = count(per, "events", "counters." + name);
-      s.counters.seconds[i] = number(per, "seconds", "counters." + name);
-    }
-    const json& events = field(j, "events", "");
-    if (!events.is_array()) throw BadField("events: not an array");
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      s.events.push_back(decode_event(events[i], "events[" + std::to_string(i) + "]"));
-    }
-    state = std::move(s);
-    return true;
-  } catch (const BadField& e) {
-    error = std::string(e.what()).substr(e.what()[0] == '.' ? 1 : 0);
-    return false;
-  } catch (const json::exception& e) {
-    error = e.what();
-    return false;
-  }
+  EventTrackerState s;
+  const bool ok = json_fields::decode_versioned(
+      j, kEventStateFormat, kEventStateVersion, "congestion event state", error,
+      [&s](const json& doc) {
+        s.next_id = count(doc, "next_id", "");
+        const json& counters = field(doc, "counters", "");
+        for (const CongestionCause c : kCauses) {
+          const std::string name(cause_name(c));
+          const auto i = static_cast<std::size_t>(c);
+          // A cause missing from the file counted nothing yet.
+          if (!counters.is_object()) throw BadField("counters: not an object");
+          if (!counters.contains(name)) continue;
+          const json& per = counters[name];
+          s.counters.started[i] = count(per, "events", "counters." + name);
+          s.counters.seconds[i] = number(per, "seconds", "counters." + name);
+        }
+        const json& events = field(doc, "events", "");
+        if (!events.is_array()) throw BadField("events: not an array");
+        for (std::size_t i = 0; i < events.size(); ++i) {
+          s.events.push_back(decode_event(events[i], "events[" + std::to_string(i) + "]"));
+        }
+      });
+  if (ok) state = std::move(s);
+  return ok;
 }
 
 }  // namespace ibfx

@@ -43,4 +43,13 @@ inline ProcStat read_proc_stat(const std::string& path) {
   return out;
 }
 
+// The resident set now, in KiB (/proc/self/statm's second field): what a
+// structure built between two readings added, which the peak cannot tell.
+inline long rss_kb() {
+  std::ifstream in("/proc/self/statm");
+  long size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
 }  // namespace ibfx::bench

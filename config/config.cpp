@@ -243,7 +243,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 53> kKeys{{
+const std::array<Key, 58> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -399,6 +399,33 @@ const std::array<Key, 53> kKeys{{
      [](const Config& c) { return c.jobs.host_regex; }},
     {"jobs.host_map", [](Config& c, const Scalar& v) { c.jobs.host_map = v.text; },
      [](const Config& c) { return c.jobs.host_map; }},
+    {"history.recent_window",
+     [](Config& c, const Scalar& v) {
+       c.history.recent_window =
+           to_duration_within(v, std::chrono::minutes(1), std::chrono::hours(24));
+     },
+     [](const Config& c) { return format_duration(c.history.recent_window); }},
+    {"history.coarse_window",
+     [](Config& c, const Scalar& v) {
+       c.history.coarse_window =
+           to_duration_within(v, std::chrono::minutes(1), std::chrono::hours(24 * 31));
+     },
+     [](const Config& c) { return format_duration(c.history.coarse_window); }},
+    {"history.coarse_step",
+     [](Config& c, const Scalar& v) {
+       c.history.coarse_step =
+           to_duration_within(v, std::chrono::seconds(10), std::chrono::hours(1));
+     },
+     [](const Config& c) { return format_duration(c.history.coarse_step); }},
+    {"history.max_memory_mb",
+     [](Config& c, const Scalar& v) { c.history.max_memory_mb = to_int(v, 1, 4096); },
+     [](const Config& c) { return std::to_string(c.history.max_memory_mb); }},
+    {"history.save_interval",
+     [](Config& c, const Scalar& v) {
+       c.history.save_interval =
+           to_duration_within(v, std::chrono::seconds(10), std::chrono::hours(1));
+     },
+     [](const Config& c) { return format_duration(c.history.save_interval); }},
 }};
 
 const Key* find_key(std::string_view name) {

@@ -136,6 +136,20 @@ struct JobsConfig {
   friend bool operator==(const JobsConfig&, const JobsConfig&) = default;
 };
 
+// The status page's history (YAML section "history", docs/status-page.md
+// "History"): every sweep for `recent_window`, the worst of each
+// `coarse_step` beyond it up to `coarse_window`, never more than
+// `max_memory_mb`; saved to the state directory at most every
+// `save_interval`.
+struct HistoryConfig {
+  Duration recent_window{std::chrono::hours(1)};
+  Duration coarse_window{std::chrono::hours(24)};
+  Duration coarse_step{std::chrono::minutes(1)};
+  int max_memory_mb = 64;
+  Duration save_interval{std::chrono::minutes(5)};
+  friend bool operator==(const HistoryConfig&, const HistoryConfig&) = default;
+};
+
 struct Config {
   std::string listen_address = ":9690";
   std::string telemetry_path = "/metrics";  // where the exposition is served
@@ -155,6 +169,7 @@ struct Config {
   ExportConfig exporting;  // YAML section "export"
   WebServerConfig web;
   JobsConfig jobs;
+  HistoryConfig history;
 
   // Lets a reload tell whether anything changed.
   friend bool operator==(const Config&, const Config&) = default;

@@ -1,22 +1,14 @@
 #include "daemon/events_view.h"
 
-#include <charconv>
-#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "analysis/congestion_event_state.h"
+#include "daemon/scrape_query.h"
 
 namespace ibfx {
 
 std::optional<double> parse_events_since(std::string_view text, std::string& error) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      !std::isfinite(value) || value < 0) {
-    error = "since must be Unix seconds (a non-negative number, e.g. since=1764720000)";
-    return std::nullopt;
-  }
-  return value;
+  return parse_unix_seconds("since", text, error);
 }
 
 namespace {

@@ -39,8 +39,16 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       // selection of groups or nodes, serves that and never renders. What
       // did not change since the snapshot before is not deflated again (the
       // publisher's deflate cache).
+      history_(config_.history),
       publisher_(
-          store_, SnapshotPublisher::render_exposition_for(config_.telemetry_path),
+          store_,
+          SnapshotPublisher::render_exposition_for(
+              config_.telemetry_path,
+              [this](const Snapshot& snap, StatusModel& model, Publication& out) {
+                out.history = history_.record(model, snap);
+                model.history = out.history;
+                out.status_model = std::make_shared<const StatusModel>(model);
+              }),
           [this](const Publication& pub, const PublisherStats& stats) {
             on_published(*pub.snapshot, stats);
           },
@@ -326,6 +334,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   if (config.telemetry_path != config_.telemetry_path) needs_restart.push_back("telemetry_path");
   if (config.web != config_.web) needs_restart.push_back("web");
   if (config.state_directory != config_.state_directory) needs_restart.push_back("state_directory");
+  if (config.history != config_.history) needs_restart.push_back("history");
   if (config.ca != config_.ca || config.ca_port != config_.ca_port) {
     needs_restart.push_back("ca/ca_port");
   }
@@ -511,6 +520,7 @@ void Exporter::keep_events_in(const std::string& directory) {
     log_info("state_directory is empty: congestion events will not survive a restart");
     return;
   }
+  history_.keep_in(directory);
   state_file_ = std::make_unique<EventStateFile>(directory);
   if (auto state = state_file_->load()) {
     const double now =
@@ -544,6 +554,7 @@ void Exporter::stop() {
   discovery_.stop();
   if (job_source_) job_source_->stop();
   publisher_.stop();  // after the sweeps: what they submitted is published
+  history_.stop();    // after the publisher: the last sweep's frame is in it
   if (state_file_) {
     // The last sweep's events, written before the process exits.
     if (events_.version() != saved_events_version_) {

@@ -30,6 +30,7 @@
 #include "daemon/event_state_file.h"
 #include "daemon/exporter_metrics.h"
 #include "daemon/fabric_discovery.h"
+#include "daemon/history_recorder.h"
 #include "daemon/publication.h"
 #include "daemon/sm_guard_tracker.h"
 #include "daemon/snapshot_publisher.h"
@@ -189,6 +190,9 @@ class Exporter {
   // The discover stage: its thread, the known fabric, pacing. Its events
   // update metrics_ (under metrics_mu_) and the status.
   FabricDiscovery discovery_;
+  // The status page's history: recorded by the publisher's thread, kept
+  // with the events in the state directory (issue #35).
+  HistoryRecorder history_;
   std::atomic<bool> stopping_{false};
   boost::asio::io_context collector_io_;
   boost::asio::steady_timer timer_{collector_io_};

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "daemon/status_page.h"
+#include "exposition/history_frame.h"
 #include "exposition/rendered_exposition.h"
 #include "exposition/snapshot.h"
 
@@ -19,6 +20,12 @@ struct Publication {
   RenderedExposition exposition;             // /metrics
   std::uint64_t sequence = 0;                // SnapshotPublisher::submit()'s number
   StatusBodies status;                       // GET / and /status.json (daemon/status_page.h)
+  // The status page's history as of this sweep (daemon/history_recorder.h);
+  // null when the daemon keeps none (tests, benchmarks).
+  std::shared_ptr<const HistoryFrames> history;
+  // The model the page was rendered from, for the pages rendered per
+  // request from it (?window=); null when the daemon keeps no history.
+  std::shared_ptr<const StatusModel> status_model;
 };
 
 // Holds the latest publication; readers get a shared_ptr that stays valid

@@ -1,6 +1,9 @@
 #include "daemon/scrape_query.h"
 
+#include <charconv>
+#include <cmath>
 #include <optional>
+#include <string>
 
 namespace ibfx {
 namespace {
@@ -60,9 +63,34 @@ ScrapeQuery parse_scrape_query(std::string_view target) {
       q.n = *value;
     } else if (*key == "since") {
       q.since = *value;
+    } else if (*key == "at") {
+      q.at = *value;
+    } else if (*key == "window") {
+      q.window = *value;
+    } else if (*key == "job") {
+      q.job = *value;
+    } else if (*key == "from") {
+      q.from = *value;
+    } else if (*key == "to") {
+      q.to = *value;
+    } else if (*key == "step") {
+      q.step = *value;
     }
   }
   return q;
+}
+
+std::optional<double> parse_unix_seconds(std::string_view key, std::string_view text,
+                                         std::string& error) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value) || value < 0) {
+    error = std::string(key) + " must be Unix seconds (a non-negative number, e.g. " +
+            std::string(key) + "=1764720000)";
+    return std::nullopt;
+  }
+  return value;
 }
 
 }  // namespace ibfx

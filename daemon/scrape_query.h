@@ -2,6 +2,7 @@
 // /top?n=20. One parser, in the daemon layer (not the HTTP server's job).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,12 +14,20 @@ struct ScrapeQuery {
   std::vector<std::string> nodes;    // node= values (names or GUIDs), repeatable
   std::string n;                     // n= (the /top length), empty when absent
   std::string since;                 // since= (/events: Unix seconds), empty when absent
-  std::string error;                 // non-empty: malformed (e.g. a bad %-escape)
+  // The status page's history (issue #35): /?at=, /status.json?at=, /?window=,
+  // /?job=, /history.json?from=&to=&step=; empty when absent.
+  std::string at, window, job, from, to, step;
+  std::string error;  // non-empty: malformed (e.g. a bad %-escape)
 };
 
 // Parses the part of `target` after '?': '&'-separated key=value pairs,
 // %-escapes and '+' decoded; `collect%5B%5D` is `collect[]`. Other keys are
 // ignored, as node_exporter does.
 ScrapeQuery parse_scrape_query(std::string_view target);
+
+// A query value that is a time: "<key> must be Unix seconds (a non-negative
+// number, e.g. <key>=1764720000)" in `error` when it is not.
+std::optional<double> parse_unix_seconds(std::string_view key, std::string_view text,
+                                         std::string& error);
 
 }  // namespace ibfx

@@ -101,11 +101,14 @@ void SnapshotPublisher::render_exposition(const Snapshot& snapshot, DeflateBlock
   render_exposition_for("/metrics")(snapshot, cache, out);
 }
 
-SnapshotPublisher::Render SnapshotPublisher::render_exposition_for(std::string telemetry_path) {
-  return [path = std::move(telemetry_path)](const Snapshot& snapshot, DeflateBlockCache& cache,
-                                            Publication& out) {
+SnapshotPublisher::Render SnapshotPublisher::render_exposition_for(std::string telemetry_path,
+                                                                   StatusHook hook) {
+  return [path = std::move(telemetry_path), hook = std::move(hook)](
+             const Snapshot& snapshot, DeflateBlockCache& cache, Publication& out) {
     out.exposition = RenderedExposition::build(snapshot, &cache);
-    out.status = render_status_bodies(daemon_status_model(snapshot, path));
+    StatusModel model = daemon_status_model(snapshot, path);
+    if (hook) hook(snapshot, model, out);
+    out.status = render_status_bodies(model);
   };
 }
 

@@ -48,8 +48,11 @@ class SnapshotPublisher {
   // and the status page and /status.json (linking to /metrics).
   static void render_exposition(const Snapshot& snapshot, DeflateBlockCache& cache,
                                 Publication& out);
+  // Called with the status model before the page is rendered from it (the
+  // status page's history records it and adds itself to the page).
+  using StatusHook = std::function<void(const Snapshot&, StatusModel&, Publication&)>;
   // The same, with the status page linking to `telemetry_path`.
-  static Render render_exposition_for(std::string telemetry_path);
+  static Render render_exposition_for(std::string telemetry_path, StatusHook hook = {});
 
   // `nice`: added to the publisher thread's nice value (Linux: per thread;
   // the deflate threads the render starts inherit it), so that on a machine

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "daemon/events_view.h"
+#include "daemon/history_view.h"
 #include "daemon/scrape_query.h"
 #include "daemon/top_view.h"
 #include "exposition/gzip.h"
@@ -43,6 +44,7 @@ std::string landing_page(std::string_view telemetry_path) {
 <li><a href="/top">/top</a> &mdash; roots of congestion, hottest ports, silent nodes (plain text)</li>
 <li><a href="/events">/events</a> &mdash; congestion events with their start and end (JSON; <code>?since=</code>UNIX_SECONDS)</li>
 <li><a href="/status.json">/status.json</a> &mdash; the status page as JSON</li>
+<li><a href="/history.json">/history.json</a> &mdash; the status page's history (JSON; <code>?from=&amp;to=&amp;step=</code>)</li>
 <li><a href="/-/healthy">/-/healthy</a> &mdash; the process is alive</li>
 <li><a href="/-/ready">/-/ready</a> &mdash; the first sweep has completed</li>
 </ul>
@@ -169,6 +171,16 @@ HttpResponse serve_status_body(const StatusBody& body, std::string type, bool gz
   return r;
 }
 
+// The history's answers (daemon/history_view.h) as responses.
+HttpResponse history_response(HistoryAnswer a) {
+  HttpResponse r;
+  r.status = a.status;
+  r.content_type = std::move(a.content_type);
+  r.body = std::move(a.body);
+  if (a.status_page) status_headers(r);
+  return r;
+}
+
 // GET /: the fabric page of the last publication, or with ?node= one
 // node's view, rendered now from the published snapshot (one node: small).
 HttpResponse status_page(const Exporter& exporter, const HttpRequest& request,
@@ -183,6 +195,7 @@ HttpResponse status_page(const Exporter& exporter, const HttpRequest& request,
   if (request.target.find('?') != std::string::npos) {
     const ScrapeQuery q = parse_scrape_query(request.target);
     if (!q.error.empty()) return bad_request(q.error + "\n");
+    if (wants_history(q)) return history_response(status_view(*pub, q, true, telemetry_path));
     if (!q.nodes.empty()) {
       status_headers(r);
       const Snapshot& snap = *pub->snapshot;
@@ -254,7 +267,21 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
   if (request.path == "/status.json") {
     auto pub = exporter.publication();
     if (!pub) return no_sweep_yet();
+    if (request.target.find('?') != std::string::npos) {
+      const ScrapeQuery q = parse_scrape_query(request.target);
+      if (!q.error.empty()) return bad_request(q.error + "\n");
+      if (wants_history(q)) {
+        return history_response(status_view(*pub, q, false, telemetry_path));
+      }
+    }
     return serve_status_body(pub->status.json, "application/json", request.accepts_gzip);
+  }
+  if (request.path == "/history.json") {
+    auto pub = exporter.publication();
+    if (!pub) return no_sweep_yet();
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    if (!q.error.empty()) return bad_request(q.error + "\n");
+    return history_response(history_json(*pub, q));
   }
   if (request.path == "/-/healthy") {
     r.body = "OK\n";

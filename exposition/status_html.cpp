@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "exposition/history_heatmap.h"
+#include "exposition/history_job_view.h"
+#include "exposition/history_sparkline.h"
 #include "exposition/status_page_frame.h"
 #include "exposition/web_escape.h"
 
@@ -157,8 +160,9 @@ void append_roots(std::string& out, const StatusModel& m) {
       "<p>Where congestion starts; the stalled ports upstream are its victims: fix the root, "
       "not them (docs/scores.md, \"Root or victim\").</p>\n"
       "<table id=\"roots\"><thead><tr><th>Root port</th><th>Tier</th><th>Cause</th>"
-      "<th>Score</th><th>Victims</th><th>W</th><th>U</th><th>Far end</th><th>Jobs hurt</th>"
-      "</tr></thead><tbody>\n";
+      "<th>Score</th><th>Victims</th><th>W</th><th>U</th><th>Far end</th><th>Jobs hurt</th>";
+  if (m.history) out += "<th>Score over time</th>";
+  out += "</tr></thead><tbody>\n";
   for (const StatusRoot& r : m.roots) {
     out += "<tr>";
     port_cell(out, r.name, r.port);
@@ -179,10 +183,18 @@ void append_roots(std::string& out, const StatusModel& m) {
     } else {
       for (std::size_t j = 0; j < r.jobs->size(); ++j) {
         if (j > 0) out += ", ";
-        append_html(out, (*r.jobs)[j]);
+        append_job_link(out, (*r.jobs)[j]);
       }
     }
-    out += "</td></tr>\n";
+    out += "</td>";
+    if (m.history) {
+      out += "<td>";
+      const double to = m.sweep.timestamp_seconds;
+      append_score_sparkline(out, *m.history, r.guid, r.name, r.port, to - m.history_window_seconds,
+                             to);
+      out += "</td>";
+    }
+    out += "</tr>\n";
   }
   out += "</tbody></table>\n";
 }
@@ -315,7 +327,9 @@ void append_events(std::string& out, const StatusModel& m) {
   out +=
       "<table id=\"events\"><thead><tr><th>Id</th><th>State</th><th>Root port</th>"
       "<th>Cause</th><th>Started</th><th>Ended</th><th>Duration</th><th>Peak score</th>"
-      "<th>Peak victims</th><th>Jobs hurt</th></tr></thead><tbody>\n";
+      "<th>Peak victims</th><th>Jobs hurt</th>";
+  if (m.history) out += "<th>Score over time</th>";
+  out += "</tr></thead><tbody>\n";
   for (const StatusEvent& e : *m.events) {
     out += "<tr>";
     number_cell(out, std::to_string(e.id));
@@ -337,7 +351,14 @@ void append_events(std::string& out, const StatusModel& m) {
       append_html(out, e.jobs[j]);
     }
     if (e.jobs_truncated) out += ", &hellip;";
-    out += "</td></tr>\n";
+    out += "</td>";
+    if (m.history) {
+      out += "<td>";
+      append_score_sparkline(out, *m.history, 0, e.name, e.port, e.start - 60,
+                             e.end ? *e.end + 60 : m.sweep.timestamp_seconds);
+      out += "</td>";
+    }
+    out += "</tr>\n";
   }
   out += "</tbody></table>\n";
 }
@@ -376,7 +397,8 @@ std::string render_status_html(const StatusModel& m) {
                     "#heatmap-svg rect{width:" + std::to_string(kCellW) +
                         "px;height:" + std::to_string(kCellH) +
                         "px}#heatmap-svg a text{text-anchor:middle}#heatmap-svg text.d{fill:#fff}"
-                        "#heatmap-svg rect.root{stroke:#e8000b;stroke-width:4px}");
+                        "#heatmap-svg rect.root{stroke:#e8000b;stroke-width:4px}" +
+                        (m.history || m.as_of ? history_heatmap_style() : std::string()));
   out += "<h1>InfiniBand fabric status</h1>\n<p>";
   if (m.sweep.timestamp_seconds > 0 && m.sweep.nodes > 0) {
     out += "Sweep of " + utc_time(m.sweep.timestamp_seconds) + ": " +
@@ -387,7 +409,9 @@ std::string render_status_html(const StatusModel& m) {
     out += "No sweep of a discovered fabric yet.";
   }
   out += "</p>\n";
+  append_as_of_banner(out, m);
   append_heatmap(out, m);
+  if (m.history) append_history_heatmap(out, m);
   append_roots(out, m);
   append_hottest(out, m);
   append_link_health(out, m);

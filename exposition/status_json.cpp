@@ -149,6 +149,13 @@ std::string render_status_json(const StatusModel& m) {
   }
   // Names are valid UTF-8 already (the model sanitizes them); `replace`
   // keeps a stray byte from ever throwing on the publisher thread.
+  if (m.as_of) {
+    // The page as it was (issue #35): from the history, not the live sweep.
+    out["as_of"] = {{"requested_seconds", m.as_of->requested},
+                    {"timestamp_seconds", m.as_of->time},
+                    {"span_seconds", m.as_of->span},
+                    {"sweeps", m.as_of->sweeps}};
+  }
   return out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -103,41 +103,7 @@ void add_switches(const Snapshot& s, const Names& names, StatusModel& m) {
     sw.worst_port = f.nodes[static_cast<std::size_t>(ps.node)].ports[ps.port_index].number;
   }
 
-  // Rows: leaves by rail (kNoRail last), then spines, cores, the rest.
-  std::map<int, std::vector<std::size_t>> leaves;
-  std::vector<std::size_t> spines;
-  std::vector<std::size_t> cores;
-  std::vector<std::size_t> others;
-  for (std::size_t c = 0; c < m.switches.size(); ++c) {
-    const StatusSwitch& sw = m.switches[c];
-    if (sw.tier == Tier::kLeaf) {
-      leaves[sw.rail == kNoRail ? std::numeric_limits<int>::max() : sw.rail].push_back(c);
-    } else if (sw.tier == Tier::kSpine) {
-      spines.push_back(c);
-    } else if (sw.tier == Tier::kCore) {
-      cores.push_back(c);
-    } else {
-      others.push_back(c);
-    }
-  }
-  auto by_name = [&](std::vector<std::size_t>& v) {
-    std::sort(v.begin(), v.end(), [&](std::size_t a, std::size_t b) {
-      return natural_less(m.switches[a].name, m.switches[b].name);
-    });
-  };
-  for (auto& [rail, v] : leaves) {
-    by_name(v);
-    for (std::size_t k = 0; k < v.size(); ++k) m.switches[v[k]].unit = static_cast<int>(k);
-    m.rows.push_back({rail == std::numeric_limits<int>::max() ? std::string("leaves, no rail")
-                                                              : "rail " + std::to_string(rail),
-                      v});
-  }
-  by_name(spines);
-  by_name(cores);
-  by_name(others);
-  if (!spines.empty()) m.rows.push_back({"spine", std::move(spines)});
-  if (!cores.empty()) m.rows.push_back({"core", std::move(cores)});
-  if (!others.empty()) m.rows.push_back({"other switches", std::move(others)});
+  lay_out_status_rows(m);
 }
 
 void add_roots(const Snapshot& s, const Names& names, StatusModel& m) {
@@ -320,25 +286,68 @@ void add_events(const Snapshot& s, StatusModel& m) {
   std::vector<StatusEvent> events;
   for (const CongestionEvent& e : *s.events) {
     if (events.size() >= kStatusMaxRows) break;
-    StatusEvent row;
-    row.id = e.id;
-    row.state = e.active() ? "active" : "ended";
-    row.name = valid_utf8(e.root.name);
-    row.port = e.root_port;
-    row.cause = std::string(cause_name(e.cause));
-    row.start = e.start;
-    row.end = e.end;
-    row.duration_seconds = e.duration();
-    row.peak_score = e.peak_score;
-    row.peak_victims = e.peak_victims;
-    for (const std::uint64_t job : e.jobs) row.jobs.push_back(std::to_string(job));
-    row.jobs_truncated = e.jobs_truncated;
-    events.push_back(std::move(row));
+    events.push_back(status_event(e));
   }
   m.events = std::move(events);
 }
 
 }  // namespace
+
+void lay_out_status_rows(StatusModel& m) {
+  m.rows.clear();
+  // Leaves by rail (kNoRail last), then spines, cores, the rest.
+  std::map<int, std::vector<std::size_t>> leaves;
+  std::vector<std::size_t> spines;
+  std::vector<std::size_t> cores;
+  std::vector<std::size_t> others;
+  for (std::size_t c = 0; c < m.switches.size(); ++c) {
+    const StatusSwitch& sw = m.switches[c];
+    if (sw.tier == Tier::kLeaf) {
+      leaves[sw.rail == kNoRail ? std::numeric_limits<int>::max() : sw.rail].push_back(c);
+    } else if (sw.tier == Tier::kSpine) {
+      spines.push_back(c);
+    } else if (sw.tier == Tier::kCore) {
+      cores.push_back(c);
+    } else {
+      others.push_back(c);
+    }
+  }
+  auto by_name = [&](std::vector<std::size_t>& v) {
+    std::sort(v.begin(), v.end(), [&](std::size_t a, std::size_t b) {
+      return natural_less(m.switches[a].name, m.switches[b].name);
+    });
+  };
+  for (auto& [rail, v] : leaves) {
+    by_name(v);
+    for (std::size_t k = 0; k < v.size(); ++k) m.switches[v[k]].unit = static_cast<int>(k);
+    m.rows.push_back({rail == std::numeric_limits<int>::max() ? std::string("leaves, no rail")
+                                                              : "rail " + std::to_string(rail),
+                      v});
+  }
+  by_name(spines);
+  by_name(cores);
+  by_name(others);
+  if (!spines.empty()) m.rows.push_back({"spine", std::move(spines)});
+  if (!cores.empty()) m.rows.push_back({"core", std::move(cores)});
+  if (!others.empty()) m.rows.push_back({"other switches", std::move(others)});
+}
+
+StatusEvent status_event(const CongestionEvent& e) {
+  StatusEvent row;
+  row.id = e.id;
+  row.state = e.active() ? "active" : "ended";
+  row.name = valid_utf8(e.root.name);
+  row.port = e.root_port;
+  row.cause = std::string(cause_name(e.cause));
+  row.start = e.start;
+  row.end = e.end;
+  row.duration_seconds = e.duration();
+  row.peak_score = e.peak_score;
+  row.peak_victims = e.peak_victims;
+  for (const std::uint64_t job : e.jobs) row.jobs.push_back(std::to_string(job));
+  row.jobs_truncated = e.jobs_truncated;
+  return row;
+}
 
 StatusModel build_status_model(const Snapshot& s) {
   StatusModel m;

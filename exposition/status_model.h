@@ -9,11 +9,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/topology.h"
+#include "exposition/history_frame.h"
 #include "exposition/snapshot.h"
 #include "exposition/status_links.h"
 
@@ -144,6 +146,15 @@ struct StatusSweep {
   std::string local_port_state;  // "Active 4x HDR"
 };
 
+// A page "as it was" (/?at=, /status.json?at=): rebuilt from the history
+// frame of that time (issue #35), not from a snapshot.
+struct StatusAsOf {
+  double requested = 0;  // the time asked for
+  double time = 0;       // the frame's: its sweep, or its coarse step's start
+  double span = 0;       // 0: one sweep; else the step the worst of `sweeps` sweeps is kept for
+  std::uint32_t sweeps = 1;
+};
+
 struct StatusModel {
   StatusSweep sweep;
   std::vector<StatusSwitch> switches;  // every switch, in fabric order
@@ -165,6 +176,11 @@ struct StatusModel {
   int refresh_seconds = 30;
   // Where the page links to the metrics (--web.telemetry-path).
   std::string telemetry_path = "/metrics";
+  // Set: the page as it was at a past sweep, from the history.
+  std::optional<StatusAsOf> as_of;
+  // The history the page draws over time (issue #35); null: none kept.
+  std::shared_ptr<const HistoryFrames> history;
+  double history_window_seconds = 3600;  // ?window=
 };
 
 // Rows per table on the page and in status.json; the counts say how many
@@ -173,5 +189,12 @@ inline constexpr std::size_t kStatusMaxRows = 50;
 inline constexpr std::size_t kStatusHottestRows = 20;
 
 StatusModel build_status_model(const Snapshot& snapshot);
+
+// One congestion event as the page and status.json show it.
+StatusEvent status_event(const CongestionEvent& event);
+
+// Fills m.rows from m.switches (leaves by rail and unit, then the spine,
+// core and other tiers) and numbers each leaf's unit.
+void lay_out_status_rows(StatusModel& m);
 
 }  // namespace ibfx

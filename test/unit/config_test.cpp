@@ -187,6 +187,11 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.jobs.max_jobs == 500);
   CHECK(c.jobs.host_regex == "^(node[0-9]+)-ib");
   CHECK(c.jobs.host_map == "/etc/ibfx/hosts");
+  CHECK(c.history.recent_window == 30min);
+  CHECK(c.history.coarse_window == 48h);
+  CHECK(c.history.coarse_step == 5min);
+  CHECK(c.history.max_memory_mb == 32);
+  CHECK(c.history.save_interval == 1min);
 
   // Each value differs from the default, so a key silently ignored shows up here.
   for (const std::string_view key : ibfx::config_keys()) {
@@ -441,4 +446,35 @@ TEST_CASE("config: the jobs section's values and the keys a source needs", "[con
       "jobs:\n  source: slurmrestd\n  url: unix:///run/slurmrestd.sock\n", "j.yaml");
   CHECK(ok.jobs.enabled());
   CHECK(ok.jobs.url == "unix:///run/slurmrestd.sock");
+}
+
+TEST_CASE("config: the history section's values and their ranges", "[config]") {
+  auto error_of = [](const std::string& text) {
+    try {
+      ibfx::parse_config_yaml(text, "h.yaml");
+    } catch (const ibfx::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const ibfx::Config defaults;
+  CHECK(defaults.history.recent_window == std::chrono::hours(1));
+  CHECK(defaults.history.coarse_window == std::chrono::hours(24));
+  CHECK(defaults.history.coarse_step == std::chrono::minutes(1));
+  CHECK(defaults.history.max_memory_mb == 64);
+  CHECK(error_of("history:\n  recent_window: 2d\n") ==
+        "h.yaml:2: history.recent_window: must be between 1m and 1d, got 2d");
+  CHECK(error_of("history:\n  coarse_step: 1s\n").find("between 10s and 1h") != std::string::npos);
+  CHECK(error_of("history:\n  max_memory_mb: 0\n") ==
+        "h.yaml:2: history.max_memory_mb: must be between 1 and 4096, got 0");
+  CHECK(error_of("history:\n  window: 1h\n") == "h.yaml:2: history.window: unknown key");
+  const ibfx::Config c = ibfx::parse_config_yaml(
+      "history:\n  recent_window: 30m\n  coarse_window: 7d\n  coarse_step: 5m\n"
+      "  max_memory_mb: 16\n  save_interval: 1m\n",
+      "h.yaml");
+  CHECK(c.history.recent_window == std::chrono::minutes(30));
+  CHECK(c.history.coarse_window == std::chrono::hours(24 * 7));
+  CHECK(c.history.coarse_step == std::chrono::minutes(5));
+  CHECK(c.history.max_memory_mb == 16);
+  CHECK(c.history.save_interval == std::chrono::minutes(1));
 }

@@ -6,12 +6,14 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
@@ -19,6 +21,7 @@
 #include "fake_fabric.h"
 #include "fake_pma.h"
 #include "http/http_server.h"
+#include "test/support/json_schema.h"
 #include "test/support/snapshot_support.h"
 
 using namespace ibfx;
@@ -268,4 +271,46 @@ TEST_CASE("handle_web serves the status page, the switch view and status.json", 
   CHECK(unknown.status == 404);
   CHECK(unknown.text.find("&lt;b&gt;") != std::string::npos);
   CHECK(get(exporter, "/?node=%zz", false).status == 400);
+}
+
+TEST_CASE("handle_web serves the history: ?at=, ?window=, /history.json, clear 404s", "[web]") {
+  const auto exporter_ptr = fake_exporter(ibfx::test::star_fabric(2));
+  Exporter& exporter = *exporter_ptr;
+  REQUIRE(exporter.sweep_now());
+  const auto pub = exporter.publication();
+  REQUIRE(pub);
+  REQUIRE(pub->history);
+  REQUIRE(pub->history->frames.size() == 2);
+  const double t = pub->history->frames.back()->time;
+  const std::string at = std::to_string(static_cast<long long>(std::ceil(t)));
+  // The live page carries the heatmap over time.
+  CHECK(pub->status.html.identity.find("Heatmap of pain over time") != std::string::npos);
+
+  const Reply page = get(exporter, "/?at=" + at, false);
+  CHECK(page.status == 200);
+  CHECK(page.text.find("id=\"as-of\"") != std::string::npos);
+  CHECK(page.text.find("Heatmap of pain over time") != std::string::npos);
+  const Reply json = get(exporter, "/status.json?at=" + at, false);
+  CHECK(json.status == 200);
+  const auto j = nlohmann::json::parse(json.text);
+  CHECK(j["as_of"]["timestamp_seconds"] == t);
+  CHECK(j["sweep"]["timestamp_seconds"] == t);
+  CHECK(test::validates_against(json.text, IBFX_SOURCE_DIR "/docs/status.schema.json"));
+
+  // Before the history: a 404 that says how far back it reaches.
+  const Reply old = get(exporter, "/status.json?at=1000", false);
+  CHECK(old.status == 404);
+  CHECK(old.text.find("reaches back to") != std::string::npos);
+  CHECK(get(exporter, "/?at=yesterday", false).status == 400);
+  CHECK(get(exporter, "/?window=2h", false).status == 400);
+  const Reply day = get(exporter, "/?window=24h", false);
+  CHECK(day.status == 200);
+  CHECK(day.text.find("Each column is 24m") != std::string::npos);
+
+  const Reply history = get(exporter, "/history.json", false);
+  CHECK(history.status == 200);
+  CHECK(nlohmann::json::parse(history.text)["frames"].size() == 2);
+  CHECK(test::validates_against(history.text, IBFX_SOURCE_DIR "/docs/history.schema.json"));
+  CHECK(get(exporter, "/history.json?from=10&to=5", false).status == 400);
+  CHECK(get(exporter, "/history.json?step=-1", false).status == 400);
 }

@@ -1,0 +1,38 @@
+// Reading a state file's JSON (or CBOR) field by field: each helper names
+// the field it wanted and why it was refused ("events[3].root.port: not a
+// count up to 255"), which is what the log line about a bad file says.
+// Shared by every state file's decoder (congestion events, history).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace ibfx::json_fields {
+
+// A field that is missing or of the wrong type: where and what, for the log.
+struct BadField : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const nlohmann::json& field(const nlohmann::json& object, const char* key,
+                            const std::string& where);
+double number(const nlohmann::json& object, const char* key, const std::string& where);
+std::uint64_t count(const nlohmann::json& object, const char* key, const std::string& where,
+                    std::uint64_t max = UINT64_MAX);
+std::string text(const nlohmann::json& object, const char* key, const std::string& where);
+// "0x..." hexadecimal.
+std::uint64_t guid(const nlohmann::json& object, const char* key, const std::string& where);
+
+// A state file's document: checks its "format" (else "not a <what> file")
+// and "version" (else "version 7, this daemon reads version 1"), then runs
+// `decode` over it. False with `error` for those, or for what `decode`
+// threw (a BadField's where and what, a JSON error). Never throws.
+bool decode_versioned(const nlohmann::json& document, std::string_view format, int version,
+                      std::string_view what, std::string& error,
+                      const std::function<void(const nlohmann::json&)>& decode);
+
+}  // namespace ibfx::json_fields

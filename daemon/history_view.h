@@ -1,0 +1,36 @@
+// The endpoints of the status page's history (issue #35): the page and
+// /status.json as they were at a past sweep (?at=UNIX_SECONDS), and
+// /history.json?from=&to=&step=. Rendered per request from the history the
+// publication carries (no MAD, no lock on the pipeline): a few ms.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "daemon/publication.h"
+#include "daemon/scrape_query.h"
+
+namespace ibfx {
+
+struct HistoryAnswer {
+  int status = 200;  // 400: a bad query; 404: the history does not reach back
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  bool status_page = false;  // an HTML page or status.json: the page's CSP applies
+};
+
+// Whether the page or status.json must be rendered for this request
+// (?at=, ?window=) rather than served as the publisher rendered it.
+bool wants_history(const ScrapeQuery& query);
+
+// GET /?at=&window= (`html`) or /status.json?at=: with ?at= the sweep
+// nearest before it; with ?window= (1h, 6h, 24h) the heatmap over that
+// window.
+HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool html,
+                          std::string_view telemetry_path);
+
+// GET /history.json: `from` defaults to an hour before `to`, `to` to the
+// newest frame, `step` to 0 (as kept).
+HistoryAnswer history_json(const Publication& pub, const ScrapeQuery& query);
+
+}  // namespace ibfx

@@ -1,0 +1,130 @@
+// One column of the status page's history (issue #35): what one sweep (or,
+// beyond the recent window, one coarse step of sweeps) left on the page,
+// reduced to what an operator looks back for: each switch's worst port
+// (W, U and which port), the roots with cause, score, victims and jobs, each
+// running job's worst stall ratio and the sweep's health. Built by
+// make_history_frame() from the status model the publisher renders anyway,
+// kept by HistoryRing, never changed once built (frames are shared between
+// the ring, publications and the state file's writer).
+//
+// Memory is what bounds the history, so a switch is 6 bytes a frame: W and
+// U quantized to 1/60000 (finer than any colour or printed digit), its worst
+// port, two flags. The switches' names live once in a table that frames
+// share until a discovery changes the fabric.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/topology.h"
+
+namespace ibfx {
+
+// A ratio in [0, 1] as kept in a frame; kHistoryNoRatio: unknown.
+inline constexpr std::uint16_t kHistoryNoRatio = std::numeric_limits<std::uint16_t>::max();
+inline constexpr double kHistoryRatioScale = 60000;
+// Roots kept per frame (the page lists the top ones; a sweep rarely has
+// more than a few): bounds a frame whatever the fabric does.
+inline constexpr std::size_t kHistoryMaxRoots = 20;
+// Jobs kept per frame, the worst first.
+inline constexpr std::size_t kHistoryMaxJobs = 200;
+
+std::uint16_t quantize_ratio(double ratio);
+double ratio_value(std::uint16_t quantized);  // kHistoryNoRatio: NaN
+
+struct HistorySwitch {
+  std::uint64_t guid = 0;
+  std::string name;  // untrusted: every renderer escapes it
+  Tier tier = Tier::kUnknown;
+  int rail = kNoRail;
+  int unit = -1;  // StatusSwitch::unit
+  bool operator==(const HistorySwitch&) const = default;
+};
+
+// The switches of the fabric, in the status model's order.
+struct HistorySwitchTable {
+  std::vector<HistorySwitch> switches;
+};
+
+struct HistoryCell {
+  static constexpr std::uint8_t kRoot = 1;          // one of its ports was a root
+  static constexpr std::uint8_t kNotAnswering = 2;  // missed the sweep's PMA queries
+  std::uint16_t stall = kHistoryNoRatio;
+  std::uint16_t utilization = kHistoryNoRatio;
+  std::uint8_t port = 0;  // the worst port (0: none); IB switches have at most 254
+  std::uint8_t flags = 0;
+  bool operator==(const HistoryCell&) const = default;
+};
+
+struct HistoryRoot {
+  std::uint64_t guid = 0;
+  std::string name;
+  int port = 0;
+  Tier tier = Tier::kUnknown;
+  std::string cause;
+  double score = 0;
+  std::uint32_t victims = 0;
+  double stall = 0;
+  double utilization = 0;
+  std::uint64_t remote_guid = 0;
+  std::string remote_name;
+  int remote_port = 0;
+  bool jobs_known = false;  // a job source was on
+  std::vector<std::string> jobs;
+  bool operator==(const HistoryRoot&) const = default;
+};
+
+struct HistoryJob {
+  std::uint64_t id = 0;
+  std::string name;
+  std::string user;
+  double stall_max = 0;  // worst W over its ports
+  // Its leaves (indices into the frame's switch table), ascending.
+  std::vector<std::uint32_t> switches;
+  bool operator==(const HistoryJob&) const = default;
+};
+
+struct HistorySweep {
+  double duration_seconds = 0;
+  double interval_seconds = 0;
+  bool completed = true;
+  bool scored = false;
+  std::uint32_t nodes = 0;
+  std::uint32_t nodes_swept = 0;
+  std::uint32_t nodes_answering = 0;
+  std::uint32_t ports = 0;
+  std::uint32_t ports_read = 0;
+  bool operator==(const HistorySweep&) const = default;
+};
+
+struct HistoryFrame {
+  double time = 0;  // the sweep's time (Unix seconds); coarse: its step's start
+  double span = 0;  // 0: one sweep; coarse: the step's length
+  std::uint32_t sweeps = 1;
+  std::shared_ptr<const HistorySwitchTable> table;  // never null
+  std::vector<HistoryCell> cells;                   // parallel to table->switches
+  std::vector<HistoryRoot> roots;                   // by score, descending
+  std::vector<HistoryJob> jobs;                     // by stall_max, descending
+  HistorySweep sweep;
+
+  // What it holds in memory, its table not counted (shared).
+  std::size_t bytes() const;
+};
+
+using HistoryFramePtr = std::shared_ptr<const HistoryFrame>;
+
+// The history at one instant: coarse frames, then sweep frames, by time.
+// Immutable, handed to every publication (a vector of pointers: copying it
+// each sweep costs a few kB).
+struct HistoryFrames {
+  std::vector<HistoryFramePtr> frames;
+  // The frame a page "at" `time` shows: the last one at or before it (a
+  // coarse frame covers its step). Null when the history starts later.
+  HistoryFramePtr at(double time) const;
+};
+
+}  // namespace ibfx
