@@ -14,14 +14,14 @@
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "bench/synthetic_load.h"
-#include "exposition/snapshot.h"
-#include "exposition/status_html.h"
-#include "exposition/status_json.h"
-#include "exposition/status_model.h"
 #include "http/gzip_writer.h"
+#include "snapshot/snapshot.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fat_tree_flags.h"
+#include "views/status_html.h"
+#include "views/status_json.h"
+#include "views/status_model.h"
 
 using ibfx::bench::Clock;
 using ibfx::bench::kInterval;

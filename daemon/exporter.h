@@ -18,21 +18,21 @@
 #include <vector>
 
 #include "analysis/congestion_events.h"
-#include "analysis/job_join.h"
-#include "collectors/counter_accumulator.h"
-#include "collectors/job_source.h"
-#include "collectors/mad_engine.h"
-#include "collectors/sweeper.h"
 #include "config/config.h"
 #include "config/node_name_map.h"
 #include "daemon/event_state_file.h"
 #include "daemon/exporter_metrics.h"
-#include "daemon/fabric_discovery.h"
 #include "daemon/publication.h"
-#include "daemon/sm_guard_tracker.h"
 #include "daemon/snapshot_publisher.h"
-#include "daemon/sweep_trouble_log.h"
-#include "exposition/snapshot.h"
+#include "discovery/fabric_discovery.h"
+#include "fabric/counter_accumulator.h"
+#include "jobs/job_join.h"
+#include "jobs/job_source.h"
+#include "mad/mad_engine.h"
+#include "snapshot/snapshot.h"
+#include "sweep/sm_guard_tracker.h"
+#include "sweep/sweep_trouble_log.h"
+#include "sweep/sweeper.h"
 
 namespace ibfx {
 // A one-line state of the pipeline ("discovered ...", "last sweep: ..."):

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <utility>
 
-#include "daemon/status_page.h"
 #include "exposition/rendered_exposition.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
+#include "views/status_page.h"
 
 namespace ibfx {
 
@@ -18,7 +18,7 @@ struct Publication {
   std::shared_ptr<const Snapshot> snapshot;  // never null once published
   RenderedExposition exposition;             // /metrics
   std::uint64_t sequence = 0;                // SnapshotPublisher::submit()'s number
-  StatusBodies status;                       // GET / and /status.json (daemon/status_page.h)
+  StatusBodies status;                       // GET / and /status.json (views/status_page.h)
 };
 
 // Holds the latest publication; readers get a shared_ptr that stays valid

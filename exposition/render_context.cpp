@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "exposition/exposition.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 namespace {

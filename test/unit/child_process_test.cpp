@@ -1,8 +1,8 @@
-// The helper-process plumbing (collectors/child_process.h): descriptors
+// The helper-process plumbing (base/child_process.h): descriptors
 // placed at 3, 4, ... and nothing else inherited, stdout onto stderr on
 // request, exec failures as status 127, exit descriptions, the shared child
 // flags, write_all.
-#include "collectors/child_process.h"
+#include "base/child_process.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>

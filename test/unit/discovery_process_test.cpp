@@ -2,7 +2,7 @@
 // must come back as a DiscoveryResult with a reason, never a hang, a crash
 // or a child left behind. Stand-in children are shell scripts that ignore
 // the --discover-once arguments and write to the result descriptor (3).
-#include "collectors/discovery_process.h"
+#include "discovery/discovery_process.h"
 
 #include <signal.h>
 #include <stdlib.h>

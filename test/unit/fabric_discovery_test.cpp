@@ -2,7 +2,7 @@
 // through its events, forgotten nodes handed to the sweep side, the
 // discovery thread woken by the sweep's requests, the MAD worker's
 // generation, and stop.
-#include "daemon/fabric_discovery.h"
+#include "discovery/fabric_discovery.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-#include "collectors/fabric_merger.h"
+#include "discovery/fabric_merger.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // Hand-built Fabric models for unit tests.
 #pragma once
 
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 namespace ibfx::test {
 

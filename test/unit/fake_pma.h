@@ -11,8 +11,8 @@
 #include <set>
 #include <vector>
 
-#include "collectors/mad_transport.h"
-#include "collectors/pma.h"
+#include "mad/mad_transport.h"
+#include "mad/pma.h"
 
 namespace ibfx::test {
 

@@ -1,4 +1,4 @@
-#include "collectors/job_source.h"
+#include "jobs/job_source.h"
 
 #include <sys/stat.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "collectors/squeue_runner.h"
+#include "jobs/squeue_runner.h"
 #include "test/support/temp_dir.h"
 
 namespace {

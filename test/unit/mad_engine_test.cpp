@@ -1,4 +1,4 @@
-#include "collectors/mad_engine.h"
+#include "mad/mad_engine.h"
 
 #include <catch2/catch.hpp>
 #include <deque>

@@ -1,12 +1,12 @@
 // The MAD worker's wire formats: the Fabric a discovery sends back and the
 // fixed-size MAD frames. What must hold: a round trip is exact, and bytes
 // that are not a valid encoding are refused with a reason, never a crash.
-#include "collectors/mad_worker.h"
+#include "mad/mad_worker.h"
 
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 #include "fake_fabric.h"
 
 using namespace ibfx;

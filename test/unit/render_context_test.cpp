@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "exposition/snapshot.h"
 #include "fake_fabric.h"
+#include "snapshot/snapshot.h"
 #include "test/support/snapshot_support.h"
 
 using namespace ibfx;

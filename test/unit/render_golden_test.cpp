@@ -12,7 +12,6 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/top_view.h"
 #include "exposition/gzip.h"
 #include "exposition/render_events.h"
 #include "exposition/render_health.h"
@@ -21,9 +20,10 @@
 #include "exposition/render_port_info.h"
 #include "exposition/render_scores.h"
 #include "exposition/render_topology.h"
-#include "exposition/snapshot.h"
 #include "fake_fabric.h"
+#include "snapshot/snapshot.h"
 #include "test/support/snapshot_support.h"
+#include "views/top_view.h"
 
 using namespace ibfx;
 

@@ -1,4 +1,4 @@
-#include "collectors/slurmrestd_client.h"
+#include "jobs/slurmrestd_client.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>

@@ -1,4 +1,4 @@
-#include "collectors/sm_guard.h"
+#include "sweep/sm_guard.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // SmGuardTracker: the guard of each sweep, and what is logged about it:
 // each guarded node once per reason, the opt-out and an unknown SM LID once.
-#include "daemon/sm_guard_tracker.h"
+#include "sweep/sm_guard_tracker.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,4 +1,4 @@
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "collectors/sweeper.h"
+#include "sweep/sweeper.h"
 
 #include <catch2/catch.hpp>
 
