@@ -1,15 +1,18 @@
 #include "base/child_process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <exception>
+#include <thread>
 
 #include "base/log.h"
 
@@ -62,6 +65,46 @@ pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& 
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::execv(argv[0], argv.data());
   ::_exit(127);
+}
+
+ChildOutput read_child_output(pid_t pid, int fd, const ChildOutputLimits& limits) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kQuiet = std::chrono::milliseconds(100);
+  ChildOutput out;
+  std::array<char, 65536> buf{};
+  for (;;) {
+    const auto now = Clock::now();
+    if (now > limits.deadline) {
+      out.cut = ChildOutput::Cut::kTimeout;
+      break;
+    }
+    if (limits.waiting) limits.waiting();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limits.deadline - now);
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min(left, kQuiet).count()) + 1) <= 0) continue;
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the child closed it, normally by exiting
+    out.output.append(buf.data(), static_cast<std::size_t>(n));
+    if (out.output.size() > limits.max_bytes) {
+      out.cut = ChildOutput::Cut::kTooLarge;
+      break;
+    }
+  }
+  ::close(fd);
+  for (;;) {
+    if (out.cut != ChildOutput::Cut::kNo) ::kill(pid, SIGKILL);
+    const pid_t r = ::waitpid(pid, &out.status, out.cut != ChildOutput::Cut::kNo ? 0 : WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) break;  // cannot happen for our own child; do not spin
+    if (Clock::now() > limits.deadline) {
+      out.cut = ChildOutput::Cut::kTimeout;
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return out;
 }
 
 std::string describe_status(int status) {

@@ -1,11 +1,15 @@
 // The daemon's helper processes (the MAD worker, a discovery) are the daemon
-// binary re-executed with a mode flag. What both sides of that share: the
-// spawn, the flags every child takes, a child's set-up, and how an exit is
-// described in a log line.
+// binary re-executed with a mode flag; `squeue --json` is another program.
+// What both sides of that share: the spawn, the one way a child's output is
+// read to its end (deadline, byte cap, kill, reap), the flags every child
+// takes, a child's set-up, and how an exit is described in a log line.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -25,6 +29,29 @@ namespace ibfx {
 // shows as exit status 127.
 pid_t spawn_child(const std::vector<std::string>& args, const std::vector<int>& fds,
                   bool stdout_to_stderr, int stdout_fd = -1);
+
+// How far a child's output was read (read_child_output()).
+struct ChildOutput {
+  enum class Cut : std::uint8_t { kNo, kTimeout, kTooLarge };
+  Cut cut = Cut::kNo;  // kNo: read to EOF and the child reaped
+  std::string output;  // what it wrote, complete only when cut is kNo
+  int status = 0;      // its waitpid() status (killed, when cut short)
+};
+
+struct ChildOutputLimits {
+  std::chrono::steady_clock::time_point deadline;
+  std::size_t max_bytes = 0;  // more than this is cut
+  // Called between reads, at least every 100 ms while the child is quiet
+  // (progress lines for a long discovery); may be empty.
+  std::function<void()> waiting;
+};
+
+// Reads the read end `fd` of a child's pipe to EOF and reaps the child
+// `pid`. Past the deadline or past max_bytes the child is killed (SIGKILL)
+// and reaped; one that closed its end but does not exit is held to the
+// same deadline. Closes `fd`. The one place a child's output is collected,
+// so that every child gets the same bounds.
+ChildOutput read_child_output(pid_t pid, int fd, const ChildOutputLimits& limits);
 
 // "exited with status N", "was killed by signal N".
 std::string describe_status(int status);

@@ -253,8 +253,8 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
     const auto snap = exporter.snapshot();
     if (!snap || snap.get() == last) continue;
     last = snap.get();
-    sweep_s.push_back(snap->sweep.duration_seconds);
-    ports.push_back(snap->sweep.ports_read);
+    sweep_s.push_back(snap->sweep_totals.duration_seconds);
+    ports.push_back(snap->sweep_totals.ports_read);
     render_s.push_back(sample_value(snap->exporter_metrics_text,
                                     "infiniband_exporter_last_render_duration_seconds"));
     reused.push_back(

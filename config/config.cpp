@@ -25,9 +25,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
 
-using yaml::printable;
-using yaml::quote;
-
 struct DurationUnit {
   std::string_view name;
   std::int64_t ms;

@@ -86,7 +86,7 @@ void raise_descriptor_limit() {
                  " for HTTP connections");
 }
 
-ibfx::HttpServerLimits http_limits(const ibfx::WebServerConfig& web) {
+ibfx::HttpServerLimits http_limits(const ibfx::WebConnectionLimits& web) {
   ibfx::HttpServerLimits limits;
   limits.header_timeout = web.header_timeout;
   limits.idle_timeout = web.idle_timeout;

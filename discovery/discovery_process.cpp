@@ -1,19 +1,19 @@
 #include "discovery/discovery_process.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "base/child_process.h"
 #include "base/log.h"
+#include "base/log_text.h"
 #include "discovery/stderr_tap.h"
 
 namespace ibfx {
@@ -25,18 +25,14 @@ namespace {
 
 constexpr int kResultFd = 3;
 
-// A failed child's reason goes into a log line: keep it one short line of
-// text whatever the child wrote.
-std::string printable(std::string_view text) {
-  constexpr std::size_t kMax = 500;
-  std::string out;
-  for (const char c : text.substr(0, kMax)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += u >= 0x20 && u < 0x7f ? c : ' ';
+// A failed child's reason goes into a log line: one line of escaped text
+// (base/log_text.h) whatever the child wrote, without its final newline.
+std::string reason_of(std::string_view output) {
+  constexpr std::size_t kMaxShown = 500;
+  while (!output.empty() && std::isspace(static_cast<unsigned char>(output.back()))) {
+    output.remove_suffix(1);
   }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  if (text.size() > kMax) out += "...";
-  return out;
+  return printable(output, kMaxShown);
 }
 
 }  // namespace
@@ -146,47 +142,19 @@ DiscoveryResult DiscoveryProcess::discover(const DiscoveryConfig& config) {
   }
 
   const auto started = Clock::now();
-  const auto deadline = started + options_.timeout;
   auto next_progress = started + options_.progress_interval;
-  enum class Cut { kNo, kTimeout, kTooLarge } cut = Cut::kNo;
-  std::string output;
-  char buf[65536];
-  for (;;) {
-    if (Clock::now() > deadline) {
-      cut = Cut::kTimeout;
-      break;
-    }
-    if (options_.progress && Clock::now() >= next_progress) {
+  ChildOutputLimits limits{started + options_.timeout, options_.max_output, {}};
+  if (options_.progress) {
+    limits.waiting = [&] {
+      if (Clock::now() < next_progress) return;
       next_progress += options_.progress_interval;
       options_.progress(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started));
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the child closed it, normally by exiting
-    output.append(buf, static_cast<std::size_t>(n));
-    if (output.size() > options_.max_output) {
-      cut = Cut::kTooLarge;
-      break;
-    }
+    };
   }
-  ::close(fds[0]);
-  // A child that closed its end but does not exit is held to the same
-  // deadline; one that is cut short is killed.
-  int status = 0;
-  for (;;) {
-    if (cut != Cut::kNo) ::kill(pid, SIGKILL);
-    const pid_t r = ::waitpid(pid, &status, cut != Cut::kNo ? 0 : WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) break;  // cannot happen for our own child; do not spin
-    if (Clock::now() > deadline) {
-      cut = Cut::kTimeout;
-      continue;
-    }
-    std::this_thread::sleep_for(milliseconds(10));
-  }
+  // The fabric, or the child's reason, arrives on the pipe.
+  const ChildOutput child = read_child_output(pid, fds[0], limits);
+  const std::string& output = child.output;
+  const int status = child.status;
   bool stopped = false;
   {
     std::lock_guard lock(mu_);
@@ -197,10 +165,10 @@ DiscoveryResult DiscoveryProcess::discover(const DiscoveryConfig& config) {
   const std::string who = "the discovery process (pid " + std::to_string(pid) + ")";
   if (stopped) {
     result.error = "stopping";
-  } else if (cut == Cut::kTimeout) {
+  } else if (child.cut == ChildOutput::Cut::kTimeout) {
     result.error = who + " did not finish in " + std::to_string(options_.timeout.count()) +
                    " ms and was killed";
-  } else if (cut == Cut::kTooLarge) {
+  } else if (child.cut == ChildOutput::Cut::kTooLarge) {
     result.error =
         who + " wrote more than " + std::to_string(options_.max_output) + " bytes and was killed";
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
@@ -213,7 +181,7 @@ DiscoveryResult DiscoveryProcess::discover(const DiscoveryConfig& config) {
     }
   } else if (WIFEXITED(status) && !output.empty()) {
     // Its own reason, e.g. "libibnetdisc: fabric discovery failed".
-    result.error = printable(output);
+    result.error = reason_of(output);
   } else {
     result.error = who + " " + describe_status(status);
   }

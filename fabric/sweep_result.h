@@ -34,11 +34,23 @@ struct NodeSweep {
   // It answered when last reached and answered nothing now: unplugged, or
   // powered off (a topology change worth a spaced rediscovery).
   bool went_silent = false;
+
+  // Down: asked and silent. A node the budget did not let the sweep finish
+  // is not down (it keeps the state of the last sweep that reached it).
+  bool not_answering() const { return swept && reached && !answered; }
 };
 
-struct SweepResult {
-  std::vector<NodeSweep> nodes;              // parallel to Fabric::nodes
-  std::vector<std::vector<bool>> port_read;  // [node][port index]: read this sweep
+// The nodes of a sweep that are down (NodeSweep::not_answering()).
+inline std::size_t count_not_answering(const std::vector<NodeSweep>& nodes) {
+  std::size_t n = 0;
+  for (const NodeSweep& ns : nodes) n += ns.not_answering() ? 1 : 0;
+  return n;
+}
+
+// A sweep's own totals: when, how long, how complete, how many MADs. What
+// the snapshot keeps of a sweep (Snapshot::sweep_totals) once its per-node
+// results have moved into Snapshot::node_status.
+struct SweepTotals {
   std::chrono::system_clock::time_point started_at{};
   double duration_seconds = 0;
   bool completed = true;  // false when the budget cut it short
@@ -60,6 +72,11 @@ struct SweepResult {
   std::size_t optional_probes = 0;
   std::size_t optional_reads = 0;
   std::size_t clears_withheld = 0;
+};
+
+struct SweepResult : SweepTotals {
+  std::vector<NodeSweep> nodes;              // parallel to Fabric::nodes
+  std::vector<std::vector<bool>> port_read;  // [node][port index]: read this sweep
 };
 
 }  // namespace ibfx

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <system_error>
 
-#include "config/yaml_reader.h"
+#include "base/log_text.h"
 
 namespace ibfx {
 namespace {
@@ -56,7 +56,7 @@ class Expander {
 
  private:
   void fail(std::string_view token, const std::string& what) {
-    if (out_.error.empty()) out_.error = "host " + yaml::quote(token) + ": " + what;
+    if (out_.error.empty()) out_.error = "host " + quote(token) + ": " + what;
   }
 
   void host(std::string_view token) {
@@ -97,15 +97,15 @@ class Expander {
       const std::string_view lo = item.substr(0, dash);
       const std::string_view hi = dash == std::string_view::npos ? lo : item.substr(dash + 1);
       if (!number(lo, r.lo) || !number(hi, r.hi)) {
-        fail(token, "invalid range " + yaml::quote(item) + " (expected N or N-M, N and M decimal)");
+        fail(token, "invalid range " + quote(item) + " (expected N or N-M, N and M decimal)");
         return false;
       }
       if (r.hi < r.lo) {
-        fail(token, "invalid range " + yaml::quote(item) + " (end before start)");
+        fail(token, "invalid range " + quote(item) + " (end before start)");
         return false;
       }
       if (r.hi - r.lo >= kHostlistMaxRange) {
-        fail(token, "range " + yaml::quote(item) + " holds more than " +
+        fail(token, "range " + quote(item) + " holds more than " +
                         std::to_string(kHostlistMaxRange) + " hosts");
         return false;
       }

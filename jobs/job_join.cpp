@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "base/log_text.h"
 #include "config/config.h"
+#include "config/config_error.h"
 #include "config/text_file.h"
 #include "config/user_regex.h"
-#include "config/yaml_reader.h"
 
 namespace ibfx {
 
@@ -34,10 +35,10 @@ std::unordered_map<std::string, std::string> parse_job_host_map(const std::strin
     const std::string where = source + ":" + std::to_string(line) + ": jobs.host_map: ";
     if (words.size() != 2) {
       throw ConfigError(where + "expected \"<slurm node name> <node description host>\", got " +
-                        yaml::quote(row));
+                        quote(row));
     }
     if (!map.emplace(words[0], words[1]).second) {
-      throw ConfigError(where + yaml::quote(words[0]) + " is mapped twice");
+      throw ConfigError(where + quote(words[0]) + " is mapped twice");
     }
   }
   return map;

@@ -2,19 +2,12 @@
 
 #include "base/log.h"
 #include "base/thread_name.h"
+#include "base/utc_time.h"
 #include "config/text_file.h"
 #include "jobs/squeue_runner.h"
 
 namespace ibfx {
-namespace {
-
-constexpr std::chrono::minutes kFailureLogEvery{1};
-
-double unix_seconds(JobSource::Clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string read_slurm_token(const std::string& path) {
   std::string text = read_text_file(path, std::size_t{64} * 1024);
@@ -101,7 +94,7 @@ void JobSource::poll_once(Clock::time_point now) {
     grace = config_.grace_period;
   }
   // The fetch and the parse run without the lock: state() never waits for Slurm.
-  const FetchResult fetched = fetch();
+  const JobListFetch fetched = fetch();
   JobList list;
   if (fetched.ok()) list = parse_slurm_job_list(fetched.body, limits);
   const std::string error = !fetched.ok() ? fetched.error
@@ -115,11 +108,9 @@ void JobSource::poll_once(Clock::time_point now) {
       log_info("job source: the job list is back (" + std::to_string(list.jobs.size()) +
                " running jobs)");
     }
-    if (list.bad_records > 0 &&
-        (last_error_log_ == Clock::time_point{} || now - last_error_log_ >= kFailureLogEvery)) {
+    if (list.bad_records > 0 && failure_log_.allow(now)) {
       log_warn("job source: " + std::to_string(list.bad_records) +
                " running jobs skipped; the first: " + list.first_bad_record);
-      last_error_log_ = now;
     }
     state_.jobs = std::make_shared<const std::vector<SlurmJob>>(std::move(list.jobs));
     state_.up = true;
@@ -142,7 +133,7 @@ void JobSource::poll_once(Clock::time_point now) {
 
 void JobSource::log_failure(const std::string& error, Clock::time_point now) {
   const bool changed = error != last_error_;
-  if (!changed && now - last_error_log_ < kFailureLogEvery) {
+  if (!failure_log_.allow(now, changed)) {
     ++unlogged_failures_;
     return;
   }
@@ -153,7 +144,6 @@ void JobSource::log_failure(const std::string& error, Clock::time_point now) {
   log_warn(line);
   unlogged_failures_ = 0;
   last_error_ = error;
-  last_error_log_ = now;
 }
 
 }  // namespace ibfx

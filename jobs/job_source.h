@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/rate_limit.h"
 #include "config/config.h"
 #include "jobs/slurm_job_list.h"
 #include "jobs/slurmrestd_client.h"
@@ -34,7 +35,7 @@ struct JobSourceState {
 
 class JobSource {
  public:
-  using Fetch = std::function<FetchResult()>;
+  using Fetch = std::function<JobListFetch()>;
   using Clock = std::chrono::system_clock;
 
   // Fetches from config.source; reads the token file (ConfigError when it
@@ -72,7 +73,7 @@ class JobSource {
   Clock::time_point last_success_{};
   // Rate limit of failure lines: the first, a changed reason, then once a minute.
   std::string last_error_;
-  Clock::time_point last_error_log_{};
+  RateLimit<Clock> failure_log_{kLogEvery};
   std::uint64_t unlogged_failures_ = 0;
 
   std::condition_variable wake_;

@@ -4,7 +4,7 @@
 #include <optional>
 #include <utility>
 
-#include "config/yaml_reader.h"
+#include "base/log_text.h"
 #include "jobs/hostlist.h"
 
 namespace ibfx {
@@ -105,7 +105,7 @@ class JobListSax {
     if (out_.error.empty()) {
       // e.what() quotes the offending token: untrusted text, escaped.
       out_.error =
-          "malformed JSON at byte " + std::to_string(position) + ": " + yaml::printable(e.what());
+          "malformed JSON at byte " + std::to_string(position) + ": " + printable(e.what());
     }
     return false;
   }
@@ -215,7 +215,7 @@ JobList parse_slurm_job_list(std::string_view json, const JobListLimits& limits)
   if (out.error.empty() && !sax.saw_jobs()) {
     out.error = sax.error_text().empty()
                     ? "no \"jobs\" list in the answer"
-                    : "the server answered with an error: " + yaml::quote(sax.error_text());
+                    : "the server answered with an error: " + quote(sax.error_text());
   }
   if (!out.ok()) {
     out.jobs.clear();

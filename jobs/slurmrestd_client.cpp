@@ -1,177 +1,48 @@
 #include "jobs/slurmrestd_client.h"
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
 #include <chrono>
-#include <optional>
+
+#include "base/log_text.h"
+#include "http/http_get.h"
 
 namespace ibfx {
 namespace {
 
-namespace asio = boost::asio;
-namespace http = boost::beast::http;
-using boost::system::error_code;
-
-using Request = http::request<http::empty_body>;
-using Response = http::response_parser<http::string_body>;
-
-// Runs `io` until `done` or the deadline; past it, `cancel` closes the
-// connection so every pending handler completes with an error.
-template <typename Cancel>
-bool run_until(asio::io_context& io, const bool& done, std::chrono::steady_clock::time_point end,
-               Cancel cancel) {
-  while (!done && !io.stopped()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= end) break;
-    io.run_one_for(end - now);
-  }
-  if (done) return true;
-  cancel();
-  io.restart();
-  io.run();
-  return false;
-}
-
-// Write the request, read the answer: the part every transport shares.
-template <typename Stream>
-void exchange(Stream& stream, Request& request, Response& response, boost::beast::flat_buffer& buf,
-              error_code& result, bool& done) {
-  http::async_write(stream, request, [&](error_code ec, std::size_t) {
-    if (ec) {
-      result = ec;
-      done = true;
-      return;
-    }
-    http::async_read(stream, buf, response, [&](error_code read_ec, std::size_t) {
-      result = read_ec;
-      done = true;
-    });
-  });
-}
-
-std::string describe(const Response& response) {
-  const auto& msg = response.get();
-  const unsigned status = msg.result_int();
-  if (status == 200) return {};
-  std::string body = msg.body().substr(0, 200);
-  for (char& c : body) {
-    if (c < ' ' || c > '~' || c == '"') c = '?';  // untrusted text in a log line
-  }
+// An answer other than 200, for the log: untrusted text, escaped.
+std::string describe(unsigned status, const std::string& body) {
+  constexpr std::size_t kBodyShown = 200;
   return "HTTP " + std::to_string(status) +
          (status == 401 || status == 403 ? " (token or user name refused)" : "") +
-         (body.empty() ? "" : ": \"" + body + "\"");
+         (body.empty() ? "" : ": " + quote(body, kBodyShown));
 }
 
 }  // namespace
 
-FetchResult SlurmrestdClient::fetch(const std::string& token) const {
-  const auto end = std::chrono::steady_clock::now() + config_.timeout;
-  const std::string& url = config_.url;
-  const bool is_unix = url.starts_with("unix://");
-  const bool tls = url.starts_with("https://");
-  std::string host = "localhost";
-  std::string port;
-  if (!is_unix) {
-    const std::string rest = url.substr(tls ? 8 : 7);
-    const std::size_t colon = rest.rfind(':');
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);  // [v6]:port
-    }
-  }
-
-  Request request{http::verb::get, "/slurm/" + config_.api_version + "/jobs", 11};
-  request.set(http::field::host, is_unix ? std::string("localhost") : host + ":" + port);
-  request.set(http::field::user_agent, "ibfabric_exporter");
-  request.set(http::field::accept, "application/json");
+JobListFetch SlurmrestdClient::fetch(const std::string& token) const {
+  HttpGetRequest request;
+  request.url = config_.url;
+  request.target = "/slurm/" + config_.api_version + "/jobs";
+  request.headers = {{"Accept", "application/json"}};
   if (!token.empty()) {
-    request.set("X-SLURM-USER-NAME", config_.user_name);
-    request.set("X-SLURM-USER-TOKEN", token);
+    request.headers.emplace_back("X-SLURM-USER-NAME", config_.user_name);
+    request.headers.emplace_back("X-SLURM-USER-TOKEN", token);
   }
-  request.keep_alive(false);
-
-  asio::io_context io;
-  Response response;
-  response.body_limit(kMaxJobListBytes);
-  boost::beast::flat_buffer buf;
-  error_code result;
-  bool done = false;
-  const std::string where = is_unix ? url : host + ":" + port;
+  request.body_limit = kMaxJobListBytes;
+  request.deadline = std::chrono::steady_clock::now() + config_.timeout;
+  HttpGetResult answer = http_get(request);
   auto failed = [&](const std::string& what) {
-    return FetchResult{{}, "slurmrestd " + where + ": " + what};
+    return JobListFetch{{}, "slurmrestd " + answer.where + ": " + what};
   };
-  auto timed_out = [&]() { return failed("no answer within " + format_duration(config_.timeout)); };
-
-  if (is_unix) {
-    asio::local::stream_protocol::socket socket(io);
-    socket.async_connect(asio::local::stream_protocol::endpoint(url.substr(7)), [&](error_code ec) {
-      if (ec) {
-        result = ec;
-        done = true;
-        return;
-      }
-      exchange(socket, request, response, buf, result, done);
-    });
-    if (!run_until(io, done, end, [&] { socket.close(); })) return timed_out();
-  } else {
-    asio::ip::tcp::resolver resolver(io);
-    asio::ssl::context ssl(asio::ssl::context::tls_client);
-    std::optional<asio::ssl::stream<asio::ip::tcp::socket>> tls_stream;
-    asio::ip::tcp::socket plain(io);
-    if (tls) {
-      ssl.set_default_verify_paths();
-      ssl.set_verify_mode(asio::ssl::verify_peer);
-      tls_stream.emplace(io, ssl);
-      // SNI, and the certificate must name the host (RFC 6125).
-      // SSL_set_tlsext_host_name is a macro with a C cast; its function.
-      SSL_ctrl(tls_stream->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-               host.data());
-      tls_stream->set_verify_callback(asio::ssl::host_name_verification(host));
-    }
-    auto& socket = tls ? tls_stream->next_layer() : plain;
-    resolver.async_resolve(
-        host, port, [&](error_code ec, const asio::ip::tcp::resolver::results_type& r) {
-          if (ec) {
-            result = ec;
-            done = true;
-            return;
-          }
-          asio::async_connect(
-              socket, r, [&](error_code connect_ec, const asio::ip::tcp::endpoint&) {
-                if (connect_ec) {
-                  result = connect_ec;
-                  done = true;
-                  return;
-                }
-                if (!tls) return exchange(plain, request, response, buf, result, done);
-                tls_stream->async_handshake(asio::ssl::stream_base::client, [&](error_code hs_ec) {
-                  if (hs_ec) {
-                    result = hs_ec;
-                    done = true;
-                    return;
-                  }
-                  exchange(*tls_stream, request, response, buf, result, done);
-                });
-              });
-        });
-    if (!run_until(io, done, end, [&] {
-          resolver.cancel();
-          error_code ignored;
-          socket.close(ignored);
-        })) {
-      return timed_out();
-    }
+  switch (answer.outcome) {
+    case HttpGetResult::Outcome::kTimedOut:
+      return failed("no answer within " + format_duration(config_.timeout));
+    case HttpGetResult::Outcome::kFailed:
+      return failed(answer.error);
+    case HttpGetResult::Outcome::kAnswered:
+      break;
   }
-  if (result && result != http::error::end_of_stream) return failed(result.message());
-  if (!response.is_done()) return failed("answer cut short");
-  if (std::string why = describe(response); !why.empty()) return failed(why);
-  return FetchResult{response.release().body(), {}};
+  if (answer.status != 200) return failed(describe(answer.status, answer.body));
+  return JobListFetch{std::move(answer.body), {}};
 }
 
 }  // namespace ibfx

@@ -1,10 +1,9 @@
 // One GET of slurmrestd's job list: /slurm/<api_version>/jobs over a unix
 // socket (rest_auth/local: slurmrestd trusts the peer's uid) or over
 // http(s)://host:port with a JWT (rest_auth/jwt: headers X-SLURM-USER-NAME
-// and X-SLURM-USER-TOKEN). Boost.Beast, one connection per request, the
-// whole exchange (resolve, connect, TLS, write, read) bounded by one
-// deadline. Runs on the job source's thread, never on a sweep's or a
-// scrape's.
+// and X-SLURM-USER-TOKEN), through http/http_get.h: one connection per
+// request, the whole exchange bounded by jobs.timeout. Runs on the job
+// source's thread, never on a sweep's or a scrape's.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +13,8 @@
 
 namespace ibfx {
 
-struct FetchResult {
+// One fetch of Slurm's job list (slurmrestd or squeue): its JSON, or why not.
+struct JobListFetch {
   std::string body;   // the answer's body when ok()
   std::string error;  // empty: fetched; else for the log (no token in it)
   bool ok() const { return error.empty(); }
@@ -28,7 +28,7 @@ class SlurmrestdClient {
  public:
   explicit SlurmrestdClient(const JobsConfig& config) : config_(config) {}
   // `token`: the JWT, empty over a unix socket.
-  FetchResult fetch(const std::string& token) const;
+  JobListFetch fetch(const std::string& token) const;
 
  private:
   JobsConfig config_;

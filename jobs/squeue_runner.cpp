@@ -1,23 +1,21 @@
 #include "jobs/squeue_runner.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "base/child_process.h"
 
 namespace ibfx {
 
-FetchResult SqueueRunner::fetch() const {
+JobListFetch SqueueRunner::fetch() const {
   const std::string what = config_.squeue_command + " --json";
-  auto failed = [&](const std::string& why) { return FetchResult{{}, what + ": " + why}; };
+  auto failed = [&](const std::string& why) { return JobListFetch{{}, what + ": " + why}; };
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return failed(std::strerror(errno));
   // --all: every partition, hidden ones included, like slurmrestd's list.
@@ -28,38 +26,17 @@ FetchResult SqueueRunner::fetch() const {
     ::close(pipe_fds[0]);
     return failed(std::strerror(errno));
   }
-  const auto end = std::chrono::steady_clock::now() + config_.timeout;
-  std::string body;
-  std::string error;
-  std::array<char, 65536> buf{};
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        end - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      error = "no answer within " + format_duration(config_.timeout);
-      break;
-    }
-    pollfd p{pipe_fds[0], POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) continue;  // the deadline check above ends it
-    const ssize_t n = ::read(pipe_fds[0], buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (body.size() + static_cast<std::size_t>(n) > kMaxJobListBytes) {
-      error = "more than " + std::to_string(kMaxJobListBytes >> 20) + " MiB of output";
-      break;
-    }
-    body.append(buf.data(), static_cast<std::size_t>(n));
+  ChildOutput child = read_child_output(
+      pid, pipe_fds[0], {std::chrono::steady_clock::now() + config_.timeout, kMaxJobListBytes, {}});
+  if (child.cut == ChildOutput::Cut::kTimeout) {
+    return failed("no answer within " + format_duration(config_.timeout));
   }
-  ::close(pipe_fds[0]);
-  if (!error.empty()) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (child.cut == ChildOutput::Cut::kTooLarge) {
+    return failed("more than " + std::to_string(kMaxJobListBytes >> 20) + " MiB of output");
   }
-  if (!error.empty()) return failed(error);
+  const int status = child.status;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return failed(describe_status(status));
-  return FetchResult{std::move(body), {}};
+  return JobListFetch{std::move(child.output), {}};
 }
 
 }  // namespace ibfx

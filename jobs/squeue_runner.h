@@ -13,7 +13,7 @@ namespace ibfx {
 class SqueueRunner {
  public:
   explicit SqueueRunner(const JobsConfig& config) : config_(config) {}
-  FetchResult fetch() const;
+  JobListFetch fetch() const;
 
  private:
   JobsConfig config_;

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <utility>
 
+#include "base/utc_time.h"
+
 namespace ibfx {
 
 std::vector<std::string> node_display_names(const Fabric& fabric, const NodeNameMap& names) {
@@ -41,18 +43,11 @@ std::shared_ptr<const Snapshot> build_snapshot(SnapshotInputs in) {
     }
     s->node_status = sweep.nodes;
     s->node_status.resize(f.nodes.size());
-    s->discovery_timestamp_seconds =
-        std::chrono::duration<double>(f.discovered_at.time_since_epoch()).count();
+    s->discovery_timestamp_seconds = unix_seconds(f.discovered_at);
   }
-  s->sweep = sweep;
-  s->sweep.nodes.clear();
-  s->sweep.port_read.clear();
+  s->sweep_totals = static_cast<const SweepTotals&>(sweep);  // per node: node_status
   s->sweep_timestamp_seconds =
-      in.sweep_timestamp_seconds != 0
-          ? in.sweep_timestamp_seconds
-          : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
-  s->topology = in.analysis.topology;
+      in.sweep_timestamp_seconds != 0 ? in.sweep_timestamp_seconds : unix_seconds_now();
   s->analysis = std::move(in.analysis);
   s->lanes = std::move(in.lanes);
   s->exporting = in.exporting;

@@ -45,14 +45,13 @@ struct JobsView {
 };
 
 struct Snapshot {
-  std::shared_ptr<const Fabric> fabric;      // null before the first discovery
-  std::shared_ptr<const Topology> topology;  // tier/rail labels; may be null
-  SweepAnalysis analysis;                    // empty until two sweeps
-  std::vector<std::string> node_names;       // node-name-map, else NodeDescription
-  std::vector<PortView> ports;               // every discovered port, node order
-  std::vector<NodeSweep> node_status;        // parallel to fabric->nodes
-  SweepResult sweep;                         // per-node vectors moved out into node_status
-  double sweep_timestamp_seconds = 0;        // Unix time the sweep finished
+  std::shared_ptr<const Fabric> fabric;  // null before the first discovery
+  SweepAnalysis analysis;  // empty until two sweeps; its topology (tier/rail labels) may be null
+  std::vector<std::string> node_names;  // node-name-map, else NodeDescription
+  std::vector<PortView> ports;          // every discovered port, node order
+  std::vector<NodeSweep> node_status;   // parallel to fabric->nodes
+  SweepTotals sweep_totals;             // the sweep's own totals (node_status: per node)
+  double sweep_timestamp_seconds = 0;   // Unix time the sweep finished
   double discovery_timestamp_seconds = 0;
   ExportConfig exporting;  // which per-port series to render
   // Per-VL / per-SL totals of the opt-in counter groups (empty when off);

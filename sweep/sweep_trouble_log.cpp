@@ -23,7 +23,7 @@ LogLine SweepTroubleLog::note(const SweepResult& sweep, std::uint64_t number,
   // are: totals carry into the next one).
   const bool dropped = snapshots_dropped != dropped_seen_;
   const bool trouble = !sweep.completed || overrun || not_answering > 0 || dropped;
-  if (!trouble || now - last_logged_ < kEvery) return {LogLevel::kDebug, std::move(line)};
+  if (!trouble || !warnings_.allow(now)) return {LogLevel::kDebug, std::move(line)};
   if (overruns_ > 0 || cut_short_ > 0) {
     line += "; " + std::to_string(overruns_) + " of the last " + std::to_string(sweeps_) +
             " sweeps outlasted the " + format_duration(interval) + " interval (" +
@@ -36,7 +36,6 @@ LogLine SweepTroubleLog::note(const SweepResult& sweep, std::uint64_t number,
             " snapshots were not served: rendering and compressing one took longer than the "
             "sweeps (a leaner export: selection, fewer series)";
   }
-  last_logged_ = now;
   sweeps_ = overruns_ = cut_short_ = 0;
   dropped_seen_ = snapshots_dropped;
   return {LogLevel::kWarn, std::move(line)};

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "base/log_line.h"
+#include "base/rate_limit.h"
 #include "config/config.h"
 #include "sweep/sweeper.h"
 
@@ -17,7 +18,6 @@ namespace ibfx {
 class SweepTroubleLog {
  public:
   using Clock = std::chrono::steady_clock;
-  static constexpr std::chrono::seconds kEvery{60};
 
   // Sweep number `number`; `not_answering` nodes asked and silent;
   // `overrun`: it outlasted `interval`; `snapshots_dropped`: the
@@ -27,8 +27,8 @@ class SweepTroubleLog {
                Clock::time_point now = Clock::now());
 
  private:
+  RateLimit<Clock> warnings_{kLogEvery};
   // Since the last warning.
-  Clock::time_point last_logged_{};
   std::uint64_t sweeps_ = 0, overruns_ = 0, cut_short_ = 0;
   std::uint64_t dropped_seen_ = 0;  // publisher drops, as of the last warning
 };

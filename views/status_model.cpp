@@ -66,7 +66,8 @@ struct Names {
 };
 
 Tier tier_of(const Snapshot& s, std::size_t n) {
-  if (s.topology && n < s.topology->tier.size()) return s.topology->tier[n];
+  if (s.analysis.topology && n < s.analysis.topology->tier.size())
+    return s.analysis.topology->tier[n];
   return Tier::kUnknown;
 }
 
@@ -80,8 +81,8 @@ void add_switches(const Snapshot& s, const Names& names, StatusModel& m) {
     sw.guid = f.nodes[n].guid;
     sw.name = names.clean[n];
     sw.tier = tier_of(s, n);
-    if (sw.tier == Tier::kLeaf && s.topology && n < s.topology->rail.size()) {
-      sw.rail = s.topology->rail[n];
+    if (sw.tier == Tier::kLeaf && s.analysis.topology && n < s.analysis.topology->rail.size()) {
+      sw.rail = s.analysis.topology->rail[n];
     }
     sw.answering =
         n >= s.node_status.size() || !s.node_status[n].swept || s.node_status[n].answered;
@@ -228,7 +229,9 @@ void add_links(const Snapshot& s, const Names& names, StatusModel& m) {
   using Kind = std::tuple<NodeType, Tier, int, NodeType, Tier>;
   auto kind_of = [&](std::size_t n, const FabricPort& fp) {
     const auto r = static_cast<std::size_t>(fp.remote_node);
-    const int rail = s.topology && n < s.topology->rail.size() ? s.topology->rail[n] : kNoRail;
+    const int rail = s.analysis.topology && n < s.analysis.topology->rail.size()
+                         ? s.analysis.topology->rail[n]
+                         : kNoRail;
     return Kind{f.nodes[n].type, tier_of(s, n), rail, f.nodes[r].type, tier_of(s, r)};
   };
   auto usable = [&](const FabricPort& fp) {
@@ -296,11 +299,11 @@ void add_links(const Snapshot& s, const Names& names, StatusModel& m) {
 void add_sweep(const Snapshot& s, const Names& names, StatusModel& m) {
   StatusSweep& w = m.sweep;
   w.timestamp_seconds = s.sweep_timestamp_seconds;
-  w.duration_seconds = s.sweep.duration_seconds;
+  w.duration_seconds = s.sweep_totals.duration_seconds;
   w.interval_seconds = s.analysis.interval_seconds;
-  w.completed = s.sweep.completed;
-  w.ports_read = s.sweep.ports_read;
-  w.stale_nodes = s.sweep.stale_nodes;
+  w.completed = s.sweep_totals.completed;
+  w.ports_read = s.sweep_totals.ports_read;
+  w.stale_nodes = s.sweep_totals.stale_nodes;
   w.scored = !s.analysis.result.ports.empty();
   const Fabric& f = *s.fabric;
   w.nodes = f.nodes.size();

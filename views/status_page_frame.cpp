@@ -112,8 +112,8 @@ void append_stall_legend(std::string& out) {
          "outlined one holds a root of congestion.</p>\n";
 }
 
-std::string utc_time(double unix_seconds) {
-  const std::string text = utc_time_text(unix_seconds);
+std::string utc_time(double seconds) {
+  const std::string text = utc_time_text(seconds);
   return text.empty() ? text : text + " UTC";
 }
 

@@ -47,7 +47,7 @@ void append_page_end(std::string& out);
 void append_stall_legend(std::string& out);
 
 // Unix time as "2026-12-03 12:50:03 UTC" (empty for 0).
-std::string utc_time(double unix_seconds);
+std::string utc_time(double seconds);
 // printf("%.*f").
 std::string fixed(double v, int decimals);
 

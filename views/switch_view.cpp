@@ -62,10 +62,10 @@ std::string render_switch_html(const Snapshot& s, std::size_t node,
   append_html(out, name);
   out += "</h1>\n<p>" + std::string(node_type_name(fn.type)) + ", GUID " + guid_hex(fn.guid) +
          ", LID " + std::to_string(fn.lid);
-  if (s.topology && node < s.topology->tier.size()) {
-    out += ", tier " + std::string(tier_name(s.topology->tier[node]));
-    if (s.topology->rail[node] != kNoRail)
-      out += ", rail " + std::to_string(s.topology->rail[node]);
+  if (s.analysis.topology && node < s.analysis.topology->tier.size()) {
+    out += ", tier " + std::string(tier_name(s.analysis.topology->tier[node]));
+    if (s.analysis.topology->rail[node] != kNoRail)
+      out += ", rail " + std::to_string(s.analysis.topology->rail[node]);
   }
   out += ". Sweep of " + utc_time(s.sweep_timestamp_seconds) + ".</p>\n";
   if (node < s.node_status.size() && s.node_status[node].swept && !s.node_status[node].answered) {

@@ -72,8 +72,10 @@ void render_events_table(std::string& out, const Snapshot& s, std::size_t rows) 
   if (active > rows) line(out, "  ... and %zu more active\n", active - rows);
 }
 
-// Slurm's strings are untrusted: printable ASCII only, cut to `width`.
-std::string printable(const std::string& text, std::size_t width) {
+// Slurm's strings are untrusted. A column of a fixed-width table, not log
+// text (base/log_text.h): one character per byte, so that escaping cannot
+// shift the columns; printable ASCII only, cut to `width`.
+std::string table_cell(const std::string& text, std::size_t width) {
   std::string out = text.substr(0, width);
   for (char& c : out) {
     if (c < ' ' || c > '~') c = '?';
@@ -107,8 +109,8 @@ std::string top_jobs(const Snapshot& s, std::size_t rows) {
   for (std::size_t k = 0; k < order.size() && k < rows; ++k) {
     const JobPorts& j = jobs[order[k]];
     line(out, "  %-10llu %-20s %-12s %-12s %6.3f %10.3f %5zu %5zu\n",
-         static_cast<unsigned long long>(j.job_id), printable(j.name, 20).c_str(),
-         printable(j.user, 12).c_str(), printable(j.partition, 12).c_str(), j.stall_ratio_max,
+         static_cast<unsigned long long>(j.job_id), table_cell(j.name, 20).c_str(),
+         table_cell(j.user, 12).c_str(), table_cell(j.partition, 12).c_str(), j.stall_ratio_max,
          j.transmit_wait_seconds, j.hca_ports, roots[order[k]]);
   }
   if (order.size() > rows) line(out, "  ... and %zu more\n", order.size() - rows);

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "fake_fabric.h"
+#include "test/support/fake_fabric.h"
 #include "test/support/wait_for.h"
 
 using namespace ibfx;

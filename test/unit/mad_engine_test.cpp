@@ -4,7 +4,7 @@
 #include <deque>
 #include <thread>
 
-#include "fake_pma.h"
+#include "test/support/fake_pma.h"
 
 using namespace ibfx;
 using ibfx::test::FakePma;

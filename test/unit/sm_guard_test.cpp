@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "fake_fabric.h"
+#include "test/support/fake_fabric.h"
 
 using namespace ibfx;
 

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "fake_fabric.h"
+#include "test/support/fake_fabric.h"
 
 using namespace ibfx;
 
