@@ -13,7 +13,7 @@
 
 #include "analysis/port_score.h"
 #include "analysis/topology.h"
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 // yaml-cpp's own spelling of its namespace.
 namespace YAML {  // NOLINT(readability-identifier-naming)

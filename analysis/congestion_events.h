@@ -33,7 +33,7 @@
 
 #include "analysis/congestion.h"
 #include "analysis/sweep_analyzer.h"
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 namespace ibfx {
 
@@ -53,7 +53,7 @@ inline constexpr double kMaxAgeSeconds = 7 * 24 * 3600.0;
 // Leaves listed per event (a tree on a 16k-GPU fabric can touch hundreds;
 // beyond this, leaves_truncated says the list is not all of them).
 inline constexpr std::size_t kMaxLeavesPerEvent = 64;
-// Slurm jobs listed per event (analysis/job_join.h: the jobs whose ports were
+// Slurm jobs listed per event (jobs/job_join.h: the jobs whose ports were
 // in its tree), beyond which jobs_truncated says so.
 inline constexpr std::size_t kMaxJobsPerEvent = 64;
 

@@ -21,9 +21,9 @@
 #include "analysis/link_peers.h"
 #include "analysis/link_report.h"
 #include "analysis/topology.h"
-#include "collectors/counter_accumulator.h"
-#include "collectors/fabric.h"
-#include "collectors/port_key.h"
+#include "fabric/counter_accumulator.h"
+#include "fabric/fabric.h"
+#include "fabric/port_key.h"
 
 namespace ibfx {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analysis/topology.h"
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 namespace ibfx {
 

@@ -9,7 +9,7 @@
 
 #include "analysis/ber_window.h"
 #include "analysis/link_condition.h"
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 namespace ibfx {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "analysis/topology.h"
-#include "collectors/pma.h"
+#include "fabric/counters.h"
 
 namespace ibfx {
 

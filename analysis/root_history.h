@@ -19,8 +19,8 @@
 
 #include "analysis/congestion.h"
 #include "analysis/port_score.h"
-#include "collectors/fabric.h"
-#include "collectors/port_key.h"
+#include "fabric/fabric.h"
+#include "fabric/port_key.h"
 
 namespace ibfx {
 

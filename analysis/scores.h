@@ -18,7 +18,7 @@
 #include "analysis/port_score.h"
 #include "analysis/topology.h"
 #include "analysis/xmit_wait_model.h"
-#include "collectors/pma.h"
+#include "fabric/counters.h"
 
 // yaml-cpp's own spelling of its namespace.
 namespace YAML {  // NOLINT(readability-identifier-naming)

@@ -19,8 +19,8 @@
 #include "analysis/root_history.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
-#include "collectors/counter_accumulator.h"
-#include "collectors/fabric.h"
+#include "fabric/counter_accumulator.h"
+#include "fabric/fabric.h"
 
 namespace ibfx {
 

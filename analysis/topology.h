@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 // yaml-cpp's own spelling of its namespace.
 namespace YAML {  // NOLINT(readability-identifier-naming)

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 // yaml-cpp's own spelling of its namespace.
 namespace YAML {  // NOLINT(readability-identifier-naming)

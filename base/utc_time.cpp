@@ -4,9 +4,15 @@
 
 namespace ibfx {
 
-std::string utc_time_text(double unix_seconds) {
-  if (!(unix_seconds > 0)) return "";
-  const auto t = static_cast<std::time_t>(unix_seconds);
+double unix_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+double unix_seconds_now() { return unix_seconds(std::chrono::system_clock::now()); }
+
+std::string utc_time_text(double seconds) {
+  if (!(seconds > 0)) return "";
+  const auto t = static_cast<std::time_t>(seconds);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char out[32];

@@ -1,13 +1,20 @@
-// Unix seconds as the views print them: "2026-12-03 02:13:00" (UTC,
-// seconds truncated). One spelling for /top, the status page and the
-// switch view.
+// Unix time, once: a clock's time point as Unix seconds (the timestamps of
+// series, events and views), and Unix seconds as the views print them:
+// "2026-12-03 02:13:00" (UTC, seconds truncated), one spelling for /top,
+// the status page and the switch view.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace ibfx {
 
+// Seconds since the Unix epoch, with the fraction.
+double unix_seconds(std::chrono::system_clock::time_point t);
+// unix_seconds() of now.
+double unix_seconds_now();
+
 // "" for a time that is not positive (unknown, never).
-std::string utc_time_text(double unix_seconds);
+std::string utc_time_text(double seconds);
 
 }  // namespace ibfx

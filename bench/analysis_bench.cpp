@@ -2,7 +2,7 @@
 // worst paths, aggregates and the root-or-victim forest) on a generated fat
 // tree, without a simulator or a sweep: what the analysis adds to every
 // sweep at 98k ports. Prints the best and worst of --runs. With --jobs N
-// (default 2,000) also the Slurm job join (analysis/job_join.h) of N running
+// (default 2,000) also the Slurm job join (jobs/job_join.h) of N running
 // jobs spread over every host, the cost issue #28 bounds at 5 % of the
 // analysis.
 #include <algorithm>
@@ -16,10 +16,10 @@
 
 #include "analysis/congestion.h"
 #include "analysis/congestion_events.h"
-#include "analysis/job_join.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "bench/synthetic_load.h"
+#include "jobs/job_join.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fat_tree_flags.h"

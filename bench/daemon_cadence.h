@@ -103,7 +103,7 @@ inline CadenceFigures daemon_cadence(ibfx::test::SimFabric& sim, const std::stri
   f.ibsim_cpu = (s1 - s0) / f.seconds;
   const std::string log = daemon.read_stderr().substr(mark);
   daemon.terminate();
-  // "sweep N: P ports in D s, ..." per sweep (daemon/sweep_trouble_log.cpp), and
+  // "sweep N: P ports in D s, ..." per sweep (sweep/sweep_trouble_log.cpp), and
   // "published snapshot N: rendered and compressed in R s, K dropped so far".
   const std::regex sweep_re(R"(msg="sweep [0-9]+: ([0-9]+) ports in ([0-9.]+) s)");
   const std::regex published_re(

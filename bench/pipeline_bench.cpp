@@ -41,12 +41,12 @@
 
 #include "base/log.h"
 #include "bench/proc_stat.h"
-#include "collectors/mad_transport.h"
-#include "collectors/pma.h"
 #include "daemon/exporter.h"
 #include "daemon/web.h"
 #include "exposition/deflate_block_cache.h"
 #include "http/gzip_writer.h"
+#include "mad/mad_transport.h"
+#include "mad/pma.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fabric_gen.h"
@@ -260,8 +260,8 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
     const auto snap = exporter.snapshot();
     if (!snap || snap.get() == last) continue;
     last = snap.get();
-    sweep_s.push_back(snap->sweep.duration_seconds);
-    ports.push_back(snap->sweep.ports_read);
+    sweep_s.push_back(snap->sweep_totals.duration_seconds);
+    ports.push_back(snap->sweep_totals.ports_read);
     render_s.push_back(sample_value(snap->exporter_metrics_text,
                                     "infiniband_exporter_last_render_duration_seconds"));
     reused.push_back(

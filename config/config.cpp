@@ -25,9 +25,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
 
-using yaml::printable;
-using yaml::quote;
-
 struct DurationUnit {
   std::string_view name;
   std::int64_t ms;
@@ -176,7 +173,7 @@ std::string to_job_source(const Scalar& v) {
   fail("expected none, slurmrestd or squeue, got " + quote(v.text));
 }
 
-// What collectors/slurmrestd_client.cpp connects to: the same split.
+// What jobs/slurmrestd_client.cpp connects to: the same split.
 std::string to_job_url(const Scalar& v) {
   const std::string_view u = v.text;
   if (u.empty()) return {};

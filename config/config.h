@@ -102,14 +102,15 @@ struct ExportConfig {
   bool operator==(const ExportConfig&) const = default;
 };
 
-// The HTTP server's connection limits (YAML section "web"; the
+// The HTTP server's connection limits and timeouts (YAML section "web"; not
+// the exporter-toolkit web config file of http/web_config.h; the
 // HttpServerLimits of http/http_server.h). Changing them needs a restart.
-struct WebServerConfig {
+struct WebConnectionLimits {
   Duration header_timeout{std::chrono::seconds(10)};  // TLS handshake + request line + headers
   Duration idle_timeout{std::chrono::seconds(30)};    // keep-alive wait; stalled writes
   int max_connections = 0;                            // 0: from RLIMIT_NOFILE
   int max_connections_per_client = 0;                 // 0: no limit
-  bool operator==(const WebServerConfig&) const = default;
+  bool operator==(const WebConnectionLimits&) const = default;
 };
 
 // Slurm jobs joined to the fabric (YAML section "jobs", docs/operations.md
@@ -167,7 +168,7 @@ struct Config {
   CountersConfig counters;
   ShardingConfig sharding;
   ExportConfig exporting;  // YAML section "export"
-  WebServerConfig web;
+  WebConnectionLimits web;
   JobsConfig jobs;
   HistoryConfig history;
 

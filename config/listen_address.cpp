@@ -2,8 +2,9 @@
 
 #include <charconv>
 
+#include "base/log_text.h"
 #include "config/config.h"
-#include "config/yaml_reader.h"
+#include "config/config_error.h"
 
 namespace ibfx {
 
@@ -11,7 +12,7 @@ ListenAddress parse_listen_address(std::string_view text) {
   const auto bad = [&] {
     return ConfigError(
         "expected [host]:port such as \":9690\", \"127.0.0.1:9690\" or \"[::1]:9690\", got " +
-        yaml::quote(text));
+        quote(text));
   };
   ListenAddress address;
   std::string_view host;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "config/yaml_reader.h"
+#include "base/log_text.h"
 
 namespace ibfx {
 namespace {
@@ -79,12 +79,12 @@ std::string limit_broken(std::string_view p) {
 
 std::regex compile_user_regex(const std::string& pattern) {
   if (const std::string why = limit_broken(pattern); !why.empty()) {
-    throw UserRegexError("invalid regular expression " + yaml::quote(pattern) + ": " + why);
+    throw UserRegexError("invalid regular expression " + quote(pattern) + ": " + why);
   }
   try {
     return std::regex(pattern, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    throw UserRegexError("invalid regular expression " + yaml::quote(pattern) + ": " + e.what());
+    throw UserRegexError("invalid regular expression " + quote(pattern) + ": " + e.what());
   }
 }
 

@@ -48,25 +48,6 @@ class DocumentLines final : public YAML::EventHandler {
 
 }  // namespace
 
-std::string printable(std::string_view text) {
-  constexpr std::size_t kMaxShown = 60;
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-      constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return text.size() > kMaxShown ? out + "..." : out;
-}
-
-std::string quote(std::string_view text) { return "\"" + printable(text) + "\""; }
-
 int line_of(const YAML::Node& node, int fallback) {
   return node.Mark().is_null() ? fallback : node.Mark().line + 1;
 }

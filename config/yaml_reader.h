@@ -20,15 +20,10 @@
 #include <string_view>
 #include <utility>
 
+#include "base/log_text.h"
 #include "config/config_error.h"
 
 namespace ibfx::yaml {
-
-// Text for an error message: bytes outside printable ASCII, '"' and '\' as
-// \xNN, cut after 60 characters.
-std::string printable(std::string_view text);
-// printable() in double quotes.
-std::string quote(std::string_view text);
 
 // The 1-based line of a node, or `fallback` when yaml-cpp kept no mark (a
 // null value, a node built in code).

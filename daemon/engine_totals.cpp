@@ -4,8 +4,8 @@
 #include <string>
 #include <utility>
 
-#include "collectors/pma.h"
 #include "exposition/counter_families.h"
+#include "fabric/counters.h"
 
 namespace ibfx {
 

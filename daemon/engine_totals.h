@@ -12,8 +12,8 @@
 #include <mutex>
 #include <vector>
 
-#include "collectors/counter_accumulator.h"
-#include "collectors/mad_engine.h"
+#include "fabric/counter_accumulator.h"
+#include "mad/mad_engine.h"
 
 namespace ibfx {
 

@@ -9,7 +9,7 @@
 
 #include "base/log.h"
 #include "base/thread_name.h"
-#include "config/yaml_reader.h"
+#include "base/utc_time.h"
 
 namespace ibfx {
 
@@ -32,7 +32,10 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       transport_(std::move(transport)),
       engine_(*transport_, mad_limits(config_.mad)),
       sweeper_(engine_, accumulator_),
-      analysis_config_(std::move(analysis)),
+      analysis_(std::move(analysis)),
+      // Start-up: an unreadable token or host map file, a bad host_regex is
+      // a ConfigError here, before anything runs.
+      jobs_(config_.jobs),
       discovery_(std::move(discover), config_.discovery, discovery_events()),
       // Rendering is the publisher's step: it renders each scrape group once
       // and compresses it once (RenderedExposition); every scrape, of any
@@ -52,15 +55,7 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
           [this](const Publication& pub, const PublisherStats& stats) {
             on_published(*pub.snapshot, stats);
           },
-          kPublisherNice) {
-  // Start-up: an unreadable token or host map file, a bad host_regex is a
-  // ConfigError here, before anything runs.
-  if (config_.jobs.enabled()) {
-    job_join_config_ = load_job_join_config(config_.jobs);
-    job_join_.emplace(job_join_config_);
-    job_source_ = std::make_unique<JobSource>(config_.jobs);
-  }
-}
+          kPublisherNice) {}
 
 Exporter::~Exporter() { stop(); }
 
@@ -144,7 +139,7 @@ void Exporter::drop_forgotten() {
   for (const ForgottenNode& node : discovery_.take_forgotten()) {
     for (const std::uint8_t port : node.ports) {
       accumulator_.forget(PortKey{node.guid, port});
-      analyzer_.forget(PortKey{node.guid, port});
+      analysis_.forget(PortKey{node.guid, port});
     }
     sweeper_.forget(node.guid);
     links_.forget(node.guid);
@@ -167,13 +162,10 @@ bool Exporter::sweep_now() {
 
 void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep, bool overrun) {
   const auto started = std::chrono::steady_clock::now();
-  // Down means asked and silent: a node the budget did not let the sweep
-  // finish is not counted (it keeps its last state).
-  std::size_t not_answering = 0;
+  const std::size_t not_answering = count_not_answering(sweep.nodes);
   bool went_silent = false;
   for (std::size_t n = 0; n < sweep.nodes.size(); ++n) {
     const NodeSweep& ns = sweep.nodes[n];
-    not_answering += (ns.swept && ns.reached && !ns.answered) ? 1 : 0;
     went_silent = went_silent || ns.went_silent;
     // A kept node that answers at its last LID, confirmed by NodeInfo, is
     // evidently still there, whatever the discoveries say.
@@ -226,71 +218,21 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     in.node_names = node_display_names(*f, names_);
     in.device_ticks = device_ticks(*f);
     in.lanes = lane_totals(*f, accumulator_.lanes());
-    in.analysis = analyze_sweep(f, in.node_names, in.device_ticks, sweep);
+    in.analysis = analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator_);
     // The intervals end when the sweep starts (SweepAnalyzer::analyze).
-    const double now = std::chrono::duration<double>(sweep.started_at.time_since_epoch()).count();
-    in.jobs = join_jobs(f, in.analysis);
-    events_.observe(in.analysis, *f, in.node_names, now, root_job_ids(in));
+    const double now = unix_seconds(sweep.started_at);
+    in.jobs = jobs_.join(f, in.analysis);
+    events_.observe(in.analysis, *f, in.node_names, now,
+                    JobsStage::root_job_ids(in.jobs, in.analysis));
     in.links = links_.observe(f, in.analysis.topology.get(), accumulator_, sweep.port_read, now,
                               analysis_config_.links);
     link_events_.observe(*in.links, in.node_names, now);
-    if (state_file_ && events_.version() != saved_events_version_) {
-      saved_events_version_ = events_.version();
-      state_file_->save(events_.state(), now);
-    }
   }
   in.events = events_.events();
   in.event_counters = events_.counters();
   in.link_events = link_events_.events();
   in.fabric = std::move(f);
   return build_snapshot(std::move(in));
-}
-
-std::vector<std::vector<std::uint64_t>> Exporter::root_job_ids(const SnapshotInputs& in) {
-  // Parallel to the forest's roots: the job ids of each (what each
-  // congestion event records of the jobs its tree hurt).
-  std::vector<std::vector<std::uint64_t>> ids;
-  if (!in.jobs.enabled) return ids;
-  ids.resize(in.analysis.result.congestion.roots.size());
-  for (const RootJobs& r : in.jobs.join.roots) {
-    if (r.root >= ids.size()) continue;
-    for (const auto& [job, ports] : r.jobs) {
-      if (job < in.jobs.join.jobs.size()) ids[r.root].push_back(in.jobs.join.jobs[job].job_id);
-    }
-  }
-  return ids;
-}
-
-JobsView Exporter::join_jobs(const std::shared_ptr<const Fabric>& f,
-                             const SweepAnalysis& analysis) {
-  JobsView view;
-  if (!job_source_ || !job_join_) return view;
-  // The latest state, one copy under the source's lock: a slow or failing
-  // Slurm never holds the sweep (the list is at most jobs.poll_interval old).
-  const JobSourceState state = job_source_->state();
-  view.enabled = true;
-  view.source_up = state.up;
-  view.last_success_seconds = state.last_success_seconds;
-  view.join = job_join_->join(f, analysis.result.ports, analysis.samples,
-                              analysis.result.congestion, state.jobs);
-  // A Slurm node name that matches no HCA: the job's ports are missing from
-  // its series. Said at most once a minute, with the count.
-  const auto now = std::chrono::steady_clock::now();
-  if (view.join.unknown_hosts > 0 && now - unmatched_hosts_logged_ >= std::chrono::minutes(1)) {
-    unmatched_hosts_logged_ = now;
-    std::size_t jobs = 0;
-    for (const JobPorts& j : view.join.jobs) jobs += j.hosts_unknown > 0 ? 1 : 0;
-    // Slurm's node names, escaped: they reach a terminal or a journal.
-    std::string examples;
-    for (const std::string& host : view.join.unknown_host_examples)
-      examples += (examples.empty() ? "" : ", ") + yaml::quote(host);
-    if (view.join.unknown_hosts > view.join.unknown_host_examples.size()) examples += ", ...";
-    log_warn(std::to_string(view.join.unknown_hosts) + " hosts of " + std::to_string(jobs) +
-             " running Slurm jobs match no HCA in the fabric (" + examples +
-             "; jobs.host_regex, jobs.host_map; docs/jobs.md): those jobs' series miss their "
-             "ports");
-  }
-  return view;
 }
 
 std::shared_ptr<const Snapshot> Exporter::republished(const Snapshot& previous,
@@ -308,13 +250,10 @@ void Exporter::on_published(const Snapshot& snap, const PublisherStats& stats) {
   log_debug("published snapshot " + std::to_string(stats.last_sequence) +
             ": rendered and compressed in " + std::to_string(stats.last_render_seconds) + " s, " +
             std::to_string(stats.dropped) + " dropped so far");
-  std::size_t not_answering = 0;
-  for (const NodeSweep& ns : snap.node_status) {
-    not_answering += (ns.swept && ns.reached && !ns.answered) ? 1 : 0;
-  }
-  const std::string summary = std::to_string(snap.sweep.ports_read) + " ports in " +
-                              std::to_string(snap.sweep.duration_seconds).substr(0, 5) + " s, " +
-                              std::to_string(not_answering) + " nodes not answering";
+  const std::size_t not_answering = count_not_answering(snap.node_status);
+  const std::string summary = std::to_string(snap.sweep_totals.ports_read) + " ports in " +
+                              std::to_string(snap.sweep_totals.duration_seconds).substr(0, 5) +
+                              " s, " + std::to_string(not_answering) + " nodes not answering";
   // /-/ready turns 200 with the first snapshot. systemd heard READY=1 when
   // the listener came up (daemon/main.cpp): waiting for the first sweep of a
   // large fabric would hold `systemctl start` and `apt install` hostage.
@@ -341,27 +280,12 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   // Jobs: everything that can fail (token file, host map file, host_regex)
   // is read here, before anything is applied: a bad file keeps the running
   // settings, all of them. The token file is read again on every SIGHUP.
-  std::optional<JobJoinConfig> new_join_config;
-  std::optional<JobJoin> new_join;
-  std::unique_ptr<JobSource> new_source;
+  JobsStage::Reload jobs = jobs_.prepare_reload(config.jobs);
   std::unique_ptr<JobSource> retired;  // stopped after the sweep thread let it go
-  const bool jobs_on = config.jobs.enabled();
-  if (jobs_on) {
-    new_join_config = load_job_join_config(config.jobs);
-    // Unchanged settings keep the join, and with it each job's stall sum.
-    if (job_join_ && *new_join_config == job_join_config_) new_join_config.reset();
-    if (new_join_config) new_join.emplace(*new_join_config);  // throws for a bad host_regex
-    if (job_source_) {
-      job_source_->reload(config.jobs);
-    } else {
-      new_source = std::make_unique<JobSource>(config.jobs);
-    }
-  }
   auto apply = [this, config = std::move(config), names = std::move(names),
-                analysis = std::move(analysis), &new_join_config, &new_join, &new_source, &retired,
-                jobs_on]() mutable {
+                analysis = std::move(analysis), &jobs, &retired]() mutable {
     const std::string listen = config_.listen_address;
-    const WebServerConfig web = config_.web;
+    const WebConnectionLimits web = config_.web;
     const std::string ca = config_.ca;
     const int ca_port = config_.ca_port;
     const std::string state_directory = config_.state_directory;
@@ -373,35 +297,21 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     config_.ca_port = ca_port;
     config_.state_directory = state_directory;
     names_ = std::move(names);
-    analysis_config_ = std::move(analysis);
-    analyzer_.reclassify();  // with the new names and overrides
+    analysis_.reload(std::move(analysis));
     engine_.set_limits(mad_limits(config_.mad));
     discovery_.set_config(config_.discovery);
-    if (!jobs_on) {
-      retired = std::move(job_source_);
-      job_join_.reset();
-      job_join_config_ = {};
-    } else {
-      if (new_join) {
-        job_join_config_ = std::move(*new_join_config);
-        job_join_ = std::move(new_join);
-      }
-      if (new_source) {
-        job_source_ = std::move(new_source);
-        if (collector_thread_.joinable()) job_source_->start();
-      }
-    }
-    if (rearm && collector_thread_.joinable()) {
+    retired = jobs_.apply(std::move(jobs), sweep_thread_.joinable());
+    if (rearm && sweep_thread_.joinable()) {
       next_sweep_ = std::chrono::steady_clock::now() + config_.sweep_interval;
       arm_timer(next_sweep_);
     }
     log_info("configuration reloaded");
   };
-  if (collector_thread_.joinable() && !stopping_) {
+  if (sweep_thread_.joinable() && !stopping_) {
     // Run between two sweeps on the sweep thread, which owns this state.
     std::promise<void> done;
     auto fut = done.get_future();
-    boost::asio::post(collector_io_, [&apply, &done] {
+    boost::asio::post(sweep_io_, [&apply, &done] {
       apply();
       done.set_value();
     });
@@ -427,27 +337,6 @@ std::vector<int> Exporter::device_ticks(const Fabric& fabric) const {
     }
   }
   return ticks;
-}
-
-SweepAnalysis Exporter::analyze_sweep(const std::shared_ptr<const Fabric>& fabric,
-                                      const std::vector<std::string>& node_names,
-                                      const std::vector<int>& ticks, const SweepResult& sweep) {
-  const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
-  // Every discovered port in fabric order, as the snapshot lists them; the
-  // totals are the accumulator's, which nothing changes until the next sweep.
-  static const std::array<std::uint64_t, kCounterCount> kNoTotals{};
-  std::vector<SweepPortTotals> ports;
-  ports.reserve(fabric->port_count());
-  for (std::uint32_t n = 0; n < fabric->nodes.size(); ++n) {
-    const FabricNode& node = fabric->nodes[n];
-    for (std::uint32_t i = 0; i < node.ports.size(); ++i) {
-      const auto* st = accumulator_.find(PortKey{node.guid, node.ports[i].number});
-      const bool read = n < sweep.port_read.size() && sweep.port_read[n][i];
-      ports.push_back({n, i, ticks[n], read, st != nullptr && st->bits[wait] != 0,
-                       st != nullptr ? &st->total : &kNoTotals});
-    }
-  }
-  return analyzer_.analyze(fabric, node_names, ports, sweep.started_at, analysis_config_);
 }
 
 void Exporter::arm_timer(std::chrono::steady_clock::time_point when) {
@@ -515,56 +404,31 @@ void Exporter::republish_stale() {
   publisher_.submit(republished(*published->snapshot, std::move(own)));
 }
 
-void Exporter::keep_events_in(const std::string& directory) {
-  if (directory.empty()) {
-    log_info("state_directory is empty: congestion events will not survive a restart");
-    return;
-  }
-  history_.keep_in(directory);
-  state_file_ = std::make_unique<EventStateFile>(directory);
-  if (auto state = state_file_->load()) {
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    events_.restore(std::move(*state), now);
-    saved_events_version_ = events_.version();
-  }
-  restored_events_ = events_.events();
-}
-
 void Exporter::start() {
   stopping_ = false;
   // The first discovery happens right away on the discovery thread.
   discovery_.start();
   publisher_.start();
-  if (job_source_) job_source_->start();
+  jobs_.start();
   next_sweep_ = std::chrono::steady_clock::now();
-  collector_thread_ = std::thread([this] {
+  sweep_thread_ = std::thread([this] {
     set_thread_name("ibfx-sweep");
     arm_timer(next_sweep_);
-    collector_io_.run();
+    sweep_io_.run();
   });
 }
 
 void Exporter::stop() {
   if (stopping_.exchange(true)) return;
   discovery_.request_stop();
-  boost::asio::post(collector_io_, [this] { timer_.cancel(); });
-  collector_io_.stop();
-  if (collector_thread_.joinable()) collector_thread_.join();
+  boost::asio::post(sweep_io_, [this] { timer_.cancel(); });
+  sweep_io_.stop();
+  if (sweep_thread_.joinable()) sweep_thread_.join();
   discovery_.stop();
-  if (job_source_) job_source_->stop();
+  jobs_.stop();
   publisher_.stop();  // after the sweeps: what they submitted is published
-  history_.stop();    // after the publisher: the last sweep's frame is in it
-  if (state_file_) {
-    // The last sweep's events, written before the process exits.
-    if (events_.version() != saved_events_version_) {
-      saved_events_version_ = events_.version();
-      state_file_->save(events_.state(), std::chrono::duration<double>(
-                                             std::chrono::system_clock::now().time_since_epoch())
-                                             .count());
-    }
-    state_file_->stop();
-  }
+  history_.stop();  // after the publisher: the last sweep's frame is in it
+  events_.stop();
 }
 
 }  // namespace ibfx

@@ -1,9 +1,9 @@
 // Ties the pipeline together: discover -> sweep -> accumulate -> analyse ->
 // snapshot -> render. Discovery runs on its own thread (FabricDiscovery),
-// refreshed periodically and when a sweep sees the topology change; sweeps run on the collector
-// thread, re-armed by an Asio timer, and hand each built snapshot to the SnapshotPublisher, whose
-// thread renders and compresses it while the next sweep runs; the HTTP side only reads the
-// published snapshot.
+// refreshed periodically and when a sweep sees the topology change; sweeps run on the sweep
+// thread (ibfx-sweep), re-armed by an Asio timer, and hand each built snapshot to the
+// SnapshotPublisher, whose thread renders and compresses it while the next sweep runs; the HTTP
+// side only reads the published snapshot.
 #pragma once
 
 #include <atomic>
@@ -18,24 +18,26 @@
 #include <vector>
 
 #include "analysis/congestion_events.h"
-#include "analysis/job_join.h"
+#include "jobs/job_join.h"
 #include "analysis/link_events.h"
 #include "analysis/link_health_tracker.h"
-#include "collectors/counter_accumulator.h"
-#include "collectors/job_source.h"
-#include "collectors/mad_engine.h"
-#include "collectors/sweeper.h"
+#include "fabric/counter_accumulator.h"
+#include "jobs/job_source.h"
+#include "mad/mad_engine.h"
+#include "sweep/sweeper.h"
 #include "config/config.h"
 #include "config/node_name_map.h"
-#include "daemon/event_state_file.h"
+#include "daemon/analysis_stage.h"
+#include "daemon/events_stage.h"
 #include "daemon/exporter_metrics.h"
-#include "daemon/fabric_discovery.h"
+#include "discovery/fabric_discovery.h"
 #include "daemon/history_recorder.h"
+#include "daemon/jobs_stage.h"
 #include "daemon/publication.h"
-#include "daemon/sm_guard_tracker.h"
 #include "daemon/snapshot_publisher.h"
-#include "daemon/sweep_trouble_log.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
+#include "sweep/sm_guard_tracker.h"
+#include "sweep/sweep_trouble_log.h"
 
 namespace ibfx {
 // A one-line state of the pipeline ("discovered ...", "last sweep: ..."):
@@ -83,14 +85,17 @@ class Exporter {
   // empty: nowhere): restores what a previous run saved there and saves
   // every change. The daemon calls it before start(); --once and tests
   // that do not ask keep no state.
-  void keep_events_in(const std::string& directory);
+  void keep_events_in(const std::string& directory) {
+    events_.keep_in(directory);
+    if (!directory.empty()) history_.keep_in(directory);
+  }
   // The events keep_events_in() restored (null without a state directory):
   // what /events shows until the first sweep is published. Fixed once
   // start() has run.
-  std::shared_ptr<const EventList> restored_events() const { return restored_events_; }
+  std::shared_ptr<const EventList> restored_events() const { return events_.restored(); }
 
-  // Background mode: the discovery thread (FabricDiscovery) and the
-  // collector (sweep) thread.
+  // Background mode: the discovery thread (FabricDiscovery), the sweep
+  // thread and the stages' own (jobs, publisher).
   void start();
   void stop();
 
@@ -106,9 +111,6 @@ class Exporter {
 
  private:
   DiscoveryEvents discovery_events();
-  // The Slurm job ids in each root's tree (parallel to the forest's roots;
-  // empty without a job source).
-  static std::vector<std::vector<std::uint64_t>> root_job_ids(const SnapshotInputs& in);
   // Logs the local port leaving and reaching Active (discovery thread).
   void note_local_port_state(std::uint8_t state);
   void arm_timer(std::chrono::steady_clock::time_point when);
@@ -128,9 +130,6 @@ class Exporter {
   // Publisher thread, after each publication: readiness and status.
   void on_published(const Snapshot& snap, const PublisherStats& stats);
   void status(const std::string& text);
-  SweepAnalysis analyze_sweep(const std::shared_ptr<const Fabric>& fabric,
-                              const std::vector<std::string>& node_names,
-                              const std::vector<int>& ticks, const SweepResult& sweep);
   // Each node's PortSamplesControl.Tick as the sweeper learnt it (-1: unknown).
   std::vector<int> device_ticks(const Fabric& fabric) const;
   // For a sweep of `fabric` (sweep thread).
@@ -150,19 +149,13 @@ class Exporter {
   CounterAccumulator accumulator_;
   Sweeper sweeper_;
   ExporterMetrics metrics_;
-  AnalysisConfig analysis_config_;
-  SweepAnalyzer analyzer_;  // per-sweep analysis state (previous totals, topology, histograms)
+  AnalysisStage analysis_;  // what one sweep hands to the next (previous totals, topology, ...)
   // Sweep thread: the roots of congestion followed over sweeps, and where
-  // they are kept across restarts (null: not kept).
-  CongestionEventTracker events_;
-  std::unique_ptr<EventStateFile> state_file_;
+  // they are kept across restarts.
+  EventsStage events_;
   LinkHealthTracker links_;       // sweep thread: every cable's health (issue #34)
   LinkEventTracker link_events_;  // sweep thread: their conditions followed as events
-  std::uint64_t saved_events_version_ = 0;
-  std::shared_ptr<const EventList> restored_events_;
   std::uint8_t local_port_state_ = 0;  // discovery thread: the last one logged
-  // Sweep thread: when the unmatched Slurm hosts were last logged.
-  std::chrono::steady_clock::time_point unmatched_hosts_logged_{};
   PublicationStore store_;
   std::atomic<bool> ready_{false};
   std::uint64_t sweeps_ = 0;
@@ -182,10 +175,7 @@ class Exporter {
 
   // Slurm jobs (jobs.source != none, issue #28): the source polls on its
   // own thread; each sweep's analysis joins its latest list (sweep thread).
-  std::unique_ptr<JobSource> job_source_;
-  std::optional<JobJoin> job_join_;
-  JobJoinConfig job_join_config_;  // what job_join_ was built with
-  JobsView join_jobs(const std::shared_ptr<const Fabric>& f, const SweepAnalysis& analysis);
+  JobsStage jobs_;
 
   // The discover stage: its thread, the known fabric, pacing. Its events
   // update metrics_ (under metrics_mu_) and the status.
@@ -194,10 +184,10 @@ class Exporter {
   // with the events in the state directory (issue #35).
   HistoryRecorder history_;
   std::atomic<bool> stopping_{false};
-  boost::asio::io_context collector_io_;
-  boost::asio::steady_timer timer_{collector_io_};
+  boost::asio::io_context sweep_io_;
+  boost::asio::steady_timer timer_{sweep_io_};
   std::chrono::steady_clock::time_point next_sweep_{};
-  std::thread collector_thread_;
+  std::thread sweep_thread_;
   // Last member: its thread calls on_published(), so it stops first.
   SnapshotPublisher publisher_;
 };

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <iterator>
 
+#include "base/utc_time.h"
+
 namespace ibfx {
 
 namespace {
@@ -22,9 +24,6 @@ void add_since(prometheus::Counter* c, std::uint64_t now, std::uint64_t& last) {
     c->Increment(static_cast<double>(now - last));
     last = now;
   }
-}
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 
@@ -157,7 +156,7 @@ void ExporterMetrics::on_discovery(const Fabric* fabric, double seconds, bool ok
     return;
   }
   last_discovery_duration_->Set(seconds);
-  last_discovery_timestamp_->Set(now_seconds());
+  last_discovery_timestamp_->Set(unix_seconds_now());
   discovered_ports_->Set(static_cast<double>(fabric->port_count()));
   std::array<double, 4> by_type{};
   for (const auto& n : fabric->nodes) by_type[static_cast<std::size_t>(n.type)] += 1;
@@ -215,7 +214,7 @@ double ExporterMetrics::on_sweep(const SweepResult& sweep, std::size_t nodes_not
   probes_withheld_->Increment(static_cast<double>(sweep.probes_withheld));
   clears_withheld_->Increment(static_cast<double>(sweep.clears_withheld));
   last_sweep_duration_->Set(sweep.duration_seconds);
-  const double finished = now_seconds();
+  const double finished = unix_seconds_now();
   last_sweep_timestamp_->Set(finished);
   sweep_duration_->Observe(sweep.duration_seconds);
   swept_ports_->Set(static_cast<double>(sweep.ports_read));

@@ -12,13 +12,13 @@
 #include <memory>
 #include <string>
 
-#include "collectors/counter_accumulator.h"
-#include "collectors/discovery_pacer.h"
-#include "collectors/fabric.h"
-#include "collectors/fabric_merger.h"
-#include "collectors/mad_engine.h"
-#include "collectors/sweeper.h"
 #include "daemon/engine_totals.h"
+#include "discovery/discovery_pacer.h"
+#include "discovery/fabric_merger.h"
+#include "fabric/counter_accumulator.h"
+#include "fabric/fabric.h"
+#include "mad/mad_engine.h"
+#include "sweep/sweeper.h"
 
 namespace ibfx {
 

@@ -13,9 +13,9 @@
 
 #include "config/config.h"
 #include "daemon/state_file.h"
-#include "exposition/history_ring.h"
-#include "exposition/snapshot.h"
-#include "exposition/status_model.h"
+#include "views/history_ring.h"
+#include "snapshot/snapshot.h"
+#include "views/status_model.h"
 
 namespace ibfx {
 

@@ -4,11 +4,11 @@
 #include <cmath>
 
 #include "base/utc_time.h"
-#include "exposition/history_job_view.h"
-#include "exposition/history_json.h"
-#include "exposition/history_status_model.h"
-#include "exposition/status_html.h"
-#include "exposition/status_json.h"
+#include "views/history_job_view.h"
+#include "views/history_json.h"
+#include "views/history_status_model.h"
+#include "views/status_html.h"
+#include "views/status_json.h"
 
 namespace ibfx {
 namespace {

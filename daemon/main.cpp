@@ -13,18 +13,18 @@
 #include <utility>
 
 #include "base/log.h"
-#include "collectors/discovery.h"
-#include "collectors/discovery_process.h"
-#include "collectors/mad_worker.h"
 #include "config/command_line.h"
 #include "config/config.h"
 #include "daemon/daemon_config.h"
 #include "daemon/exporter.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/web.h"
+#include "discovery/discovery.h"
+#include "discovery/discovery_process.h"
 #include "exposition/gzip.h"
 #include "http/http_server.h"
 #include "http/web_config.h"
+#include "mad/mad_worker.h"
 
 namespace {
 
@@ -86,7 +86,7 @@ void raise_descriptor_limit() {
                  " for HTTP connections");
 }
 
-ibfx::HttpServerLimits http_limits(const ibfx::WebServerConfig& web) {
+ibfx::HttpServerLimits http_limits(const ibfx::WebConnectionLimits& web) {
   ibfx::HttpServerLimits limits;
   limits.header_timeout = web.header_timeout;
   limits.idle_timeout = web.idle_timeout;
@@ -122,7 +122,7 @@ int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
 }
 
 int run(int argc, char** argv) {
-  // Hidden mode: the child that owns the umad port (collectors/mad_worker.h).
+  // Hidden mode: the child that owns the umad port (mad/mad_worker.h).
   if (ibfx::is_mad_worker_invocation(argc, argv)) return ibfx::run_mad_worker(argc, argv);
   // Hidden mode: one discovery in a process of its own (discovery_process.h).
   if (ibfx::is_discover_once_invocation(argc, argv)) return ibfx::run_discover_once(argc, argv);

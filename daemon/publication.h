@@ -8,10 +8,10 @@
 #include <mutex>
 #include <utility>
 
-#include "daemon/status_page.h"
-#include "exposition/history_frame.h"
+#include "views/status_page.h"
+#include "views/history_frame.h"
 #include "exposition/rendered_exposition.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 
@@ -19,7 +19,7 @@ struct Publication {
   std::shared_ptr<const Snapshot> snapshot;  // never null once published
   RenderedExposition exposition;             // /metrics
   std::uint64_t sequence = 0;                // SnapshotPublisher::submit()'s number
-  StatusBodies status;                       // GET / and /status.json (daemon/status_page.h)
+  StatusBodies status;                       // GET / and /status.json (views/status_page.h)
   // The status page's history as of this sweep (daemon/history_recorder.h);
   // null when the daemon keeps none (tests, benchmarks).
   std::shared_ptr<const HistoryFrames> history;

@@ -19,7 +19,7 @@
 
 #include "daemon/publication.h"
 #include "exposition/deflate_block_cache.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 

@@ -7,13 +7,13 @@
 #include <optional>
 #include <string>
 
-#include "daemon/events_view.h"
+#include "views/events_view.h"
 #include "daemon/history_view.h"
 #include "daemon/scrape_query.h"
-#include "daemon/top_view.h"
 #include "exposition/gzip.h"
-#include "exposition/status_page_frame.h"
-#include "exposition/switch_view.h"
+#include "views/status_page_frame.h"
+#include "views/switch_view.h"
+#include "views/top_view.h"
 
 namespace ibfx {
 namespace {
@@ -152,7 +152,7 @@ HttpResponse targeted(const std::shared_ptr<const Publication>& pub, const Scrap
   return r;
 }
 // What the status page's responses carry besides their body: no source
-// outside the page itself (exposition/status_page_frame.h), and no sniffing
+// outside the page itself (views/status_page_frame.h), and no sniffing
 // a JSON or HTML body into something else.
 void status_headers(HttpResponse& r) {
   r.headers.emplace_back("Content-Security-Policy", std::string(kStatusCsp));

@@ -9,7 +9,7 @@ constexpr std::string_view kPortLabels = "node_guid,port";
 constexpr std::string_view kVlLabels = "node_guid,port,vl";
 constexpr std::string_view kSlLabels = "node_guid,port,sl";
 
-// In the order of collectors/pma.h Counter; the field each counts is named
+// In the order of mad/pma.h Counter; the field each counts is named
 // in its help, as the IBA spells it (PortCounters, IBA 16.1.3.5;
 // PortCountersExtended, 16.1.4.11; the detail attributes, 16.1.4).
 constexpr MetricFamily kCounterFamilies[] = {
@@ -118,7 +118,7 @@ constexpr MetricFamily kCounterFamilies[] = {
 };
 static_assert(std::size(kCounterFamilies) == kCounterCount);
 
-// In the order of collectors/pma.h LaneCounter.
+// In the order of mad/pma.h LaneCounter.
 constexpr MetricFamily kLaneCounterFamilies[] = {
     {"infiniband_port_vl_transmit_wait_total", "counter",
      "Ticks during which the port had data to send on this VL but no flow-control credits "

@@ -1,15 +1,15 @@
-// The Prometheus family of every per-port counter the collectors read
-// (collectors/pma.h Counter and LaneCounter): name, help and labels, defined
+// The Prometheus family of every per-port counter the sweep reads
+// (fabric/counters.h Counter and LaneCounter): name, help and labels, defined
 // once here, in the render layer, beside the other families
-// (exposition/metric_families.h). The collectors' tables say how a counter is
+// (exposition/metric_families.h). The fabric's tables say how a counter is
 // read; this one says how it is exposed.
 #pragma once
 
 #include <cstddef>
 #include <string_view>
 
-#include "collectors/pma.h"
 #include "exposition/metric_family.h"
+#include "fabric/counters.h"
 
 namespace ibfx {
 

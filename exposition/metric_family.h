@@ -1,7 +1,7 @@
 // One metric family as the exposition declares it: name, type, help and the
 // labels its series carry, defined once (exposition/metric_families.h) and used
 // by every renderer. Per-port counter families are the exception: they come
-// from the collectors' counter table (collectors/pma.h CounterInfo).
+// from the fabric's counter table (fabric/counters.h CounterInfo).
 #pragma once
 
 #include <string_view>

@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "exposition/exposition.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 namespace {
@@ -136,7 +136,7 @@ std::shared_ptr<const FabricLabels> build_labels(const Fabric& f,
 std::shared_ptr<const FabricLabels> RenderContext::labels(const Snapshot& s) {
   static const Fabric kNoFabric;
   const Fabric& f = s.fabric ? *s.fabric : kNoFabric;
-  const std::uint64_t print = fingerprint(f, s.node_names, s.topology.get());
+  const std::uint64_t print = fingerprint(f, s.node_names, s.analysis.topology.get());
   // One entry: the publisher renders the snapshots of one fabric after
   // another; a discovery that changes it replaces the entry once.
   static std::mutex mu;
@@ -146,16 +146,16 @@ std::shared_ptr<const FabricLabels> RenderContext::labels(const Snapshot& s) {
   static std::shared_ptr<const FabricLabels> cached;
   std::lock_guard lock(mu);
   if (cached && s.fabric && cached->fingerprint == print && cached_fabric.lock() == s.fabric &&
-      cached_has_topology == (s.topology != nullptr) &&
-      (!s.topology || cached_topology.lock() == s.topology)) {
+      cached_has_topology == (s.analysis.topology != nullptr) &&
+      (!s.analysis.topology || cached_topology.lock() == s.analysis.topology)) {
     return cached;
   }
-  auto built = build_labels(f, s.node_names, s.topology.get(), print);
+  auto built = build_labels(f, s.node_names, s.analysis.topology.get(), print);
   if (s.fabric) {
     cached = built;
     cached_fabric = s.fabric;
-    cached_topology = s.topology;
-    cached_has_topology = s.topology != nullptr;
+    cached_topology = s.analysis.topology;
+    cached_has_topology = s.analysis.topology != nullptr;
   }
   return built;
 }
@@ -200,11 +200,11 @@ std::string RenderContext::port_named(std::size_t i) const {
 }
 
 std::string_view RenderContext::tier_of(std::size_t n) const {
-  return tier_in(s_.topology.get(), n);
+  return tier_in(s_.analysis.topology.get(), n);
 }
 
 std::string RenderContext::rail_of(std::size_t n) const {
-  const Topology* t = s_.topology.get();
+  const Topology* t = s_.analysis.topology.get();
   if (t == nullptr || n >= t->rail.size() || t->rail[n] == kNoRail) return "";
   return std::to_string(t->rail[n]);
 }

@@ -3,7 +3,7 @@
 #include <array>
 
 #include "exposition/metric_families.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 

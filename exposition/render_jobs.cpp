@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "exposition/metric_families.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 
@@ -23,7 +23,7 @@ void JobsRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const {
   w.sample(families::kJobHostsUnmatched.name, "",
            static_cast<std::uint64_t>(jobs.join.unknown_hosts));
 
-  // The join holds running jobs only (collectors/slurm_job_list.h keeps
+  // The join holds running jobs only (jobs/slurm_job_list.h keeps
   // job_state RUNNING), at most jobs.max_jobs (more fails the poll): a job
   // that ends or is cancelled leaves the next snapshot, and its series go.
   // job_id, not a name, keys every family: names, users and partitions

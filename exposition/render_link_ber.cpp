@@ -1,7 +1,7 @@
 #include "exposition/render_link_ber.h"
 
 #include "exposition/metric_families.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 

@@ -3,7 +3,7 @@
 #include "analysis/xmit_wait_model.h"
 #include "exposition/counter_families.h"
 #include "exposition/metric_families.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 

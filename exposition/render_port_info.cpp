@@ -1,7 +1,7 @@
 #include "exposition/render_port_info.h"
 
 #include "exposition/metric_families.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "exposition/metric_families.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 namespace {

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "exposition/metric_families.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 
@@ -49,8 +49,8 @@ void TopologyRenderer::render(const RenderContext& ctx, ExpositionWriter& w) con
              std::uint64_t{status.swept && status.answered ? 1u : 0u});
   }
 
-  if (!s.topology) return;
-  const Topology& t = *s.topology;
+  if (!s.analysis.topology) return;
+  const Topology& t = *s.analysis.topology;
   std::map<int, std::uint64_t> per_rail;
   for (const MiscabledHca& m : t.miscabled) ++per_rail[m.actual_rail];
   w.family(families::kMiscabledPorts);

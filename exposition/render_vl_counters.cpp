@@ -4,7 +4,7 @@
 
 #include "analysis/xmit_wait_model.h"
 #include "exposition/counter_families.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 namespace {

@@ -17,7 +17,7 @@
 #include "exposition/exposition.h"
 #include "exposition/gzip.h"
 #include "exposition/renderer.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace ibfx {
 

@@ -19,9 +19,9 @@
 #include <deque>
 #include <vector>
 
-#include "collectors/mad_engine.h"
-#include "collectors/mad_transport.h"
-#include "collectors/pma.h"
+#include "mad/mad_engine.h"
+#include "mad/mad_transport.h"
+#include "mad/pma.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "collectors/hostlist.h"
-#include "collectors/slurm_job_list.h"
+#include "jobs/hostlist.h"
+#include "jobs/slurm_job_list.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "exposition/status_html.h"
-#include "exposition/status_json.h"
-#include "exposition/status_model.h"
-#include "exposition/switch_view.h"
 #include "test/support/status_support.h"
+#include "views/status_html.h"
+#include "views/status_json.h"
+#include "views/status_model.h"
+#include "views/switch_view.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // The input, cut at '\n', names the fixture's nodes in order (the root's

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/rate_limit.h"
 #include "config/config_error.h"
 #include "config/listen_address.h"
 #include "http/connection_admission.h"
@@ -34,7 +35,6 @@ namespace {
 
 // A flood makes the server evict or refuse thousands of connections a
 // second; the log says so at most this often.
-constexpr std::chrono::seconds kFloodLogInterval{60};
 
 // Pause before accepting again after a failing accept (EMFILE etc.) so we do
 // not spin on an error that will not go away immediately.
@@ -98,7 +98,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void start_accept();
   void on_accept(error_code ec, tcp::socket socket);
   static void evict(std::vector<std::shared_ptr<HttpSession>>& victims);
-  // At most one warning per kFloodLogInterval; acceptor strand only.
+  // At most one warning a minute (kLogEvery); acceptor strand only.
   void warn_flood(const std::string& what);
   ConnectionAdmission& admission() { return context_->admission; }
   bool stopped() const { return context_->admission.stopped(); }
@@ -109,8 +109,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::steady_timer retry_timer_;
   const std::shared_ptr<HttpSessionContext> context_;
   std::uint16_t port_ = 0;
-  std::optional<std::chrono::steady_clock::time_point> last_flood_log_;  // acceptor strand
-  std::uint64_t next_session_id_ = 0;                                    // acceptor strand
+  RateLimit<> flood_log_{kLogEvery};   // acceptor strand
+  std::uint64_t next_session_id_ = 0;  // acceptor strand
   mutable std::mutex security_mutex_;
   std::shared_ptr<const HttpSecurity> security_;
 };
@@ -238,8 +238,7 @@ void HttpServer::Impl::evict(std::vector<std::shared_ptr<HttpSession>>& victims)
 
 void HttpServer::Impl::warn_flood(const std::string& what) {
   const auto now = std::chrono::steady_clock::now();
-  if (last_flood_log_ && now - *last_flood_log_ < kFloodLogInterval) return;
-  last_flood_log_ = now;
+  if (!flood_log_.allow(now)) return;
   log_warn(what + " (" + std::to_string(admission().evicted()) + " evicted, " +
            std::to_string(admission().refused()) +
            " refused since start-up; logged at most once a minute)");

@@ -117,7 +117,7 @@ class Parser {
     // A null value has no mark of its own: the line of the section it is in.
     const int line = yaml::line_of(node, line_);
     throw ConfigError(source_ + ":" + std::to_string(line) + ": " +
-                      (key.empty() ? "" : yaml::printable(key) + ": ") + what);
+                      (key.empty() ? "" : printable(key) + ": ") + what);
   }
 
   // A mapping's key, which must be a plain scalar (user names included).
@@ -157,7 +157,7 @@ class Parser {
       if (name == text) return value;
       names += (names.empty() ? "" : ", ") + std::string(name);
     }
-    fail(node, key, "unknown value " + yaml::quote(text) + " (expected one of " + names + ")");
+    fail(node, key, "unknown value " + quote(text) + " (expected one of " + names + ")");
   }
 
   std::vector<std::string> list(const YAML::Node& node, const std::string& key) const {
@@ -193,14 +193,14 @@ class Parser {
           const auto it = std::find_if(kCipherSuites.begin(), kCipherSuites.end(),
                                        [&](const auto& p) { return p.first == suite; });
           if (it == kCipherSuites.end())
-            fail(v, key, "unknown or unsupported suite " + yaml::quote(suite));
+            fail(v, key, "unknown or unsupported suite " + quote(suite));
           tls.cipher_suites.emplace_back(it->second);
         }
       } else if (name == "curve_preferences") {
         for (const auto& curve : list(v, key)) {
           const auto it = std::find_if(kCurves.begin(), kCurves.end(),
                                        [&](const auto& p) { return p.first == curve; });
-          if (it == kCurves.end()) fail(v, key, "unknown curve " + yaml::quote(curve));
+          if (it == kCurves.end()) fail(v, key, "unknown curve " + quote(curve));
           tls.curve_preferences.emplace_back(it->second);
         }
       } else if (name == "prefer_server_cipher_suites") {

@@ -64,7 +64,7 @@ int exported_lid(const Series& s, const std::string& name) {
 }  // namespace
 
 // What keeps it passing: the sweep confirms with a LID-routed NodeInfo SMP
-// that every LID it read still belongs to the node (collectors/sweeper.cpp),
+// that every LID it read still belongs to the node (sweep/sweeper.cpp),
 // which needs the MAD worker's Subnet Management agent (mad_transport.cpp).
 TEST_CASE("SM restart moves every LID: each port keeps its own counters, by GUID and port",
           "[lid][faults][integration]") {

@@ -1,11 +1,11 @@
 // A generated fabric as the daemon's discovery would report it, without a
 // simulator: for tests and benchmarks of the analysis. Header-only; needs
-// ibfx_core (collectors/fabric.h).
+// ibfx_core (fabric/fabric.h).
 #pragma once
 
 #include <cstdint>
 
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 #include "test/sim/fabric_gen.h"
 
 namespace ibfx::test {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 namespace ibfx::test {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "exposition/history_frame.h"
+#include "views/history_frame.h"
 
 namespace ibfx::test {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "exposition/rendered_exposition.h"
-#include "exposition/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "test/support/gunzip.h"
 
 namespace ibfx::test {

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "analysis/topology.h"
-#include "exposition/snapshot.h"
-#include "exposition/status_model.h"
+#include "snapshot/snapshot.h"
 #include "test/support/fabric_builder.h"
 #include "test/support/snapshot_support.h"
+#include "views/status_model.h"
 
 namespace ibfx::test {
 

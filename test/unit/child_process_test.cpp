@@ -1,15 +1,19 @@
-// The helper-process plumbing (collectors/child_process.h): descriptors
+// The helper-process plumbing (base/child_process.h): descriptors
 // placed at 3, 4, ... and nothing else inherited, stdout onto stderr on
-// request, exec failures as status 127, exit descriptions, the shared child
-// flags, write_all.
-#include "collectors/child_process.h"
+// request, exec failures as status 127, a child's output read within a
+// deadline and a byte cap, exit descriptions, the shared child flags,
+// write_all.
+#include "base/child_process.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace ibfx;
@@ -33,7 +37,52 @@ std::string read_all(int fd) {
   return out;
 }
 
+// Runs `script` with its stdout on a pipe and reads it with `limits`.
+ChildOutput run_reading(const std::string& script, std::chrono::milliseconds timeout,
+                        std::size_t max_bytes, std::function<void()> waiting = {}) {
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+  const pid_t pid = spawn_child({"/bin/sh", "-c", script}, {}, false, p[1]);
+  ::close(p[1]);
+  REQUIRE(pid > 0);
+  const ChildOutput out = read_child_output(
+      pid, p[0], {std::chrono::steady_clock::now() + timeout, max_bytes, std::move(waiting)});
+  // Reaped: the pid is no child of ours any more.
+  CHECK(::waitpid(pid, nullptr, WNOHANG) == -1);
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("read_child_output reads to EOF and reaps the child", "[child_process]") {
+  const ChildOutput out = run_reading("printf 'a fabric'; exit 3", std::chrono::seconds(10), 100);
+  CHECK(out.cut == ChildOutput::Cut::kNo);
+  CHECK(out.output == "a fabric");
+  CHECK(WIFEXITED(out.status));
+  CHECK(WEXITSTATUS(out.status) == 3);
+}
+
+TEST_CASE("read_child_output kills a child past its deadline, even one that closed its output",
+          "[child_process]") {
+  using std::chrono::milliseconds;
+  const auto before = std::chrono::steady_clock::now();
+  int waits = 0;
+  const ChildOutput silent = run_reading("sleep 30", milliseconds(300), 100, [&] { ++waits; });
+  CHECK(silent.cut == ChildOutput::Cut::kTimeout);
+  CHECK(WIFSIGNALED(silent.status));
+  CHECK(waits >= 2);  // called while the child is quiet
+  const ChildOutput lingering = run_reading("exec >&-; sleep 30", milliseconds(300), 100);
+  CHECK(lingering.cut == ChildOutput::Cut::kTimeout);
+  CHECK(WIFSIGNALED(lingering.status));
+  CHECK(std::chrono::steady_clock::now() - before < std::chrono::seconds(10));
+}
+
+TEST_CASE("read_child_output kills a child that writes more than its cap", "[child_process]") {
+  const ChildOutput out =
+      run_reading("while :; do printf 0123456789; done", std::chrono::seconds(10), 1000);
+  CHECK(out.cut == ChildOutput::Cut::kTooLarge);
+  CHECK(WIFSIGNALED(out.status));
+}
 
 TEST_CASE("spawn_child puts the given descriptors at 3, 4 and closes every other one",
           "[child_process]") {

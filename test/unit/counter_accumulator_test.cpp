@@ -1,4 +1,4 @@
-#include "collectors/counter_accumulator.h"
+#include "fabric/counter_accumulator.h"
 
 #include <catch2/catch.hpp>
 

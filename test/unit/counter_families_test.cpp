@@ -24,7 +24,7 @@ TEST_CASE("Every per-port counter has one well-formed counter family", "[counter
     const MetricFamily& f = lane_counter_family(lane);
     INFO(f.name);
     CHECK(f.type == "counter");
-    // The lane label the renderer adds is the one the collectors' table names.
+    // The lane label the renderer adds is the one the fabric's counter table names.
     CHECK(f.labels == "node_guid,port," + std::string(lane_counter_info(lane).label));
     CHECK(names.insert(f.name).second);
   }

@@ -1,4 +1,4 @@
-#include "collectors/discovery_pacer.h"
+#include "discovery/discovery_pacer.h"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // must come back as a DiscoveryResult with a reason, never a hang, a crash
 // or a child left behind. Stand-in children are shell scripts that ignore
 // the --discover-once arguments and write to the result descriptor (3).
-#include "collectors/discovery_process.h"
+#include "discovery/discovery_process.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 #include <fstream>
 #include <thread>
 
-#include "fake_fabric.h"
+#include "test/support/fake_fabric.h"
 
 using namespace ibfx;
 using std::chrono::milliseconds;
@@ -159,11 +159,11 @@ TEST_CASE("Discovery process: bad output is refused with a reason", "[discovery_
 TEST_CASE("Discovery process: a failing child's reason or exit status is reported",
           "[discovery_process]") {
   ScratchDir dir;
-  SECTION("its own reason, made printable") {
+  SECTION("its own reason, escaped as every log text (base/log_text.h)") {
     const DiscoveryResult r = run(
         dir.script("reason", "printf 'libibnetdisc: fabric discovery failed\\n\\001' >&3; exit 1"));
     CHECK_FALSE(r.fabric);
-    CHECK(r.error == "libibnetdisc: fabric discovery failed");
+    CHECK(r.error == "libibnetdisc: fabric discovery failed\\x0a\\x01");
   }
   SECTION("a non-zero exit without a reason") {
     const DiscoveryResult r = run(dir.script("exit3", "exit 3"));

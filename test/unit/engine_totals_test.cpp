@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "collectors/pma.h"
 #include "exposition/counter_families.h"
+#include "mad/pma.h"
 
 using namespace ibfx;
 

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "fake_fabric.h"
-#include "fake_pma.h"
+#include "test/support/fake_fabric.h"
+#include "test/support/fake_pma.h"
 #include "test/support/snapshot_support.h"
 #include "test/support/stderr_capture.h"
 #include "test/support/temp_dir.h"
@@ -287,7 +287,7 @@ TEST_CASE("Exporter publishes a sweep's counters and accumulates them across swe
 
   auto snap = exporter.snapshot();
   REQUIRE(snap != nullptr);
-  CHECK(snap->sweep.ports_read == 4);  // two switch ports, two HCA ports
+  CHECK(snap->sweep_totals.ports_read == 4);  // two switch ports, two HCA ports
   const PortView& gpu0 = port_of(*snap, 0x200, 1);
   CHECK(gpu0.has_counters);
   // The first reading is the starting total (the device's own count).
@@ -359,15 +359,15 @@ TEST_CASE("Exporter: a sweep cut short by its budget marks nothing down and coun
   REQUIRE(exporter.discover_now());
   REQUIRE(exporter.sweep_now());  // a fast fabric: every node answers
   auto snap = exporter.snapshot();
-  REQUIRE(snap->sweep.completed);
+  REQUIRE(snap->sweep_totals.completed);
   CHECK(has_line(exposition_text(*snap), "infiniband_exporter_sweep_overruns_total 0"));
 
   // Now each answer takes 10 ms: the 40 ms budget covers a few of them.
   pma.delay_ms = 10;
   REQUIRE(exporter.sweep_now());
   snap = exporter.snapshot();
-  REQUIRE_FALSE(snap->sweep.completed);
-  CHECK(snap->sweep.stale_nodes > 0);
+  REQUIRE_FALSE(snap->sweep_totals.completed);
+  CHECK(snap->sweep_totals.stale_nodes > 0);
   const std::string text = exposition_text(*snap);
   // The nodes it did not reach keep their last state: up, like the others.
   for (const FabricNode& n : fabric.nodes) {
@@ -393,7 +393,7 @@ TEST_CASE("Exporter asks for a rediscovery when a node goes silent, never for a 
                     discover_always(fabric, &discoveries));
   exporter.start();
   REQUIRE(wait_for([&] { return exporter.ready(); }));
-  REQUIRE(exporter.snapshot()->sweep.completed);
+  REQUIRE(exporter.snapshot()->sweep_totals.completed);
 
   SECTION("cut short") {
     pma.delay_ms = 10;  // every sweep from now is cut short
@@ -401,7 +401,7 @@ TEST_CASE("Exporter asks for a rediscovery when a node goes silent, never for a 
     REQUIRE(wait_for([&] { return exporter.publisher_stats().published >= cut + 3; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(3500));
     const auto snap = exporter.snapshot();
-    CHECK_FALSE(snap->sweep.completed);
+    CHECK_FALSE(snap->sweep_totals.completed);
     CHECK(discoveries == 1);
     for (const NodeSweep& ns : snap->node_status) CHECK(ns.answered);
   }

@@ -2,7 +2,7 @@
 // through its events, forgotten nodes handed to the sweep side, the
 // discovery thread woken by the sweep's requests, the MAD worker's
 // generation, and stop.
-#include "daemon/fabric_discovery.h"
+#include "discovery/fabric_discovery.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "fake_fabric.h"
+#include "test/support/fake_fabric.h"
 #include "test/support/wait_for.h"
 
 using namespace ibfx;

@@ -1,8 +1,8 @@
-#include "collectors/fabric_merger.h"
+#include "discovery/fabric_merger.h"
 
 #include <catch2/catch.hpp>
 
-#include "fake_fabric.h"
+#include "test/support/fake_fabric.h"
 
 using namespace ibfx;
 using namespace std::chrono_literals;

@@ -1,7 +1,7 @@
-// The words the views print for PortInfo fields (collectors/fabric.h).
+// The words the views print for PortInfo fields (fabric/fabric.h).
 #include <catch2/catch.hpp>
 
-#include "collectors/fabric.h"
+#include "fabric/fabric.h"
 
 TEST_CASE("PortState in words, as ibstat prints it", "[fabric]") {
   CHECK(ibfx::port_state_name(1) == "Down");

@@ -1,7 +1,7 @@
 // A sweep's status model reduced to a history frame: each switch's worst
 // port, the roots, the sweep health; the switch table shared while the
 // fabric stays the same.
-#include "exposition/history_capture.h"
+#include "views/history_capture.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,12 +1,12 @@
 // The heatmap over time: one row per switch on a small fabric, a row per
 // rail and tier on a large one, hot columns where the history was hot and
 // not elsewhere, each column a link to the page as it was, names escaped.
-#include "exposition/history_heatmap.h"
+#include "views/history_heatmap.h"
 
 #include <catch2/catch.hpp>
 
-#include "exposition/history_capture.h"
-#include "exposition/status_page_frame.h"
+#include "views/history_capture.h"
+#include "views/status_page_frame.h"
 #include "test/support/status_support.h"
 
 namespace ibfx {

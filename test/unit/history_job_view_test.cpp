@@ -1,7 +1,7 @@
 // A Slurm job's view: its worst stall over its lifetime, the roots whose
 // trees held its ports, its leaves over time; hostile job names escaped;
 // a job the history never saw has no page.
-#include "exposition/history_job_view.h"
+#include "views/history_job_view.h"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // beyond it up to the coarse window, the memory budget, a clock that jumps
 // back or forward, sweeps that are late, and frames restored from a file
 // of another fabric.
-#include "exposition/history_ring.h"
+#include "views/history_ring.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // A root's score over time: one point per step where the history has a
 // frame, the peak in the tooltip, nothing without frames in the range.
-#include "exposition/history_sparkline.h"
+#include "views/history_sparkline.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "collectors/hostlist.h"
+#include "jobs/hostlist.h"
 
 #include <catch2/catch.hpp>
 #include <string>

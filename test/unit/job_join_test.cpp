@@ -1,4 +1,4 @@
-#include "analysis/job_join.h"
+#include "jobs/job_join.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "collectors/job_source.h"
+#include "jobs/job_source.h"
 
 #include <sys/stat.h>
 
@@ -7,12 +7,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "collectors/squeue_runner.h"
+#include "jobs/squeue_runner.h"
 #include "test/support/temp_dir.h"
 
 namespace {
 
-using ibfx::FetchResult;
+using ibfx::JobListFetch;
 using ibfx::JobSource;
 using namespace std::chrono_literals;
 
@@ -27,16 +27,16 @@ std::string squeue_json() {
 
 TEST_CASE("job source: up, faults keep the last list for the grace period, then drop it",
           "[job_source]") {
-  std::deque<FetchResult> answers{{squeue_json(), {}},
-                                  {{}, "slurmrestd unix:///s: Connection refused"},
-                                  {"{not json", {}},
-                                  {{}, "slurmrestd unix:///s: HTTP 500"},
-                                  {squeue_json(), {}}};
+  std::deque<JobListFetch> answers{{squeue_json(), {}},
+                                   {{}, "slurmrestd unix:///s: Connection refused"},
+                                   {"{not json", {}},
+                                   {{}, "slurmrestd unix:///s: HTTP 500"},
+                                   {squeue_json(), {}}};
   ibfx::JobsConfig config;
   config.source = "slurmrestd";
   config.grace_period = 1min;
   JobSource source(config, [&] {
-    FetchResult r = answers.front();
+    JobListFetch r = answers.front();
     answers.pop_front();
     return r;
   });
@@ -75,7 +75,7 @@ TEST_CASE("job source: up, faults keep the last list for the grace period, then 
 TEST_CASE("job source: too many running jobs fails the poll", "[job_source]") {
   ibfx::JobsConfig config;
   config.max_jobs = 1;
-  JobSource source(config, [] { return FetchResult{squeue_json(), {}}; });
+  JobSource source(config, [] { return JobListFetch{squeue_json(), {}}; });
   source.poll_once();
   CHECK_FALSE(source.state().up);
   CHECK(source.state().jobs == nullptr);
@@ -87,7 +87,7 @@ TEST_CASE("job source: the thread polls, stop() ends it at once", "[job_source]"
   std::atomic<int> calls{0};
   JobSource source(config, [&] {
     ++calls;
-    return FetchResult{squeue_json(), {}};
+    return JobListFetch{squeue_json(), {}};
   });
   source.start();
   for (int i = 0; i < 500 && !source.state().up; ++i) std::this_thread::sleep_for(10ms);
@@ -133,7 +133,7 @@ TEST_CASE("squeue runner: output, exit status and time-out of a real child", "[j
   config.squeue_command =
       script("ok", "[ \"$1 $2\" = '--json --all' ] || exit 3\ncat '" IBFX_SOURCE_DIR
                    "/test/data/slurm/squeue_22.05.json'");
-  FetchResult r = ibfx::SqueueRunner(config).fetch();
+  JobListFetch r = ibfx::SqueueRunner(config).fetch();
   INFO(r.error);
   CHECK(r.ok());
   CHECK(r.body == squeue_json());

@@ -1,10 +1,10 @@
-#include "collectors/mad_engine.h"
+#include "mad/mad_engine.h"
 
 #include <catch2/catch.hpp>
 #include <deque>
 #include <thread>
 
-#include "fake_pma.h"
+#include "test/support/fake_pma.h"
 
 using namespace ibfx;
 using ibfx::test::FakePma;

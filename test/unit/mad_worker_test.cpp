@@ -1,13 +1,15 @@
-// The MAD worker's wire formats: the Fabric a discovery sends back and the
-// fixed-size MAD frames. What must hold: a round trip is exact, and bytes
-// that are not a valid encoding are refused with a reason, never a crash.
-#include "collectors/mad_worker.h"
+// The MAD worker's side of the daemon: the Fabric a discovery sends back
+// (a round trip is exact, and bytes that are not a valid encoding are
+// refused with a reason, never a crash) and a worker that cannot start.
+// Its channels have tests of their own: mad_frame_test, worker_control_test,
+// worker_transport_test.
+#include "mad/mad_worker.h"
 
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "collectors/fabric.h"
-#include "fake_fabric.h"
+#include "fabric/fabric.h"
+#include "test/support/fake_fabric.h"
 
 using namespace ibfx;
 
@@ -162,37 +164,6 @@ TEST_CASE("Fabric encoding: garbage is refused, never trusted", "[mad_worker]") 
       }
     }
   }
-}
-
-TEST_CASE("MAD frames: requests and answers cross the channel unchanged", "[mad_worker]") {
-  MadRequestFrame request;
-  request.lid = 0xbeef;
-  request.timeout_ms = 250;
-  for (std::size_t i = 0; i < kMadSize; ++i) request.mad[i] = static_cast<std::uint8_t>(i * 7);
-  Frame f{};
-  encode_request_frame(request, f.data());
-  const MadRequestFrame back = decode_request_frame(f.data());
-  CHECK(back.lid == request.lid);
-  CHECK(back.timeout_ms == request.timeout_ms);
-  CHECK(back.mad == request.mad);
-
-  for (auto kind : {Received::Kind::kResponse, Received::Kind::kSendFailed}) {
-    Received r;
-    r.kind = kind;
-    r.mad = request.mad;
-    encode_received_frame(r, f.data());
-    Received out;
-    REQUIRE(decode_received_frame(f.data(), out));
-    CHECK(out.kind == kind);
-    CHECK(out.mad == r.mad);
-  }
-  // "Nothing" is never sent; a frame that says so (or anything unknown) is
-  // refused rather than handed to the engine.
-  f[0] = static_cast<std::uint8_t>(Received::Kind::kNothing);
-  Received out;
-  CHECK_FALSE(decode_received_frame(f.data(), out));
-  f[0] = 77;
-  CHECK_FALSE(decode_received_frame(f.data(), out));
 }
 
 TEST_CASE("MAD worker: a worker that cannot start reports why", "[mad_worker]") {

@@ -1,4 +1,4 @@
-#include "collectors/pma.h"
+#include "mad/pma.h"
 
 #include <infiniband/mad.h>
 
@@ -22,8 +22,7 @@ TEST_CASE("ClassPortInfo capability bits decode as ibsim reports them", "[pma]")
   CHECK_FALSE(full.needs_port_counters());
 }
 
-TEST_CASE("PortCounters decode every field and skip PortXmitWait without the cap bit",
-          "[pma]") {
+TEST_CASE("PortCounters decode every field and skip PortXmitWait without the cap bit", "[pma]") {
   PmaData d{};
   mad_set_field(d.data(), 0, IB_PC_ERR_SYM_F, 0xFFFF);
   mad_set_field(d.data(), 0, IB_PC_LINK_DOWNED_F, 3);

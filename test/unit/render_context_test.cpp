@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "exposition/snapshot.h"
-#include "fake_fabric.h"
+#include "snapshot/snapshot.h"
+#include "test/support/fake_fabric.h"
 #include "test/support/snapshot_support.h"
 
 using namespace ibfx;
@@ -69,7 +69,7 @@ TEST_CASE("RenderContext: tier and rail come from the snapshot's topology", "[re
   auto topology = std::make_shared<Topology>();
   topology->tier = {Tier::kLeaf, Tier::kHca, Tier::kHca};
   topology->rail = {kNoRail, 0, 1};
-  s->topology = topology;
+  s->analysis.topology = topology;
   const RenderContext ctx(*s);
   CHECK(ctx.tier_of(0) == "leaf");
   CHECK(ctx.tier_of(2) == "hca");

@@ -12,7 +12,6 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/top_view.h"
 #include "exposition/gzip.h"
 #include "exposition/render_events.h"
 #include "exposition/render_health.h"
@@ -23,9 +22,11 @@
 #include "exposition/render_port_info.h"
 #include "exposition/render_scores.h"
 #include "exposition/render_topology.h"
-#include "exposition/snapshot.h"
-#include "fake_fabric.h"
+#include "exposition/render_vl_counters.h"
+#include "snapshot/snapshot.h"
+#include "test/support/fake_fabric.h"
 #include "test/support/snapshot_support.h"
+#include "views/top_view.h"
 
 using namespace ibfx;
 
@@ -126,6 +127,30 @@ std::shared_ptr<Snapshot> jobs_snapshot() {
   return snap;
 }
 
+// fixed_snapshot with the opt-in groups' lanes: per-VL PortXmitWait (VLs 0
+// and 5) and time congested (VL 1) on leaf-01 port 2, per-SL FECN and BECN
+// (SL 3) on gpu0.
+std::shared_ptr<Snapshot> lanes_snapshot() {
+  auto snap = fixed_snapshot(false);
+  const auto lane = [](LaneCounter c) { return static_cast<std::size_t>(c); };
+  CounterAccumulator acc;
+  LaneReading sw;
+  sw.bits[lane(LaneCounter::kVlXmitWait)] = 16;
+  sw.value[lane(LaneCounter::kVlXmitWait)][0] = 1000;
+  sw.value[lane(LaneCounter::kVlXmitWait)][5] = 40;
+  sw.bits[lane(LaneCounter::kVlXmitTimeCong)] = 32;
+  sw.value[lane(LaneCounter::kVlXmitTimeCong)][1] = 77;
+  acc.lanes().apply(PortKey{0x100, 2}, sw);
+  LaneReading hca;
+  hca.bits[lane(LaneCounter::kSlRcvFecn)] = 32;
+  hca.value[lane(LaneCounter::kSlRcvFecn)][3] = 9;
+  hca.bits[lane(LaneCounter::kSlRcvBecn)] = 32;
+  hca.value[lane(LaneCounter::kSlRcvBecn)][3] = 4;
+  acc.lanes().apply(PortKey{0x200, 1}, hca);
+  snap->lanes = lane_totals(*snap->fabric, acc.lanes());
+  return snap;
+}
+
 std::string render(const Renderer& renderer, const Snapshot& snap) {
   std::string out;
   ExpositionWriter w(out);
@@ -177,6 +202,11 @@ TEST_CASE("PortCounterRenderer: zero error counters and raw PortXmitWait counts 
   snap->exporting.zero_error_counters = true;
   snap->exporting.raw_transmit_wait = true;
   check_golden("port_counters_everything", render(PortCounterRenderer{}, *snap));
+}
+
+TEST_CASE("LaneCounterRenderer matches its golden file", "[golden]") {
+  check_golden("vl_counters", render(LaneCounterRenderer{}, *lanes_snapshot()));
+  CHECK(render(LaneCounterRenderer{}, *fixed_snapshot(false)).empty());
 }
 
 TEST_CASE("ScoresRenderer matches its golden file", "[golden]") {

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "exposition/render_context.h"
-#include "exposition/snapshot.h"
-#include "fake_fabric.h"
+#include "snapshot/snapshot.h"
+#include "test/support/fake_fabric.h"
 #include "test/support/snapshot_support.h"
 
 using namespace ibfx;

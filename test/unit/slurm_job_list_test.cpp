@@ -1,4 +1,4 @@
-#include "collectors/slurm_job_list.h"
+#include "jobs/slurm_job_list.h"
 
 #include <catch2/catch.hpp>
 #include <fstream>

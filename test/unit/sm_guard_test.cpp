@@ -1,8 +1,8 @@
-#include "collectors/sm_guard.h"
+#include "sweep/sm_guard.h"
 
 #include <catch2/catch.hpp>
 
-#include "fake_fabric.h"
+#include "test/support/fake_fabric.h"
 
 using namespace ibfx;
 

@@ -1,11 +1,11 @@
 // SmGuardTracker: the guard of each sweep, and what is logged about it:
 // each guarded node once per reason, the opt-out and an unknown SM LID once.
-#include "daemon/sm_guard_tracker.h"
+#include "sweep/sm_guard_tracker.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "fake_fabric.h"
+#include "test/support/fake_fabric.h"
 
 using namespace ibfx;
 

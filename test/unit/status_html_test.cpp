@@ -1,12 +1,12 @@
 // The fabric page: heatmap cells with tooltips and links, tables, legend,
 // refresh, and hostile node names escaped in every context they appear in.
-#include "exposition/status_html.h"
+#include "views/status_html.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "exposition/status_page_frame.h"
 #include "test/support/status_support.h"
+#include "views/status_page_frame.h"
 
 using namespace std::string_literals;
 

@@ -1,6 +1,6 @@
 // /status.json: valid JSON with the fields issue #27 names, the snapshot's
 // sweep time, and hostile names as valid JSON strings.
-#include "exposition/status_json.h"
+#include "views/status_json.h"
 
 
 #include <catch2/catch.hpp>

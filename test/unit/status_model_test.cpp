@@ -1,7 +1,7 @@
 // The status page's model: switches laid out rail x unit then tiers, the
 // worst port of each, roots, hottest ports, degraded links, silent nodes,
 // sweep health, from a scored snapshot.
-#include "exposition/status_model.h"
+#include "views/status_model.h"
 
 #include <catch2/catch.hpp>
 #include <string>

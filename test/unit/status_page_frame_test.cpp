@@ -1,6 +1,6 @@
 // What the status pages share: the script's hash in the CSP, the colour
 // scale, times and numbers as text.
-#include "exposition/status_page_frame.h"
+#include "views/status_page_frame.h"
 
 #include <openssl/sha.h>
 

@@ -1,13 +1,13 @@
 // What the publisher renders for the status page: both bodies, text and
 // gzip, and the congestion events the snapshot carries.
-#include "daemon/status_page.h"
+#include "views/status_page.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "exposition/status_html.h"
 #include "test/support/gunzip.h"
 #include "test/support/status_support.h"
+#include "views/status_html.h"
 
 namespace ibfx {
 

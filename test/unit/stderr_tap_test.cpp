@@ -1,4 +1,4 @@
-#include "collectors/stderr_tap.h"
+#include "discovery/stderr_tap.h"
 
 #include <catch2/catch.hpp>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // SweepTroubleLog: every sweep's line at debug; trouble (a sweep cut short
 // or outlasting its interval, silent nodes, dropped snapshots) as a warning
 // once a minute at most, summed up since the last one.
-#include "daemon/sweep_trouble_log.h"
+#include "sweep/sweep_trouble_log.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>

@@ -1,6 +1,6 @@
 // The switch view (/?node=NAME): a node's ports with W, U and far ends,
 // found by name, NodeDescription or GUID; hostile names escaped.
-#include "exposition/switch_view.h"
+#include "views/switch_view.h"
 
 #include <catch2/catch.hpp>
 #include <string>

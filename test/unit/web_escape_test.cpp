@@ -1,5 +1,5 @@
 // Escaping of untrusted node names for every context of the status page.
-#include "exposition/web_escape.h"
+#include "views/web_escape.h"
 
 #include <catch2/catch.hpp>
 #include <string>

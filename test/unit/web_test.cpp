@@ -18,10 +18,10 @@
 #include <thread>
 
 #include "exposition/gzip.h"
-#include "fake_fabric.h"
-#include "fake_pma.h"
 #include "http/http_server.h"
 #include "test/support/json_schema.h"
+#include "test/support/fake_fabric.h"
+#include "test/support/fake_pma.h"
 #include "test/support/snapshot_support.h"
 
 using namespace ibfx;

@@ -23,14 +23,6 @@ std::string error_of(Fn&& fn) {
 
 }  // namespace
 
-TEST_CASE("yaml::printable escapes what is not printable ASCII and cuts long text",
-          "[yaml_reader]") {
-  CHECK(yaml::printable("plain text") == "plain text");
-  CHECK(yaml::printable(std::string("a\"b\\c\n\x01\xff", 8)) == "a\\x22b\\x5cc\\x0a\\x01\\xff");
-  CHECK(yaml::printable(std::string(61, 'x')) == std::string(60, 'x') + "...");
-  CHECK(yaml::quote("k\tv") == "\"k\\x09v\"");
-}
-
 TEST_CASE("yaml::load_document takes one document and names the line of what is wrong",
           "[yaml_reader]") {
   CHECK(yaml::load_document("", "f.yaml").IsNull());

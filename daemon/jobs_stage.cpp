@@ -1,0 +1,103 @@
+#include "daemon/jobs_stage.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "base/log.h"
+#include "base/log_text.h"
+
+namespace ibfx {
+
+JobsStage::JobsStage(const JobsConfig& config) {
+  if (!config.enabled()) return;
+  join_config_ = load_job_join_config(config);
+  join_.emplace(join_config_);
+  source_ = std::make_unique<JobSource>(config);
+}
+
+JobsStage::~JobsStage() { stop(); }
+
+void JobsStage::start() {
+  if (source_) source_->start();
+}
+
+void JobsStage::stop() {
+  if (source_) source_->stop();
+}
+
+JobsStage::Reload JobsStage::prepare_reload(const JobsConfig& config) {
+  Reload r;
+  r.on = config.enabled();
+  if (!r.on) return r;
+  r.join_config = load_job_join_config(config);
+  if (join_ && *r.join_config == join_config_) r.join_config.reset();
+  if (r.join_config) r.join.emplace(*r.join_config);  // throws for a bad host_regex
+  if (source_) {
+    source_->reload(config);
+  } else {
+    r.source = std::make_unique<JobSource>(config);
+  }
+  return r;
+}
+
+std::unique_ptr<JobSource> JobsStage::apply(Reload reload, bool running) {
+  if (!reload.on) {
+    join_.reset();
+    join_config_ = {};
+    return std::move(source_);
+  }
+  if (reload.join) {
+    join_config_ = std::move(*reload.join_config);
+    join_ = std::move(reload.join);
+  }
+  if (reload.source) {
+    source_ = std::move(reload.source);
+    if (running) source_->start();
+  }
+  return nullptr;
+}
+
+JobsView JobsStage::join(const std::shared_ptr<const Fabric>& fabric,
+                         const SweepAnalysis& analysis) {
+  JobsView view;
+  if (!source_ || !join_) return view;
+  const JobSourceState state = source_->state();
+  view.enabled = true;
+  view.source_up = state.up;
+  view.last_success_seconds = state.last_success_seconds;
+  view.join = join_->join(fabric, analysis.result.ports, analysis.samples,
+                          analysis.result.congestion, state.jobs);
+  // A Slurm node name that matches no HCA: the job's ports are missing from
+  // its series. Said at most once a minute, with the count.
+  if (view.join.unknown_hosts > 0 && unmatched_hosts_log_.allow(std::chrono::steady_clock::now())) {
+    std::size_t jobs = 0;
+    for (const JobPorts& j : view.join.jobs) jobs += j.hosts_unknown > 0 ? 1 : 0;
+    // Slurm's node names, escaped: they reach a terminal or a journal.
+    std::string examples;
+    for (const std::string& host : view.join.unknown_host_examples)
+      examples += (examples.empty() ? "" : ", ") + quote(host);
+    if (view.join.unknown_hosts > view.join.unknown_host_examples.size()) examples += ", ...";
+    log_warn(std::to_string(view.join.unknown_hosts) + " hosts of " + std::to_string(jobs) +
+             " running Slurm jobs match no HCA in the fabric (" + examples +
+             "; jobs.host_regex, jobs.host_map; docs/jobs.md): those jobs' series miss their "
+             "ports");
+  }
+  return view;
+}
+
+std::vector<std::vector<std::uint64_t>> JobsStage::root_job_ids(const JobsView& jobs,
+                                                                const SweepAnalysis& analysis) {
+  std::vector<std::vector<std::uint64_t>> ids;
+  if (!jobs.enabled) return ids;
+  ids.resize(analysis.result.congestion.roots.size());
+  for (const RootJobs& r : jobs.join.roots) {
+    if (r.root >= ids.size()) continue;
+    for (const auto& [job, ports] : r.jobs) {
+      if (job < jobs.join.jobs.size()) ids[r.root].push_back(jobs.join.jobs[job].job_id);
+    }
+  }
+  return ids;
+}
+
+}  // namespace ibfx

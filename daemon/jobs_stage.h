@@ -1,0 +1,74 @@
+// The jobs stage of the pipeline (jobs.source, issue #28): the job source
+// polling Slurm on its own thread (ibfx-jobs), and the join of its latest
+// list to each sweep's analysis, on the sweep thread. Off (jobs.source:
+// none), each sweep's JobsView is empty. Reloads come in two steps, so that
+// a bad file keeps the running settings, all of them: prepare_reload()
+// reads and checks everything that can fail, apply() swaps on the sweep
+// thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "analysis/sweep_analyzer.h"
+#include "base/rate_limit.h"
+#include "config/config.h"
+#include "fabric/fabric.h"
+#include "jobs/job_join.h"
+#include "jobs/job_source.h"
+#include "snapshot/snapshot.h"
+
+namespace ibfx {
+
+class JobsStage {
+ public:
+  // Throws ConfigError for an unreadable token or host map file, a bad
+  // host_regex (start-up, before anything runs).
+  explicit JobsStage(const JobsConfig& config);
+  ~JobsStage();
+  JobsStage(const JobsStage&) = delete;
+  JobsStage& operator=(const JobsStage&) = delete;
+
+  void start();  // the source's polling thread, when on
+  void stop();
+
+  // What a reload changes, read and checked (prepare_reload), not applied.
+  class Reload {
+    friend class JobsStage;
+    bool on = false;
+    std::optional<JobJoinConfig> join_config;  // empty: the join stays
+    std::optional<JobJoin> join;
+    std::unique_ptr<JobSource> source;  // a source to start (jobs turned on)
+  };
+  // Reads the token file (again), the host map file and compiles
+  // host_regex: throws ConfigError, and nothing is applied. A running
+  // source takes the new settings for its next poll.
+  Reload prepare_reload(const JobsConfig& config);
+  // Sweep thread. `running`: the pipeline runs, so a new source starts
+  // polling. Returns a source to stop off the sweep thread (its last poll
+  // may take jobs.timeout), or null. Unchanged join settings keep the join,
+  // and with it each job's stall sum.
+  std::unique_ptr<JobSource> apply(Reload reload, bool running);
+
+  // Sweep thread: the source's latest list (one copy under its lock: a
+  // slow or failing Slurm never holds the sweep) joined to the sweep's
+  // `analysis` of `fabric`. Logs, once a minute at most, the Slurm hosts
+  // that match no HCA.
+  JobsView join(const std::shared_ptr<const Fabric>& fabric, const SweepAnalysis& analysis);
+
+  // The Slurm job ids in each root's tree, parallel to the forest's roots
+  // of `analysis` (what each congestion event records of the jobs its tree
+  // hurt); empty when jobs are off.
+  static std::vector<std::vector<std::uint64_t>> root_job_ids(const JobsView& jobs,
+                                                              const SweepAnalysis& analysis);
+
+ private:
+  std::unique_ptr<JobSource> source_;
+  std::optional<JobJoin> join_;
+  JobJoinConfig join_config_;  // what join_ was built with
+  RateLimit<> unmatched_hosts_log_{kLogEvery};
+};
+
+}  // namespace ibfx

@@ -1,0 +1,363 @@
+#include "fabric/fabric.h"
+
+#include <bit>
+#include <cstdio>
+#include <cstring>
+
+namespace ibfx {
+
+std::string_view node_type_name(NodeType t) {
+  switch (t) {
+    case NodeType::kHca:
+      return "hca";
+    case NodeType::kSwitch:
+      return "switch";
+    case NodeType::kRouter:
+      return "router";
+    case NodeType::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+void Fabric::index() {
+  by_guid.clear();
+  by_guid.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    by_guid.emplace(nodes[i].guid, static_cast<std::int32_t>(i));
+  }
+}
+
+const FabricNode* Fabric::find(std::uint64_t guid) const {
+  auto it = by_guid.find(guid);
+  return it == by_guid.end() ? nullptr : &nodes[static_cast<std::size_t>(it->second)];
+}
+
+std::size_t Fabric::port_count() const {
+  std::size_t n = 0;
+  for (const auto& node : nodes) n += node.ports.size();
+  return n;
+}
+
+std::string_view port_state_name(std::uint8_t state) {
+  switch (state) {
+    case 1:
+      return "Down";
+    case 2:
+      return "Initialize";
+    case 3:
+      return "Armed";
+    case 4:
+      return "Active";
+    default:
+      return "unknown";
+  }
+}
+
+std::string_view link_width_name(std::uint8_t w) {
+  switch (w) {
+    case 1:
+      return "1x";
+    case 2:
+      return "4x";
+    case 4:
+      return "8x";
+    case 8:
+      return "12x";
+    case 16:
+      return "2x";
+    default:
+      return "";
+  }
+}
+
+int link_width_lanes(std::uint8_t w) {
+  switch (w) {
+    case 1:
+      return 1;
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    case 8:
+      return 12;
+    case 16:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+std::string_view link_speed_name(const FabricPort& p) {
+  // LinkSpeedExtActive (IBA 14.2.5.6) overrides LinkSpeedActive when set.
+  switch (p.speed_ext_active) {
+    case 1:
+      return "FDR";
+    case 2:
+      return "EDR";
+    case 4:
+      return "HDR";
+    case 8:
+      return "NDR";
+    case 16:
+      return "XDR";
+    default:
+      break;
+  }
+  switch (p.speed_active) {
+    case 1:
+      return "SDR";
+    case 2:
+      return "DDR";
+    case 4:
+      return "QDR";
+    default:
+      return "";
+  }
+}
+
+double link_lane_gbps(const FabricPort& p) {
+  // IBTA data rate per lane, after line encoding and FEC, as the IBTA
+  // roadmap and ibstat state it (4x HDR = 200 Gb/s of data, not 4 x 53.125).
+  switch (p.speed_ext_active) {
+    case 1:
+      return 13.64;  // FDR: 14.0625 Gbaud x 64/66 = 13.64
+    case 2:
+      return 25;
+    case 4:
+      return 50;
+    case 8:
+      return 100;
+    case 16:
+      return 200;
+    default:
+      break;
+  }
+  switch (p.speed_active) {
+    case 1:
+      return 2;  // SDR: 2.5 Gbaud x 8/10
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+double link_rate_gbps(const FabricPort& p) {
+  // ibstat's "Rate" and sysfs' rate file (kernel ib_rate): the nominal lane
+  // rate x lanes, e.g. 4x QDR = 40 and 4x FDR = 56, though their data rates
+  // are 32 and 54.5 Gb/s.
+  double lane = 0;
+  switch (p.speed_ext_active) {
+    case 1:
+      lane = 14;
+      break;
+    case 2:
+      lane = 25;
+      break;
+    case 4:
+      lane = 50;
+      break;
+    case 8:
+      lane = 100;
+      break;
+    case 16:
+      lane = 200;
+      break;
+    default:
+      lane = p.speed_active == 1 ? 2.5 : p.speed_active == 2 ? 5 : p.speed_active == 4 ? 10 : 0;
+      break;
+  }
+  return lane * link_width_lanes(p.width_active);
+}
+
+double link_data_rate_bytes(const FabricPort& p) {
+  return link_lane_gbps(p) * link_width_lanes(p.width_active) * 1e9 / 8.0;
+}
+
+std::string guid_hex(std::uint64_t guid) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
+  return buf;
+}
+
+namespace {
+
+// "IBFXFAB" and a format version: a worker from another build is refused,
+// not misread.
+constexpr std::string_view kFabricMagic{"IBFXFAB\x04", 8};
+
+class Writer {
+ public:
+  void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u16(std::uint16_t v) { fixed(v); }
+  void u32(std::uint32_t v) { fixed(v); }
+  void u64(std::uint64_t v) { fixed(v); }
+  void str(const std::string& s) {
+    u32(static_cast<std::uint32_t>(s.size()));
+    out_ += s;
+  }
+  void raw(std::string_view s) { out_ += s; }
+  std::string take() { return std::move(out_); }
+
+ private:
+  // Little-endian whatever the host: the format is defined, not the memory.
+  template <typename T>
+  void fixed(T v) {
+    for (std::size_t i = 0; i < sizeof(T); ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool u8(std::uint8_t& v) { return fixed(v); }
+  bool u16(std::uint16_t& v) { return fixed(v); }
+  bool u32(std::uint32_t& v) { return fixed(v); }
+  bool u64(std::uint64_t& v) { return fixed(v); }
+  bool str(std::string& s) {
+    std::uint32_t n = 0;
+    if (!u32(n) || n > remaining()) return false;
+    s.assign(in_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  bool raw(std::string_view expected) {
+    if (in_.substr(pos_, expected.size()) != expected) return false;
+    pos_ += expected.size();
+    return true;
+  }
+  std::size_t remaining() const { return in_.size() - pos_; }
+
+ private:
+  template <typename T>
+  bool fixed(T& v) {
+    if (remaining() < sizeof(T)) return false;
+    T r = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      r = static_cast<T>(r | (static_cast<T>(static_cast<std::uint8_t>(in_[pos_ + i])) << (8 * i)));
+    }
+    pos_ += sizeof(T);
+    v = r;
+    return true;
+  }
+  std::string_view in_;
+  std::size_t pos_ = 0;
+};
+
+// Smallest encoded sizes, to bound counts read from the input before
+// reserving anything.
+constexpr std::size_t kMinNodeBytes = 8 + 1 + 4 + 2 + 4 + 4 + 1 + 1 + 1 + 4;
+constexpr std::size_t kPortBytes = 1 + 2 + 5 + 4 + 1;
+
+}  // namespace
+
+std::string encode_fabric(const Fabric& fabric) {
+  Writer w;
+  w.raw(kFabricMagic);
+  w.u64(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(fabric.discovered_at.time_since_epoch())
+          .count()));
+  w.u64(std::bit_cast<std::uint64_t>(fabric.discovery_seconds));
+  w.u32(fabric.smp_timeouts);
+  w.u32(fabric.smp_errors);
+  w.u32(static_cast<std::uint32_t>(fabric.nodes.size()));
+  for (const FabricNode& n : fabric.nodes) {
+    w.u64(n.guid);
+    w.u8(static_cast<std::uint8_t>(n.type));
+    w.str(n.description);
+    w.u16(n.lid);
+    w.u32(n.vendor_id);
+    w.u32(n.device_id);
+    w.u8(n.num_ports);
+    w.u8(n.present ? 1 : 0);
+    w.u8(n.runs_sm ? 1 : 0);
+    w.u32(static_cast<std::uint32_t>(n.ports.size()));
+    for (const FabricPort& p : n.ports) {
+      w.u8(p.number);
+      w.u16(p.lid);
+      w.u8(p.state);
+      w.u8(p.phys_state);
+      w.u8(p.width_active);
+      w.u8(p.speed_active);
+      w.u8(p.speed_ext_active);
+      w.u32(static_cast<std::uint32_t>(p.remote_node));
+      w.u8(p.remote_port);
+    }
+  }
+  w.u64(fabric.local_node);
+  w.u16(fabric.sm_lid);
+  w.u8(fabric.local_port_state);
+  return w.take();
+}
+
+bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error) {
+  Reader r(bytes);
+  Fabric f;
+  auto fail = [&error](const std::string& why) {
+    error = "malformed fabric: " + why;
+    return false;
+  };
+  if (!r.raw(kFabricMagic)) return fail("bad magic or format version");
+  std::uint64_t ns = 0, seconds_bits = 0;
+  std::uint32_t node_count = 0;
+  if (!r.u64(ns) || !r.u64(seconds_bits) || !r.u32(f.smp_timeouts) || !r.u32(f.smp_errors) ||
+      !r.u32(node_count)) {
+    return fail("truncated header");
+  }
+  f.discovered_at = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(static_cast<std::int64_t>(ns))));
+  f.discovery_seconds = std::bit_cast<double>(seconds_bits);
+  if (node_count > r.remaining() / kMinNodeBytes) return fail("node count beyond the data");
+  f.nodes.resize(node_count);
+  for (FabricNode& n : f.nodes) {
+    std::uint8_t type = 0, present = 0, runs_sm = 0;
+    std::uint32_t port_count = 0;
+    if (!r.u64(n.guid) || !r.u8(type) || !r.str(n.description) || !r.u16(n.lid) ||
+        !r.u32(n.vendor_id) || !r.u32(n.device_id) || !r.u8(n.num_ports) || !r.u8(present) ||
+        !r.u8(runs_sm) || !r.u32(port_count)) {
+      return fail("truncated node");
+    }
+    if (type > static_cast<std::uint8_t>(NodeType::kRouter)) return fail("bad node type");
+    if (present > 1) return fail("bad present flag");
+    if (runs_sm > 1) return fail("bad runs_sm flag");
+    n.type = static_cast<NodeType>(type);
+    n.present = present == 1;
+    n.runs_sm = runs_sm == 1;
+    if (port_count > 255 || port_count > r.remaining() / kPortBytes) {
+      return fail("port count beyond the data");
+    }
+    n.ports.resize(port_count);
+    for (FabricPort& p : n.ports) {
+      std::uint32_t remote = 0;
+      if (!r.u8(p.number) || !r.u16(p.lid) || !r.u8(p.state) || !r.u8(p.phys_state) ||
+          !r.u8(p.width_active) || !r.u8(p.speed_active) || !r.u8(p.speed_ext_active) ||
+          !r.u32(remote) || !r.u8(p.remote_port)) {
+        return fail("truncated port");
+      }
+      p.remote_node = static_cast<std::int32_t>(remote);
+    }
+  }
+  if (!r.u64(f.local_node) || !r.u16(f.sm_lid) || !r.u8(f.local_port_state)) {
+    return fail("truncated trailer");
+  }
+  if (f.local_port_state > 4) return fail("bad local port state");
+  if (r.remaining() != 0) return fail("trailing bytes");
+  for (const FabricNode& n : f.nodes) {
+    for (const FabricPort& p : n.ports) {
+      if (p.remote_node != kNoNode &&
+          (p.remote_node < 0 || static_cast<std::uint32_t>(p.remote_node) >= node_count)) {
+        return fail("link to a node that does not exist");
+      }
+    }
+  }
+  f.index();
+  fabric = std::move(f);
+  return true;
+}
+
+}  // namespace ibfx

@@ -1,0 +1,69 @@
+// The analysis stage (daemon/analysis_stage.h): a sweep's ports, with the
+// accumulator's totals, reach the analyzer in fabric order, only the ports
+// the sweep read make samples, and a reload classifies the topology again.
+#include "daemon/analysis_stage.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test/support/fake_fabric.h"
+
+using namespace ibfx;
+
+namespace {
+
+// Every port of `fabric` read, at `at`.
+SweepResult swept(const Fabric& fabric, std::chrono::system_clock::time_point at) {
+  SweepResult sweep;
+  sweep.started_at = at;
+  for (const FabricNode& node : fabric.nodes) {
+    sweep.port_read.emplace_back(node.ports.size(), true);
+    sweep.nodes.push_back(NodeSweep{.swept = true, .reached = true, .answered = true});
+  }
+  return sweep;
+}
+
+void read_traffic(CounterAccumulator& acc, std::uint64_t bytes) {
+  CounterReading r;
+  r.set(Counter::kTransmitWait, bytes / 4, 64);
+  r.set(Counter::kTransmitDataBytes, bytes, 64);
+  acc.apply(PortKey{0x100, 1}, r, {});
+  acc.apply(PortKey{0x200, 1}, r, {});
+}
+
+}  // namespace
+
+TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "[analysis_stage]") {
+  const auto fabric = std::make_shared<const Fabric>(test::star_fabric(2));
+  const std::vector<std::string> names(fabric->nodes.size(), "node");
+  const std::vector<int> ticks(fabric->nodes.size(), -1);
+  CounterAccumulator acc;
+  AnalysisStage stage{AnalysisConfig{}};
+  const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'000'000));
+
+  read_traffic(acc, 1000);
+  const SweepAnalysis first = stage.analyze(fabric, names, ticks, swept(*fabric, t0), acc);
+  REQUIRE(first.topology);
+  CHECK(first.result.ports.empty());  // one sweep is not an interval
+
+  read_traffic(acc, 5000);
+  SweepResult second_sweep = swept(*fabric, t0 + std::chrono::seconds(10));
+  second_sweep.port_read[1][0] = false;  // gpu0's port: not read this sweep
+  const SweepAnalysis second = stage.analyze(fabric, names, ticks, second_sweep, acc);
+  CHECK(second.interval_seconds == Approx(10));
+  CHECK(second.topology == first.topology);
+  // Every port this sweep read, in fabric order (one without totals as
+  // zeros): all but gpu0's.
+  REQUIRE(second.samples.size() == fabric->port_count() - 1);
+  REQUIRE(second.result.ports.size() == fabric->port_count() - 1);
+  CHECK(second.result.ports[0].node == 0);
+  CHECK(second.result.ports.back().node == 2);
+
+  stage.reload(AnalysisConfig{});
+  const SweepAnalysis third =
+      stage.analyze(fabric, names, ticks, swept(*fabric, t0 + std::chrono::seconds(20)), acc);
+  CHECK(third.topology != first.topology);  // classified again
+}

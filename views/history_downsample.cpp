@@ -1,0 +1,126 @@
+#include "views/history_downsample.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace ibfx {
+namespace {
+
+// Unknown (kHistoryNoRatio) ranks below every value.
+int stall_rank(const HistoryCell& c) { return c.stall == kHistoryNoRatio ? -1 : c.stall; }
+
+HistoryCell worse(const HistoryCell& a, const HistoryCell& b) {
+  HistoryCell w = stall_rank(b) > stall_rank(a) ? b : a;
+  w.flags = a.flags | b.flags;
+  return w;
+}
+
+std::vector<HistoryRoot> merged_roots(const std::vector<HistoryRoot>& a,
+                                      const std::vector<HistoryRoot>& b) {
+  std::map<std::pair<std::uint64_t, int>, HistoryRoot> by_port;
+  for (const auto* list : {&a, &b}) {
+    for (const HistoryRoot& r : *list) {
+      auto [it, inserted] = by_port.try_emplace({r.guid, r.port}, r);
+      if (!inserted && r.score > it->second.score) it->second = r;
+    }
+  }
+  std::vector<HistoryRoot> out;
+  out.reserve(by_port.size());
+  for (auto& [key, r] : by_port) out.push_back(std::move(r));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const HistoryRoot& x, const HistoryRoot& y) { return x.score > y.score; });
+  if (out.size() > kHistoryMaxRoots) out.resize(kHistoryMaxRoots);
+  return out;
+}
+
+// Job switch indices refer to a table: the bucket's are remapped by GUID.
+std::vector<HistoryJob> merged_jobs(const HistoryFrame& bucket, const HistoryFrame& frame) {
+  std::unordered_map<std::uint64_t, std::uint32_t> index;
+  for (std::size_t i = 0; i < frame.table->switches.size(); ++i) {
+    index.emplace(frame.table->switches[i].guid, static_cast<std::uint32_t>(i));
+  }
+  std::map<std::uint64_t, HistoryJob> by_id;
+  for (const HistoryJob& j : frame.jobs) by_id.emplace(j.id, j);
+  for (const HistoryJob& old : bucket.jobs) {
+    std::vector<std::uint32_t> switches;
+    for (const std::uint32_t s : old.switches) {
+      if (s >= bucket.table->switches.size()) continue;
+      const auto it = index.find(bucket.table->switches[s].guid);
+      if (it != index.end()) switches.push_back(it->second);
+    }
+    auto [it, inserted] = by_id.try_emplace(old.id, old);
+    HistoryJob& j = it->second;
+    if (inserted) {
+      j.switches = std::move(switches);
+    } else {
+      j.stall_max = std::max(j.stall_max, old.stall_max);
+      j.switches.insert(j.switches.end(), switches.begin(), switches.end());
+      std::sort(j.switches.begin(), j.switches.end());
+      j.switches.erase(std::unique(j.switches.begin(), j.switches.end()), j.switches.end());
+    }
+  }
+  std::vector<HistoryJob> out;
+  out.reserve(by_id.size());
+  for (auto& [id, j] : by_id) out.push_back(std::move(j));
+  std::stable_sort(out.begin(), out.end(), [](const HistoryJob& x, const HistoryJob& y) {
+    return x.stall_max > y.stall_max;
+  });
+  if (out.size() > kHistoryMaxJobs) out.resize(kHistoryMaxJobs);
+  return out;
+}
+
+HistorySweep worst_sweep(const HistorySweep& a, const HistorySweep& b) {
+  HistorySweep w = b.nodes_answering < a.nodes_answering ? b : a;
+  w.duration_seconds = std::max(a.duration_seconds, b.duration_seconds);
+  w.completed = a.completed && b.completed;
+  w.scored = a.scored || b.scored;
+  return w;
+}
+
+}  // namespace
+
+std::vector<HistoryCell> history_cells_as(const HistoryFrame& bucket,
+                                          const HistorySwitchTable& table) {
+  if (bucket.table->switches.size() == table.switches.size() &&
+      std::equal(bucket.table->switches.begin(), bucket.table->switches.end(),
+                 table.switches.begin(),
+                 [](const HistorySwitch& a, const HistorySwitch& b) { return a.guid == b.guid; })) {
+    return bucket.cells;
+  }
+  std::unordered_map<std::uint64_t, std::size_t> index;
+  for (std::size_t i = 0; i < bucket.table->switches.size(); ++i) {
+    index.emplace(bucket.table->switches[i].guid, i);
+  }
+  std::vector<HistoryCell> out(table.switches.size());
+  for (std::size_t i = 0; i < table.switches.size(); ++i) {
+    const auto it = index.find(table.switches[i].guid);
+    if (it != index.end() && it->second < bucket.cells.size()) out[i] = bucket.cells[it->second];
+  }
+  return out;
+}
+
+double history_step_start(double time, double step) {
+  if (step <= 0) return time;
+  return std::floor(time / step) * step;
+}
+
+HistoryFramePtr fold_into_step(const HistoryFrame* bucket, const HistoryFrame& frame, double step) {
+  auto out = std::make_shared<HistoryFrame>(frame);
+  out->time = history_step_start(frame.time, step);
+  out->span = step;
+  if (bucket == nullptr) return out;
+  const std::vector<HistoryCell> old = history_cells_as(*bucket, *frame.table);
+  for (std::size_t i = 0; i < out->cells.size() && i < old.size(); ++i) {
+    out->cells[i] = worse(old[i], out->cells[i]);
+  }
+  out->roots = merged_roots(bucket->roots, frame.roots);
+  out->jobs = merged_jobs(*bucket, frame);
+  out->sweep = worst_sweep(bucket->sweep, frame.sweep);
+  out->sweeps = bucket->sweeps + frame.sweeps;
+  return out;
+}
+
+}  // namespace ibfx

@@ -1,0 +1,227 @@
+#include "views/history_heatmap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "views/status_page_frame.h"
+#include "views/web_escape.h"
+
+namespace ibfx {
+namespace {
+
+constexpr int kLabel = 130;
+constexpr int kCellW = 12;
+constexpr int kCellH = 16;
+constexpr int kAxis = 16;
+
+// One row of the time heatmap: a switch, or a group of them.
+struct Row {
+  std::string label;
+  std::vector<std::size_t> switches;  // indices into StatusModel::switches
+};
+
+// The worst of a row over one column.
+struct Cell {
+  std::uint16_t stall = kHistoryNoRatio;
+  std::uint16_t utilization = kHistoryNoRatio;
+  std::size_t worst = 0;  // StatusModel::switches index
+  std::uint8_t port = 0;
+  bool root = false;
+};
+
+std::vector<Row> rows_of(const StatusModel& m) {
+  std::vector<Row> rows;
+  if (m.switches.size() <= kHistorySwitchRows) {
+    for (const StatusRow& r : m.rows) {
+      for (const std::size_t s : r.switches) rows.push_back(Row{m.switches[s].name, {s}});
+    }
+  } else {
+    for (const StatusRow& r : m.rows) rows.push_back(Row{r.label, r.switches});
+  }
+  return rows;
+}
+
+// "12-03 02:13" of a Unix time: short enough for a tooltip per cell.
+std::string short_time(double t) {
+  const std::string full = utc_time(t);  // "2026-12-03 02:13:00 UTC"
+  return full.size() >= 16 ? full.substr(5, 11) : full;
+}
+
+// A cell's time: "02:13" (UTC) within a day, "12-03 02:13" over longer
+// windows. Short: it is in every tooltip.
+std::string tooltip_time(double t, double window) {
+  const std::string s = short_time(t);
+  return window < 86400 ? s.substr(6) : s;
+}
+
+std::string window_name(double seconds) {
+  if (seconds >= 86400 && std::fmod(seconds, 86400) == 0) {
+    return std::to_string(static_cast<long long>(seconds / 86400)) + "d";
+  }
+  if (seconds >= 3600 && std::fmod(seconds, 3600) == 0) {
+    return std::to_string(static_cast<long long>(seconds / 3600)) + "h";
+  }
+  return std::to_string(static_cast<long long>(seconds / 60)) + "m";
+}
+
+}  // namespace
+
+std::string history_heatmap_style() {
+  return "#history-svg rect{width:" + std::to_string(kCellW) +
+         "px;height:" + std::to_string(kCellH) +
+         "px}#history-svg rect.r{stroke:#e8000b;stroke-width:2px}"
+         "#history-svg rect.at{fill:none;stroke:#000;stroke-width:2px}"
+         ".asof{background:#fff3cd;border:1px solid #c9a227;padding:6px}"
+         ".spark polyline{fill:none;stroke:#e8000b;stroke-width:1.5px}";
+}
+
+void append_as_of_banner(std::string& out, const StatusModel& m) {
+  if (!m.as_of) return;
+  const StatusAsOf& a = *m.as_of;
+  out += "<p class=\"asof\" id=\"as-of\">From the history: the fabric as it was at " +
+         utc_time(a.time);
+  if (a.span > 0) {
+    out += " (the worst of " + std::to_string(a.sweeps) + " sweeps over " + fixed(a.span, 0) +
+           " s: beyond the recent window the history keeps one frame per step)";
+  }
+  out += ", the sweep nearest before " + utc_time(a.requested) +
+         ". Ports, links and far ends are not kept: the hottest ports are each switch's worst. "
+         "<a href=\"/\">Back to now</a>.</p>\n";
+}
+
+void append_history_heatmap(std::string& out, const StatusModel& m) {
+  out += "<h2 id=\"history\">Heatmap of pain over time</h2>\n<p>Window:";
+  for (const char* w : {"1h", "6h", "24h"}) {
+    out += std::string(" <a href=\"/?window=") + w + "\">" + w + "</a>";
+  }
+  out += "</p>\n";
+  if (!m.history || m.history->frames.empty() || m.switches.empty()) {
+    out += "<p class=\"muted\">No history yet.</p>\n";
+    return;
+  }
+  const auto& frames = m.history->frames;
+  const double window = m.history_window_seconds;
+  const double step = window / kHistoryColumns;
+  double end = frames.back()->time + frames.back()->span;
+  // A page of the past shows the window around its time.
+  if (m.as_of && m.as_of->time < end - window) {
+    end = std::min(end, m.as_of->time + window / 2);
+  }
+  // Columns aligned to the step, so that a column means the same minutes
+  // from one reload to the next.
+  const double first = (std::floor(end / step) - (kHistoryColumns - 1)) * step;
+
+  const std::vector<Row> rows = rows_of(m);
+  std::unordered_map<std::uint64_t, std::size_t> by_guid;
+  for (std::size_t i = 0; i < m.switches.size(); ++i) by_guid.emplace(m.switches[i].guid, i);
+  std::vector<int> row_of(m.switches.size(), -1);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    for (const std::size_t s : rows[r].switches) row_of[s] = static_cast<int>(r);
+  }
+  // A frame's switch table -> the model's switch indices (a handful of
+  // tables at most: one per discovery that changed the fabric).
+  std::map<const HistorySwitchTable*, std::vector<int>> mapping;
+  std::vector<Cell> cells(rows.size() * kHistoryColumns);
+  std::vector<bool> filled(kHistoryColumns, false);
+  for (const HistoryFramePtr& f : frames) {
+    if (f->time + f->span < first || f->time > end) continue;
+    const int col =
+        std::clamp(static_cast<int>(std::floor((f->time - first) / step)), 0, kHistoryColumns - 1);
+    filled[static_cast<std::size_t>(col)] = true;
+    auto [it, inserted] = mapping.try_emplace(f->table.get());
+    if (inserted) {
+      it->second.resize(f->table->switches.size(), -1);
+      for (std::size_t i = 0; i < f->table->switches.size(); ++i) {
+        const auto g = by_guid.find(f->table->switches[i].guid);
+        if (g != by_guid.end()) it->second[i] = static_cast<int>(g->second);
+      }
+    }
+    const std::vector<int>& to_model = it->second;
+    for (std::size_t i = 0; i < f->cells.size() && i < to_model.size(); ++i) {
+      const HistoryCell& c = f->cells[i];
+      if (to_model[i] < 0) continue;
+      const auto s = static_cast<std::size_t>(to_model[i]);
+      if (row_of[s] < 0) continue;
+      Cell& cell = cells[static_cast<std::size_t>(row_of[s]) * kHistoryColumns +
+                         static_cast<std::size_t>(col)];
+      cell.root = cell.root || (c.flags & HistoryCell::kRoot) != 0;
+      if (c.stall == kHistoryNoRatio) continue;
+      if (cell.stall != kHistoryNoRatio && c.stall <= cell.stall) continue;
+      cell.stall = c.stall;
+      cell.utilization = c.utilization;
+      cell.worst = s;
+      cell.port = c.port;
+    }
+  }
+
+  out += "<p>Each column is " + window_name(step) +
+         " (the worst W of its sweeps), newest right; a row is ";
+  out += m.switches.size() <= kHistorySwitchRows
+             ? "a switch. "
+             : "a rail's leaves, the spines or the cores (the tooltip names the worst switch). ";
+  out +=
+      "Select a column for the page as it was then; a red outline marks a root of "
+      "congestion.</p>\n";
+  const int width = kLabel + kHistoryColumns * kCellW + 4;
+  const int height = kAxis + static_cast<int>(rows.size()) * (kCellH + 1) + 4;
+  out += "<svg id=\"history-svg\" width=\"" + std::to_string(width) + "\" height=\"" +
+         std::to_string(height) +
+         "\" role=\"img\" aria-label=\"heatmap of stall ratios over time\">";
+  // The time axis: a label every 10 columns.
+  for (int c = 0; c < kHistoryColumns; c += 10) {
+    out += "<text x=\"" + std::to_string(kLabel + c * kCellW) + "\" y=\"12\" fill=\"#666\">" +
+           short_time(first + c * step).substr(6) + "</text>";
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out += "<text x=\"0\" y=\"" + std::to_string(kAxis + static_cast<int>(r) * (kCellH + 1) + 12) +
+           "\">";
+    append_html(out, rows[r].label);
+    out += "</text>";
+  }
+  for (int c = 0; c < kHistoryColumns; ++c) {
+    if (!filled[static_cast<std::size_t>(c)]) continue;
+    const double t0 = first + c * step;
+    const int x = kLabel + c * kCellW;
+    // The column links to the page as it was at its end (the last sweep in
+    // it); its cells are placed by the group's offset, not one x each.
+    out += "<a href=\"/?at=" + std::to_string(static_cast<long long>(std::ceil(t0 + step - 1))) +
+           "\"><g transform=\"translate(" + std::to_string(x) + ")\">";
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const Cell& cell = cells[r * kHistoryColumns + static_cast<std::size_t>(c)];
+      const int y = kAxis + static_cast<int>(r) * (kCellH + 1);
+      const bool known = cell.stall != kHistoryNoRatio;
+      const double w = known ? ratio_value(cell.stall) : 0;
+      out += "<rect y=\"" + std::to_string(y) + "\" fill=\"" +
+             (known ? stall_colour(w) : std::string("#bbbbbb")) +
+             (cell.root ? "\" class=\"r\"><title>" : "\"><title>");
+      out += tooltip_time(t0, window);
+      out += ", ";
+      if (known) {
+        append_html(out, m.switches[cell.worst].name);
+        out += " port " + std::to_string(cell.port) + ", W " + fixed(w, 3) + ", U " +
+               (cell.utilization == kHistoryNoRatio ? std::string("unknown")
+                                                    : fixed(ratio_value(cell.utilization), 3));
+      } else {
+        append_html(out, rows[r].label);
+        out += ", no data";
+      }
+      if (cell.root) out += ", root of congestion";
+      out += "</title></rect>";
+    }
+    out += "</g></a>";
+  }
+  if (m.as_of && m.as_of->time >= first && m.as_of->time <= end) {
+    const int c = std::clamp(static_cast<int>(std::floor((m.as_of->time - first) / step)), 0,
+                             kHistoryColumns - 1);
+    out += "<rect class=\"at\" x=\"" + std::to_string(kLabel + c * kCellW) + "\" y=\"" +
+           std::to_string(kAxis) +
+           "\" style=\"height:" + std::to_string(static_cast<int>(rows.size()) * (kCellH + 1)) +
+           "px\"/>";
+  }
+  out += "</svg>\n";
+}
+
+}  // namespace ibfx

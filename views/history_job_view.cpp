@@ -1,0 +1,147 @@
+#include "views/history_job_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "views/history_heatmap.h"
+#include "views/history_sparkline.h"
+#include "views/status_model.h"
+#include "views/status_page_frame.h"
+#include "views/web_escape.h"
+
+namespace ibfx {
+namespace {
+
+// "4711 train (alice)" -> "4711".
+std::string_view job_id_of(std::string_view job) {
+  const auto end = job.find_first_not_of("0123456789");
+  return job.substr(0, end == std::string_view::npos ? job.size() : end);
+}
+
+struct RootSeen {
+  HistoryRoot peak;
+  double first = 0;
+  double last = 0;
+};
+
+}  // namespace
+
+void append_job_link(std::string& out, std::string_view job) {
+  const std::string_view id = job_id_of(job);
+  if (id.empty() || id.size() > 19) {
+    append_html(out, job);
+    return;
+  }
+  out += "<a href=\"/?job=";
+  out += id;
+  out += "\">";
+  append_html(out, job);
+  out += "</a>";
+}
+
+std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history, std::uint64_t job,
+                            std::string_view telemetry_path) {
+  const std::string id = std::to_string(job);
+  const HistoryJob* latest = nullptr;
+  HistoryFramePtr latest_frame;
+  double first = 0;
+  double last = 0;
+  double peak = -1;
+  double peak_at = 0;
+  std::map<std::pair<std::uint64_t, int>, RootSeen> roots;
+  std::vector<std::pair<double, double>> stall;  // (time, worst W)
+  for (const HistoryFramePtr& f : history->frames) {
+    for (const HistoryJob& j : f->jobs) {
+      if (j.id != job) continue;
+      if (!latest) first = f->time;
+      latest = &j;
+      latest_frame = f;
+      last = f->time + f->span;
+      stall.emplace_back(f->time, j.stall_max);
+      if (j.stall_max > peak) {
+        peak = j.stall_max;
+        peak_at = f->time;
+      }
+    }
+    for (const HistoryRoot& r : f->roots) {
+      const bool hurts = std::any_of(r.jobs.begin(), r.jobs.end(),
+                                     [&](const std::string& j) { return job_id_of(j) == id; });
+      if (!hurts) continue;
+      auto [it, inserted] = roots.try_emplace({r.guid, r.port}, RootSeen{r, f->time, f->time});
+      if (!inserted && r.score > it->second.peak.score) it->second.peak = r;
+      it->second.last = f->time + f->span;
+    }
+  }
+  if (!latest) return {};
+
+  std::string out;
+  append_page_start(out, "Slurm job " + id, telemetry_path, 60, history_heatmap_style());
+  out += "<h1>Slurm job ";
+  append_html(out, id + " " + latest->name + " (" + latest->user + ")");
+  out += "</h1>\n<p>Seen from " + utc_time(first) + " to " + utc_time(last) +
+         " in the status page's history. <a href=\"/\">Back to the fabric</a>.</p>\n";
+
+  out += "<h2>Worst stall ratio of its ports</h2>\n<p>Peak W " + fixed(peak, 3) + " at " +
+         utc_time(peak_at) + ". ";
+  const double span = std::max(last - first, 1.0);
+  std::vector<double> values(kSparkPoints, 0);
+  std::vector<bool> seen(kSparkPoints, false);
+  for (const auto& [t, w] : stall) {
+    const auto k = static_cast<std::size_t>(
+        std::clamp(static_cast<int>((t - first) / span * kSparkPoints), 0, kSparkPoints - 1));
+    values[k] = std::max(values[k], w);
+    seen[k] = true;
+  }
+  append_sparkline(out, values, seen, "worst W of the job's ports over its lifetime");
+  out += "</p>\n";
+
+  out += "<h2>Roots of congestion that held its ports</h2>\n";
+  if (roots.empty()) {
+    out += "<p>None: the history saw no congestion tree over its ports.</p>\n";
+  } else {
+    std::vector<const RootSeen*> order;
+    order.reserve(roots.size());
+    for (const auto& [key, seen_root] : roots) order.push_back(&seen_root);
+    std::stable_sort(order.begin(), order.end(), [](const RootSeen* a, const RootSeen* b) {
+      return a->peak.score > b->peak.score;
+    });
+    out +=
+        "<table id=\"job-roots\"><thead><tr><th>Root port</th><th>Cause</th><th>Peak "
+        "score</th><th>Victims</th><th>First seen</th><th>Last seen</th></tr></thead><tbody>\n";
+    for (const RootSeen* r : order) {
+      out += "<tr><td>";
+      append_html(out, r->peak.name);
+      out += " port " + std::to_string(r->peak.port) + "</td><td>";
+      append_html(out, r->peak.cause);
+      out += "</td><td class=\"n\">" + fixed(r->peak.score, 2) + "</td><td class=\"n\">" +
+             std::to_string(r->peak.victims) + "</td><td><a href=\"/?at=" +
+             std::to_string(static_cast<long long>(std::ceil(r->first))) + "\">" +
+             utc_time(r->first) + "</a></td><td>" + utc_time(r->last) + "</td></tr>\n";
+    }
+    out += "</tbody></table>\n";
+  }
+
+  // Its leaves over its lifetime: the heatmap over time, of them only.
+  StatusModel m;
+  const auto& table = latest_frame->table->switches;
+  for (const std::uint32_t s : latest->switches) {
+    if (s >= table.size()) continue;
+    StatusSwitch sw;
+    sw.guid = table[s].guid;
+    sw.name = table[s].name;
+    sw.tier = table[s].tier;
+    sw.rail = table[s].rail;
+    m.switches.push_back(std::move(sw));
+  }
+  lay_out_status_rows(m);
+  m.history = history;
+  m.history_window_seconds = span <= 3600 ? 3600 : span <= 6 * 3600 ? 6 * 3600 : 24 * 3600;
+  append_history_heatmap(out, m);
+  append_page_end(out);
+  return out;
+}
+
+}  // namespace ibfx

@@ -1,0 +1,51 @@
+// The unhealthy links of a snapshot (issue #34) as the status page and
+// /status.json show them: worst first, both ends named (names made valid
+// UTF-8, still untrusted: every renderer escapes them), the BER of each
+// direction. `node` is the end whose receiver sees the worse direction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "snapshot/snapshot.h"
+
+namespace ibfx {
+
+struct StatusLinkEnd {
+  std::uint64_t guid = 0;
+  std::string name;  // empty when the node is no longer in the fabric
+  int port = 0;
+  bool read = false;            // its counters were read by the last sweep
+  std::int32_t node = kNoNode;  // index into the snapshot's fabric
+};
+
+struct StatusLinkHealth {
+  StatusLinkEnd node;                       // the end whose receiver sees the worse direction
+  StatusLinkEnd remote;                     // the other end
+  std::string condition;                    // the worst: link_condition_name()
+  std::vector<std::string> conditions;      // every one it has, worst first
+  std::optional<double> symbol_ber;         // into `node`; none without symbol errors
+  bool symbol_ber_at_least = false;         // its SymbolErrorCounter saturated
+  std::optional<double> remote_symbol_ber;  // into `remote`
+  std::uint32_t downs_last_hour = 0;
+  double since = 0;      // Unix seconds its worst condition started
+  std::string width;     // "4x", of `node`'s port ("" when unknown)
+  std::string speed;     // "HDR"
+  double rate_gbps = 0;  // degraded: its rate and its peers' median
+  double peers_rate_gbps = 0;
+};
+
+// At most `max_rows` links, worst first (the snapshot's order).
+// `clean_names` are the snapshot's node names made valid UTF-8.
+std::vector<StatusLinkHealth> status_links(const Snapshot& s,
+                                           const std::vector<std::string>& clean_names,
+                                           std::size_t max_rows);
+
+// The worst condition of the cable at (guid, port) that can slow a port
+// down (ber_error, ber_warning, link_errors, flapping); "" when none.
+std::string link_trouble_at(const LinkHealthReport& links, std::uint64_t guid, int port);
+
+}  // namespace ibfx
