@@ -28,31 +28,31 @@ void JobsStage::stop() {
 
 JobsStage::Reload JobsStage::prepare_reload(const JobsConfig& config) {
   Reload r;
-  r.on = config.enabled();
-  if (!r.on) return r;
-  r.join_config = load_job_join_config(config);
-  if (join_ && *r.join_config == join_config_) r.join_config.reset();
-  if (r.join_config) r.join.emplace(*r.join_config);  // throws for a bad host_regex
+  r.on_ = config.enabled();
+  if (!r.on_) return r;
+  r.join_config_ = load_job_join_config(config);
+  if (join_ && *r.join_config_ == join_config_) r.join_config_.reset();
+  if (r.join_config_) r.join_.emplace(*r.join_config_);  // throws for a bad host_regex
   if (source_) {
     source_->reload(config);
   } else {
-    r.source = std::make_unique<JobSource>(config);
+    r.source_ = std::make_unique<JobSource>(config);
   }
   return r;
 }
 
 std::unique_ptr<JobSource> JobsStage::apply(Reload reload, bool running) {
-  if (!reload.on) {
+  if (!reload.on_) {
     join_.reset();
     join_config_ = {};
     return std::move(source_);
   }
-  if (reload.join) {
-    join_config_ = std::move(*reload.join_config);
-    join_ = std::move(reload.join);
+  if (reload.join_) {
+    join_config_ = std::move(*reload.join_config_);
+    join_ = std::move(reload.join_);
   }
-  if (reload.source) {
-    source_ = std::move(reload.source);
+  if (reload.source_) {
+    source_ = std::move(reload.source_);
     if (running) source_->start();
   }
   return nullptr;

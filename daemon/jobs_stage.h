@@ -37,10 +37,10 @@ class JobsStage {
   // What a reload changes, read and checked (prepare_reload), not applied.
   class Reload {
     friend class JobsStage;
-    bool on = false;
-    std::optional<JobJoinConfig> join_config;  // empty: the join stays
-    std::optional<JobJoin> join;
-    std::unique_ptr<JobSource> source;  // a source to start (jobs turned on)
+    bool on_ = false;
+    std::optional<JobJoinConfig> join_config_;  // empty: the join stays
+    std::optional<JobJoin> join_;
+    std::unique_ptr<JobSource> source_;  // a source to start (jobs turned on)
   };
   // Reads the token file (again), the host map file and compiles
   // host_regex: throws ConfigError, and nothing is applied. A running
