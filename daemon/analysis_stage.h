@@ -35,6 +35,8 @@ class AnalysisStage {
   // A port that left the known fabric: should it come back, its first
   // interval starts from its new totals.
   void forget(const PortKey& key) { analyzer_.forget(key); }
+  // The settings in force (the link-health thresholds read them too).
+  const AnalysisConfig& config() const { return config_; }
 
  private:
   AnalysisConfig config_;

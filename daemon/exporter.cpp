@@ -225,7 +225,7 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     events_.observe(in.analysis, *f, in.node_names, now,
                     JobsStage::root_job_ids(in.jobs, in.analysis));
     in.links = links_.observe(f, in.analysis.topology.get(), accumulator_, sweep.port_read, now,
-                              analysis_config_.links);
+                              analysis_.config().links);
     link_events_.observe(*in.links, in.node_names, now);
   }
   in.events = events_.events();

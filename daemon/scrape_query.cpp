@@ -80,17 +80,4 @@ ScrapeQuery parse_scrape_query(std::string_view target) {
   return q;
 }
 
-std::optional<double> parse_unix_seconds(std::string_view key, std::string_view text,
-                                         std::string& error) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      !std::isfinite(value) || value < 0) {
-    error = std::string(key) + " must be Unix seconds (a non-negative number, e.g. " +
-            std::string(key) + "=1764720000)";
-    return std::nullopt;
-  }
-  return value;
-}
-
 }  // namespace ibfx

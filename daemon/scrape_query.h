@@ -25,9 +25,5 @@ struct ScrapeQuery {
 // ignored, as node_exporter does.
 ScrapeQuery parse_scrape_query(std::string_view target);
 
-// A query value that is a time: "<key> must be Unix seconds (a non-negative
-// number, e.g. <key>=1764720000)" in `error` when it is not.
-std::optional<double> parse_unix_seconds(std::string_view key, std::string_view text,
-                                         std::string& error);
 
 }  // namespace ibfx

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/congestion_event_state.h"
-#include "daemon/scrape_query.h"
+#include "base/utc_time.h"
 
 namespace ibfx {
 

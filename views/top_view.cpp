@@ -99,7 +99,7 @@ void render_links_table(std::string& out, const Snapshot& s, std::size_t rows) {
         e.node != kNoNode && static_cast<std::size_t>(e.node) < s.node_names.size()
             ? s.node_names[static_cast<std::size_t>(e.node)]
             : guid_hex(e.guid);
-    return printable(node, 28) + ":" + std::to_string(e.port);
+    return table_cell(node, 28) + ":" + std::to_string(e.port);
   };
   auto ber = [](const LinkDirectionReport& d) {
     char buf[16] = "-";
