@@ -13,10 +13,10 @@
 #include <memory>
 #include <vector>
 
-#include "analysis/link_health_tracker.h"
 #include "analysis/topology.h"
 #include "bench/synthetic_load.h"
 #include "fabric/counter_accumulator.h"
+#include "links/link_health_tracker.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fat_tree_flags.h"

@@ -427,7 +427,7 @@ void Exporter::stop() {
   discovery_.stop();
   jobs_.stop();
   publisher_.stop();  // after the sweeps: what they submitted is published
-  history_.stop();  // after the publisher: the last sweep's frame is in it
+  history_.stop();    // after the publisher: the last sweep's frame is in it
   events_.stop();
 }
 

@@ -18,26 +18,26 @@
 #include <vector>
 
 #include "analysis/congestion_events.h"
-#include "jobs/job_join.h"
-#include "analysis/link_events.h"
-#include "analysis/link_health_tracker.h"
-#include "fabric/counter_accumulator.h"
-#include "jobs/job_source.h"
-#include "mad/mad_engine.h"
-#include "sweep/sweeper.h"
 #include "config/config.h"
 #include "config/node_name_map.h"
 #include "daemon/analysis_stage.h"
 #include "daemon/events_stage.h"
 #include "daemon/exporter_metrics.h"
-#include "discovery/fabric_discovery.h"
 #include "daemon/history_recorder.h"
 #include "daemon/jobs_stage.h"
 #include "daemon/publication.h"
 #include "daemon/snapshot_publisher.h"
+#include "discovery/fabric_discovery.h"
+#include "fabric/counter_accumulator.h"
+#include "jobs/job_join.h"
+#include "jobs/job_source.h"
+#include "links/link_events.h"
+#include "links/link_health_tracker.h"
+#include "mad/mad_engine.h"
 #include "snapshot/snapshot.h"
 #include "sweep/sm_guard_tracker.h"
 #include "sweep/sweep_trouble_log.h"
+#include "sweep/sweeper.h"
 
 namespace ibfx {
 // A one-line state of the pipeline ("discovered ...", "last sweep: ..."):
@@ -153,8 +153,8 @@ class Exporter {
   // Sweep thread: the roots of congestion followed over sweeps, and where
   // they are kept across restarts.
   EventsStage events_;
-  LinkHealthTracker links_;       // sweep thread: every cable's health (issue #34)
-  LinkEventTracker link_events_;  // sweep thread: their conditions followed as events
+  LinkHealthTracker links_;            // sweep thread: every cable's health (issue #34)
+  LinkEventTracker link_events_;       // sweep thread: their conditions followed as events
   std::uint8_t local_port_state_ = 0;  // discovery thread: the last one logged
   PublicationStore store_;
   std::atomic<bool> ready_{false};

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "base/log.h"
+#include "history/history_state.h"
 #include "views/history_capture.h"
-#include "views/history_state.h"
 
 namespace ibfx {
 namespace {

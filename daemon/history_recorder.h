@@ -13,7 +13,7 @@
 
 #include "config/config.h"
 #include "daemon/state_file.h"
-#include "views/history_ring.h"
+#include "history/history_ring.h"
 #include "snapshot/snapshot.h"
 #include "views/status_model.h"
 

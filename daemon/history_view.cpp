@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "base/utc_time.h"
+#include "history/history_json.h"
 #include "views/history_job_view.h"
-#include "views/history_json.h"
 #include "views/history_status_model.h"
 #include "views/status_html.h"
 #include "views/status_json.h"

@@ -8,10 +8,10 @@
 #include <mutex>
 #include <utility>
 
-#include "views/status_page.h"
-#include "views/history_frame.h"
 #include "exposition/rendered_exposition.h"
+#include "history/history_frame.h"
 #include "snapshot/snapshot.h"
+#include "views/status_page.h"
 
 namespace ibfx {
 

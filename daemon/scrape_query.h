@@ -25,5 +25,4 @@ struct ScrapeQuery {
 // ignored, as node_exporter does.
 ScrapeQuery parse_scrape_query(std::string_view target);
 
-
 }  // namespace ibfx

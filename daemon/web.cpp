@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
-#include "views/events_view.h"
 #include "daemon/history_view.h"
 #include "daemon/scrape_query.h"
 #include "exposition/gzip.h"
+#include "views/events_view.h"
 #include "views/status_page_frame.h"
 #include "views/switch_view.h"
 #include "views/top_view.h"

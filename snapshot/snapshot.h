@@ -13,9 +13,6 @@
 #include <vector>
 
 #include "analysis/congestion_events.h"
-#include "jobs/job_join.h"
-#include "analysis/link_events.h"
-#include "analysis/link_report.h"
 #include "analysis/sweep_analyzer.h"
 #include "analysis/topology.h"
 #include "config/config.h"
@@ -24,6 +21,9 @@
 #include "fabric/fabric.h"
 #include "fabric/lane_accumulator.h"
 #include "fabric/sweep_result.h"
+#include "jobs/job_join.h"
+#include "links/link_events.h"
+#include "links/link_report.h"
 
 namespace ibfx {
 

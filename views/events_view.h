@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "analysis/congestion_events.h"
-#include "analysis/link_events.h"
+#include "links/link_events.h"
 
 namespace ibfx {
 

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 #include "snapshot/snapshot.h"
 #include "views/status_model.h"
 

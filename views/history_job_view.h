@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 
 namespace ibfx {
 

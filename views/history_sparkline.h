@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 
 namespace ibfx {
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "analysis/congestion_events.h"
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 #include "views/status_model.h"
 
 namespace ibfx {

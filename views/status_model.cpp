@@ -10,7 +10,7 @@
 
 #include "analysis/congestion.h"
 #include "analysis/congestion_events.h"
-#include "analysis/link_peers.h"
+#include "links/link_peers.h"
 #include "views/web_escape.h"
 
 namespace ibfx {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "analysis/topology.h"
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 #include "snapshot/snapshot.h"
 #include "views/status_links.h"
 

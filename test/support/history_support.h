@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 
 namespace ibfx::test {
 

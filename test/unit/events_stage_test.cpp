@@ -39,7 +39,7 @@ std::vector<std::string> names_of(const Fabric& fabric) {
 
 }  // namespace
 
-TEST_CASE("EventsStage saves a sweep that changed the events; the next start restores them",
+TEST_CASE("EventsStage saves a sweep that changed the events, and the next start restores them",
           "[events_stage]") {
   test::TempDir dir;
   const Fabric fabric = test::star_fabric(2);

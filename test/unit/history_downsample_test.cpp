@@ -1,7 +1,7 @@
 // Folding sweeps into coarse steps: the worst of each switch, roots by
 // port at their highest score, jobs at their worst, the worst sweep health,
 // and a discovery inside a step.
-#include "views/history_downsample.h"
+#include "history/history_downsample.h"
 
 #include <catch2/catch.hpp>
 

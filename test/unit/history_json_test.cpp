@@ -1,7 +1,7 @@
 // /history.json: frames in [from, to] with per-switch arrays laid out as the
 // newest fabric's switches, tier and rail maxima, a coarser step when asked
 // for or when the range is long, and the schema in docs/.
-#include "views/history_json.h"
+#include "history/history_json.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 // beyond it up to the coarse window, the memory budget, a clock that jumps
 // back or forward, sweeps that are late, and frames restored from a file
 // of another fabric.
-#include "views/history_ring.h"
+#include "history/history_ring.h"
 
 #include <catch2/catch.hpp>
 
@@ -57,7 +57,8 @@ TEST_CASE("coarse steps older than the coarse window are dropped", "[history]") 
   CHECK(frames->frames.size() <= 20 + 7);
 }
 
-TEST_CASE("a late sweep leaves a gap, and a clock jumping forward ages everything out", "[history]") {
+TEST_CASE("a late sweep leaves a gap, and a clock jumping forward ages everything out",
+          "[history]") {
   HistoryRing ring(small_settings());
   ring.record(test::history_frame(1000, {0.1}));
   ring.record(test::history_frame(1010, {0.1}));

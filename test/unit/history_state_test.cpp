@@ -1,7 +1,7 @@
 // The history's file format: every frame back as it was (cells, roots,
 // jobs, sweep health, shared switch tables, hostile names), and a file
 // truncated, flipped, of another format or version refused as a whole.
-#include "views/history_state.h"
+#include "history/history_state.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -64,7 +64,7 @@ TEST_CASE("JobsStage on: each sweep joins the source's latest list", "[jobs_stag
   stage.stop();
 }
 
-TEST_CASE("JobsStage reload: a bad setting keeps the running ones; off hands the source back",
+TEST_CASE("JobsStage reload: a bad setting keeps the running ones, and off hands the source back",
           "[jobs_stage]") {
   test::TempDir dir;
   JobsConfig config = squeue_config(dir);

@@ -1,4 +1,4 @@
-#include "analysis/link_direction.h"
+#include "links/link_direction.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "analysis/link_down_history.h"
+#include "links/link_down_history.h"
 
 #include <catch2/catch.hpp>
 

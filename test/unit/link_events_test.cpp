@@ -1,4 +1,4 @@
-#include "analysis/link_events.h"
+#include "links/link_events.h"
 
 #include <catch2/catch.hpp>
 

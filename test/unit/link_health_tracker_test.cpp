@@ -1,4 +1,4 @@
-#include "analysis/link_health_tracker.h"
+#include "links/link_health_tracker.h"
 
 #include <catch2/catch.hpp>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "views/history_downsample.h"
+#include "history/history_downsample.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "analysis/link_peers.h"
+#include "links/link_peers.h"
 
 #include <map>
 #include <tuple>

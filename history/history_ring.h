@@ -21,7 +21,7 @@
 #include <memory>
 #include <vector>
 
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 
 namespace ibfx {
 

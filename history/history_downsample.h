@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 
 namespace ibfx {
 

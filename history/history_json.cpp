@@ -1,11 +1,11 @@
-#include "views/history_json.h"
+#include "history/history_json.h"
 
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "fabric/fabric.h"
-#include "views/history_downsample.h"
+#include "history/history_downsample.h"
 
 namespace ibfx {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "analysis/congestion_events.h"
-#include "analysis/link_report.h"
+#include "links/link_report.h"
 
 namespace ibfx {
 

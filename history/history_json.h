@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 
 namespace ibfx {
 

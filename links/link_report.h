@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/ber_window.h"
 #include "analysis/link_condition.h"
 #include "fabric/fabric.h"
+#include "links/ber_window.h"
 
 namespace ibfx {
 

@@ -1,10 +1,10 @@
-#include "views/history_ring.h"
+#include "history/history_ring.h"
 
 #include <algorithm>
 #include <unordered_set>
 #include <utility>
 
-#include "views/history_downsample.h"
+#include "history/history_downsample.h"
 
 namespace ibfx {
 namespace {

@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "analysis/link_condition.h"
-#include "analysis/link_direction.h"
-#include "analysis/link_down_history.h"
-#include "analysis/link_peers.h"
-#include "analysis/link_report.h"
 #include "analysis/topology.h"
 #include "fabric/counter_accumulator.h"
 #include "fabric/fabric.h"
 #include "fabric/port_key.h"
+#include "links/link_direction.h"
+#include "links/link_down_history.h"
+#include "links/link_peers.h"
+#include "links/link_report.h"
 
 namespace ibfx {
 

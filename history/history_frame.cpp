@@ -1,4 +1,4 @@
-#include "views/history_frame.h"
+#include "history/history_frame.h"
 
 #include <algorithm>
 #include <cmath>

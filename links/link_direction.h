@@ -3,8 +3,8 @@
 // the direction's BerWindow and the BER condition it holds (hysteresis).
 #pragma once
 
-#include "analysis/ber_window.h"
 #include "analysis/link_condition.h"
+#include "links/ber_window.h"
 
 namespace ibfx {
 

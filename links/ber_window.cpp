@@ -1,4 +1,4 @@
-#include "analysis/ber_window.h"
+#include "links/ber_window.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "views/history_state.h"
+#include "history/history_state.h"
 
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "analysis/json_fields.h"
-#include "views/history_json.h"
+#include "history/history_json.h"
 
 namespace ibfx {
 namespace {
