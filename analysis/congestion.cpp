@@ -222,11 +222,11 @@ class ForestBuilder {
   }
 
   // The candidate markedly busier than the others (evidence_margin), when
-  // its evidence reaches evidence_floor, or, below the floor, when it was
-  // busy at least as long as the victim waited (`victim_stall`): at a
+  // its evidence reaches evidence_floor, or, below the floor and given a
+  // `victim_stall`, when it was busy at least as long as the victim waited: at a
   // tree's first and last interval, partial ones, the root's U and its
   // victims' W are the same fraction of their steady values.
-  std::size_t markedly_busiest(bool rail_only, double victim_stall) const {
+  std::size_t markedly_busiest(bool rail_only, double victim_stall = -1) const {
     double best = 0, second = 0;
     std::size_t pick = kNoPort;
     for (std::size_t c = 0; c < candidates_.size(); ++c) {
@@ -241,7 +241,9 @@ class ForestBuilder {
       }
     }
     if (pick == kNoPort || best < config_.evidence_margin * second) return kNoPort;
-    if (best >= config_.evidence_floor || busy(pick) >= victim_stall) return pick;
+    if (best >= config_.evidence_floor || (victim_stall >= 0 && busy(pick) >= victim_stall)) {
+      return pick;
+    }
     return kNoPort;
   }
 
@@ -261,9 +263,14 @@ class ForestBuilder {
       if (gather_candidates(k)) {
         const double w = ports_[k].stall;
         parent = most_congested(true);
-        if (parent == kNoPort) parent = markedly_busiest(true, w);
+        if (parent == kNoPort) parent = markedly_busiest(true);
         if (parent == kNoPort) {
           parent = most_congested(false);
+          if (parent == kNoPort) parent = markedly_busiest(false);
+          // Proportional evidence last: only where nothing congested or
+          // above the floor explains the stall (a hop with one candidate
+          // towards the rail is trivially "markedly busiest").
+          if (parent == kNoPort) parent = markedly_busiest(true, w);
           if (parent == kNoPort) parent = markedly_busiest(false, w);
         } else if (const std::size_t any = most_congested(false);
                    any != kNoPort && severity(any) > severity(parent)) {
