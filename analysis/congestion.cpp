@@ -278,8 +278,11 @@ class ForestBuilder {
         }
         if (parent != kNoPort && severity(parent) <= 0) by_evidence_[parent] = 1;
       }
+      // Only a decaying tree keeps its victims: a remembered root that is
+      // congested itself this interval explains nothing by memory (two
+      // stalled ports would otherwise keep each other's trees alive).
       if (parent == kNoPort && k < memory_.tree.size() && memory_.tree[k] < count_ &&
-          memory_.tree[k] != k) {
+          memory_.tree[k] != k && severity(memory_.tree[k]) <= 0) {
         parent = memory_.tree[k];
         ++f_.kept_in_tree;
       }

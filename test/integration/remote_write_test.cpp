@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <set>
@@ -161,13 +162,16 @@ std::set<std::pair<std::string, std::string>> firing(const QueryService& evaluat
 
 // The roots of congestion the daemon reports now: (node_name, port).
 std::set<std::pair<std::string, std::string>> daemon_roots(int daemon_port) {
+  // The roots' own names and ports from /status.json: the root score series
+  // names the far end of the cable (remote_node_name, remote_port), not the
+  // root itself.
   std::set<std::pair<std::string, std::string>> out;
-  const std::regex re(
-      R"re(^infiniband_congestion_root_score\{.*node_name="([^"]*)".*port="([0-9]+)")re");
-  for (const auto& [key, v] :
-       parse_exposition(http_get(daemon_port, "/metrics?collect[]=aggregates").body)) {
-    std::smatch m;
-    if (std::regex_search(key, m, re)) out.insert({m[1], m[2]});
+  const HttpReply r = http_get(daemon_port, "/status.json");
+  if (r.status != 200) return out;
+  const nlohmann::json page = nlohmann::json::parse(r.body, nullptr, false);
+  if (!page.is_object() || !page.contains("roots")) return out;
+  for (const auto& root : page["roots"]) {
+    out.insert({root.value("node_name", ""), std::to_string(root.value("port", 0))});
   }
   return out;
 }
