@@ -15,7 +15,8 @@ Reads README.md and docs/*.md against the code's own tables:
                aggregates render_scores.cpp builds per scope
 and fails, naming the file, line and word, when a doc names a flag (in the
 daemon's namespaces: --web.*, --ib.*, ...), config key, endpoint or metric
-family the code does not have; when a flag is not in README.md; when a
+family the code does not have, or a tracker reference ("issue #15") a
+reader cannot follow; when a flag is not in README.md; when a
 config key is in no doc (dotted, `mad.timeout`, or bare in the doc of its
 section); or when the shipped config file lacks a key.
 
@@ -145,6 +146,8 @@ def check_docs(flags, keys, endpoints, metrics):
     for rel in doc_files():
         for number, line in doc_lines(rel):
             where = "%s:%d" % (rel, number)
+            for m in re.finditer(r"(?i)\bissues? #\d+|(?<![\w&])#\d+\b", line):
+                errors.append("%s: %s: a tracker reference the reader cannot follow" % (where, m.group(0)))
             for m in re.finditer(r"(?<![\w-])--([a-z][a-z0-9.-]*[a-z0-9])", line):
                 name = m.group(1)
                 if (name.startswith(FLAG_NAMESPACES) or name in flags) and name not in flags:
@@ -177,8 +180,14 @@ def check_documented(flags, keys):
             errors.append("README.md: flag --%s (config/command_line.cpp) is not documented" % flag)
     docs = {rel: read(rel) for rel in doc_files()}
     everything = "\n".join(docs.values())
+    # README's table of sections: | `mad:` | `global_inflight`, ... | ... |
+    table = set()
+    for row in re.finditer(r"^\| `([a-z_]+):` \| ([^|]*)\|", readme, re.M):
+        table |= {row.group(1) + "." + k for k in re.findall(r"`([a-z_]+)`", row.group(2))}
+    for key in sorted(table - keys):
+        errors.append("README.md: the table of sections names %s, which is no config key" % key)
     for key in sorted(keys):
-        if re.search(r"(?<![\w.])" + re.escape(key) + r"(?![\w])", everything):
+        if key in table or re.search(r"(?<![\w.])" + re.escape(key) + r"(?![\w])", everything):
             continue
         if "." in key:
             section, bare = key.split(".", 1)
