@@ -194,7 +194,8 @@ def check_documented(flags, keys):
             home = SECTION_DOCS.get(section)
             if home and re.search(r"(`%s`|^\s*%s:)" % (re.escape(bare), re.escape(bare)), docs[home], re.M):
                 continue
-            errors.append("%s: config key %s is not documented (nor in %s)" % ("docs", key, home or "README.md"))
+            errors.append("README.md: config key %s is not documented (not in the table of sections, nowhere as %s%s)"
+                          % (key, key, ", nor as `%s` in %s" % (bare, home) if home else ""))
         else:
             errors.append("README.md: config key %s is not documented" % key)
 
