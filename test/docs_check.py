@@ -18,7 +18,8 @@ daemon's namespaces: --web.*, --ib.*, ...), config key, endpoint or metric
 family the code does not have, or a tracker reference ("issue #15") a
 reader cannot follow; when a flag is not in README.md; when a
 config key is in no doc (dotted, `mad.timeout`, or bare in the doc of its
-section); or when the shipped config file lacks a key.
+section, or in README.md's table of sections); when an endpoint is not in
+README.md; or when the shipped config file lacks a key.
 
 Text under a heading about migrating from other exporters is skipped: it
 names their metrics and flags on purpose.
@@ -173,8 +174,11 @@ def check_docs(flags, keys, endpoints, metrics):
     return sections, top_level
 
 
-def check_documented(flags, keys):
+def check_documented(flags, keys, endpoints):
     readme = read("README.md")
+    for path in sorted(endpoints):
+        if not re.search(r"`" + re.escape(path) + r"[`?]", readme):
+            errors.append("README.md: endpoint %s (daemon/web.cpp) is not in the table of endpoints" % path)
     for flag in sorted(flags - {"mad-worker", "discover-once"}):
         if not re.search(r"(?<![\w-])--" + re.escape(flag) + r"(?![\w.-])", readme):
             errors.append("README.md: flag --%s (config/command_line.cpp) is not documented" % flag)
@@ -219,7 +223,7 @@ def check_shipped_config(keys):
 def main():
     flags, keys, endpoints, metrics = code_flags(), code_keys(), code_endpoints(), code_metrics()
     check_docs(flags, keys, endpoints, metrics)
-    check_documented(flags, keys)
+    check_documented(flags, keys, endpoints)
     check_shipped_config(keys)
     for e in errors:
         print(e)
