@@ -21,8 +21,9 @@ config key is in no doc (dotted, `mad.timeout`, or bare in the doc of its
 section, or in README.md's table of sections); when an endpoint is not in
 README.md; or when the shipped config file lacks a key.
 
-Text under a heading about migrating from other exporters is skipped: it
-names their metrics and flags on purpose.
+Under a heading about migrating from other exporters only the last column
+of a table, this exporter's, is read: the rest names the other exporters'
+metrics and flags on purpose.
 """
 
 import glob
@@ -126,7 +127,8 @@ def doc_files():
 
 
 def doc_lines(rel):
-    """(line number, text) of a doc, without the migration section."""
+    """(line number, text) of a doc. In the migration section only the last
+    cell of a table row, this exporter's column, is checked."""
     skipping = False
     level = 0
     for number, line in enumerate(read(rel).splitlines(), 1):
@@ -138,6 +140,9 @@ def doc_lines(rel):
                 skipping, level = True, len(heading.group(1))
         if not skipping:
             yield number, line
+        elif line.startswith("|"):
+            cells = [c for c in line.strip().strip("|").split(" | ")]
+            yield number, cells[-1]
 
 
 def check_docs(flags, keys, endpoints, metrics):
