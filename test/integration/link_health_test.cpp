@@ -404,4 +404,35 @@ TEST_CASE("Link health on ibsim: every cable fault found on its cable and direct
   const auto links_table = top.find("LINKS (unhealthy cables");
   REQUIRE(links_table != std::string::npos);
   CHECK(top.find(">", links_table) != std::string::npos);
+
+  // A restart keeps the link events, like the congestion events: saved on
+  // SIGTERM in the state directory, served by the next daemon before its
+  // first sweep under the same ids, and continued while the link still has
+  // the condition (the heavy cable keeps erring).
+  const auto ber_id = (*link_events["ber_error"])["id"].get<std::uint64_t>();
+  const auto flapping_id = (*link_events["flapping"])["id"].get<std::uint64_t>();
+  const double ber_start = (*link_events["ber_error"])["start"].get<double>();
+  REQUIRE(daemon.process().terminate(std::chrono::seconds(10)) == 0);
+  Daemon again(sim, {link_config(sim)});
+  auto event_by_id = [&](std::uint64_t id) {
+    const HttpReply r = http_get(again.port(), "/events");
+    REQUIRE(r.status == 200);
+    const json all = json::parse(r.body);
+    for (const json& e : all["events"]) {
+      if (e["kind"] == "link" && e["id"] == id) return e;
+    }
+    return json();
+  };
+  const json restored = event_by_id(ber_id);
+  INFO(restored.dump());
+  REQUIRE(restored.is_object());
+  CHECK(restored["start"] == ber_start);
+  CHECK(event_by_id(flapping_id)["condition"] == "flapping");
+  REQUIRE(again.wait_ready());
+  timeline.play(timeline.now() + 4, [] {});
+  const json continued = event_by_id(ber_id);
+  INFO(continued.dump());
+  CHECK(continued["state"] == "active");
+  CHECK(continued["start"] == ber_start);
+  CHECK(continued["last_seen"].get<double>() > restored["last_seen"].get<double>());
 }
