@@ -385,13 +385,16 @@ TEST_CASE("Link health on ibsim: every cable fault found on its cable and direct
   // /events: link events next to the congestion ones, both ends named.
   const json events = json::parse(http_get(daemon.port(), "/events").body);
   std::map<std::string, const json*> link_events;
+  int down_events = 0;  // of the link that stays down: one, not one per discovery
   for (const json& e : events["events"]) {
     if (e["kind"] != "link") continue;
+    down_events += kDown.is(e) && e["condition"] == "down" ? 1 : 0;
     for (const Cable* c : {&kHeavy, &kFlapping}) {
       if (c->is(e)) link_events[e["condition"].get<std::string>()] = &e;
     }
   }
   INFO(events.dump(1));
+  CHECK(down_events == 1);
   REQUIRE(link_events.contains("ber_error"));
   CHECK((*link_events["ber_error"])["state"] == "active");
   CHECK((*link_events["ber_error"])["peak_ber"].get<double>() >= 1e-10);
