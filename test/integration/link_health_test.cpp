@@ -172,8 +172,9 @@ std::string link_config(SimFabric& sim) {
 
 }  // namespace
 
-TEST_CASE("Link health on ibsim: every cable fault found on its cable and direction, nothing else",
-          "[links][integration]") {
+TEST_CASE(
+    "Link health on ibsim: every cable fault found on its cable and direction and nothing else",
+    "[links][integration]") {
   const Fabric fabric = make_fat_tree({.servers = 8, .rails = 2, .tiers = 2, .radix = 8});
   SimFabric sim(netfile_with_narrow_link(fabric));
   // History from before the daemon: the rebooting host's counters are not

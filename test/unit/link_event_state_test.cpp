@@ -37,7 +37,7 @@ ibfx::LinkEventTrackerState saved_state() {
 
 }  // namespace
 
-TEST_CASE("Link event state: encoded and decoded as it was, refused whole when bad", "[links]") {
+TEST_CASE("Link event state: decoded as it was encoded and refused whole when bad", "[links]") {
   const ibfx::LinkEventTrackerState state = saved_state();
   REQUIRE(state.events.size() == 2);
   const std::string text = ibfx::encode_link_event_state(state, 1011);
@@ -69,7 +69,7 @@ TEST_CASE("Link event state: encoded and decoded as it was, refused whole when b
   }
 }
 
-TEST_CASE("Link events restored: ids continue, an active one continues or ends after the grace",
+TEST_CASE("Link events restored: ids continue and an active one goes on or ends after the grace",
           "[links]") {
   const ibfx::LinkEventTrackerState state = saved_state();
   constexpr double kRestart = 2000;
