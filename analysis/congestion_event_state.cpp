@@ -52,12 +52,7 @@ CongestionEvent decode_event(const json& j, const std::string& where) {
   e.cause = cause(j, "cause", where);
   e.start = number(j, "start", where);
   e.last_seen = number(j, "last_seen", where);
-  const std::string state = text(j, "state", where);
-  if (state == "ended") {
-    e.end = number(j, "end", where);
-  } else if (state != "active") {
-    throw BadField(where + ".state: \"" + state + "\", not active or ended");
-  }
+  e.end = json_fields::event_end(j, where);
   e.peak_score = number(j, "peak_score", where);
   e.peak_at = number(j, "peak_at", where);
   e.peak_victims = count(j, "peak_victims", where);
@@ -161,14 +156,9 @@ std::string encode_event_state(const EventTrackerState& state, double saved_at) 
 
 bool decode_event_state(std::string_view text_in, EventTrackerState& state, std::string& error) {
   state = EventTrackerState{};
-  const json j = json::parse(text_in.begin(), text_in.end(), nullptr, false);
-  if (j.is_discarded()) {
-    error = "not JSON (truncated or corrupt)";
-    return false;
-  }
   EventTrackerState s;
-  const bool ok = json_fields::decode_versioned(
-      j, kEventStateFormat, kEventStateVersion, "congestion event state", error,
+  const bool ok = json_fields::decode_versioned_text(
+      text_in, kEventStateFormat, kEventStateVersion, "congestion event state", error,
       [&s](const json& doc) {
         s.next_id = count(doc, "next_id", "");
         const json& counters = field(doc, "counters", "");
@@ -182,11 +172,9 @@ bool decode_event_state(std::string_view text_in, EventTrackerState& state, std:
           s.counters.started[i] = count(per, "events", "counters." + name);
           s.counters.seconds[i] = number(per, "seconds", "counters." + name);
         }
-        const json& events = field(doc, "events", "");
-        if (!events.is_array()) throw BadField("events: not an array");
-        for (std::size_t i = 0; i < events.size(); ++i) {
-          s.events.push_back(decode_event(events[i], "events[" + std::to_string(i) + "]"));
-        }
+        json_fields::for_each_element(doc, "events", [&s](const json& e, const std::string& where) {
+          s.events.push_back(decode_event(e, where));
+        });
       });
   if (ok) state = std::move(s);
   return ok;

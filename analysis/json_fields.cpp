@@ -70,4 +70,31 @@ bool decode_versioned(const json& document, std::string_view format, int version
   }
 }
 
+std::optional<double> event_end(const json& object, const std::string& where) {
+  const std::string state = text(object, "state", where);
+  if (state == "ended") return number(object, "end", where);
+  if (state != "active") throw BadField(where + ".state: \"" + state + "\", not active or ended");
+  return std::nullopt;
+}
+
+bool decode_versioned_text(std::string_view text, std::string_view format, int version,
+                           std::string_view what, std::string& error,
+                           const std::function<void(const json&)>& decode) {
+  const json document = json::parse(text.begin(), text.end(), nullptr, false);
+  if (document.is_discarded()) {
+    error = "not JSON (truncated or corrupt)";
+    return false;
+  }
+  return decode_versioned(document, format, version, what, error, decode);
+}
+
+void for_each_element(const json& object, const char* key,
+                      const std::function<void(const json&, const std::string&)>& each) {
+  const json& array = field(object, key, "");
+  if (!array.is_array()) throw BadField(std::string(key) + ": not an array");
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    each(array[i], std::string(key) + "[" + std::to_string(i) + "]");
+  }
+}
+
 }  // namespace ibfx::json_fields

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -27,6 +28,9 @@ std::string text(const nlohmann::json& object, const char* key, const std::strin
 // "0x..." hexadecimal.
 std::uint64_t guid(const nlohmann::json& object, const char* key, const std::string& where);
 
+// An event's "state": "active" (nullopt) or "ended", then its "end".
+std::optional<double> event_end(const nlohmann::json& object, const std::string& where);
+
 // A state file's document: checks its "format" (else "not a <what> file")
 // and "version" (else "version 7, this daemon reads version 1"), then runs
 // `decode` over it. False with `error` for those, or for what `decode`
@@ -34,5 +38,14 @@ std::uint64_t guid(const nlohmann::json& object, const char* key, const std::str
 bool decode_versioned(const nlohmann::json& document, std::string_view format, int version,
                       std::string_view what, std::string& error,
                       const std::function<void(const nlohmann::json&)>& decode);
+// The same over JSON text: "not JSON (truncated or corrupt)" when it does
+// not parse.
+bool decode_versioned_text(std::string_view text, std::string_view format, int version,
+                           std::string_view what, std::string& error,
+                           const std::function<void(const nlohmann::json&)>& decode);
+// `each` over the elements of the array `key` of `object`, with their place
+// ("events[3]") for its errors; else "events: not an array".
+void for_each_element(const nlohmann::json& object, const char* key,
+                      const std::function<void(const nlohmann::json&, const std::string&)>& each);
 
 }  // namespace ibfx::json_fields

@@ -2,12 +2,13 @@
 
 #include "base/log.h"
 #include "base/utc_time.h"
+#include "links/link_event_state.h"
 
 namespace ibfx {
 
 void EventsStage::keep_in(const std::string& directory) {
   if (directory.empty()) {
-    log_info("state_directory is empty: congestion events will not survive a restart");
+    log_info("state_directory is empty: congestion and link events will not survive a restart");
     return;
   }
   state_file_ = std::make_unique<EventStateFile>(directory);
@@ -16,6 +17,22 @@ void EventsStage::keep_in(const std::string& directory) {
     saved_version_ = tracker_.version();
   }
   restored_ = tracker_.events();
+  link_state_file_ =
+      std::make_unique<StateFile>(directory, "link_events.json", "link events",
+                                  EventStateFile::kMinWriteInterval, "ibfx-linkstate");
+  if (const auto text = link_state_file_->read()) {
+    LinkEventTrackerState state;
+    std::string error;
+    if (decode_link_event_state(*text, state, error)) {
+      log_info("restored " + std::to_string(state.events.size()) + " link events from " +
+               link_state_file_->path());
+      links_.restore(std::move(state), unix_seconds_now());
+      saved_links_version_ = links_.version();
+    } else {
+      link_state_file_->set_aside(error);
+    }
+  }
+  restored_links_ = links_.events();
 }
 
 void EventsStage::observe(const SweepAnalysis& analysis, const Fabric& fabric,
@@ -25,17 +42,30 @@ void EventsStage::observe(const SweepAnalysis& analysis, const Fabric& fabric,
   save_if_changed(now);
 }
 
+void EventsStage::observe_links(const LinkHealthReport& report,
+                                const std::vector<std::string>& node_names, double now) {
+  links_.observe(report, node_names, now);
+  save_if_changed(now);
+}
+
 void EventsStage::stop() {
   if (!state_file_) return;
   // The last sweep's events, written before the process exits.
   save_if_changed(unix_seconds_now());
   state_file_->stop();
+  link_state_file_->stop();
 }
 
 void EventsStage::save_if_changed(double now) {
-  if (!state_file_ || tracker_.version() == saved_version_) return;
-  saved_version_ = tracker_.version();
-  state_file_->save(tracker_.state(), now);
+  if (state_file_ && tracker_.version() != saved_version_) {
+    saved_version_ = tracker_.version();
+    state_file_->save(tracker_.state(), now);
+  }
+  if (link_state_file_ && links_.version() != saved_links_version_) {
+    saved_links_version_ = links_.version();
+    link_state_file_->save(
+        [state = links_.state(), now] { return encode_link_event_state(state, now); });
+  }
 }
 
 }  // namespace ibfx

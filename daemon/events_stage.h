@@ -1,6 +1,7 @@
 // The events stage of the pipeline: the congestion events followed over
-// sweeps (analysis/congestion_events.h) and, with a state directory, where
-// they are kept across restarts (daemon/event_state_file.h). Each sweep's
+// sweeps (analysis/congestion_events.h), the link events
+// (links/link_events.h) and, with a state directory, where both are kept
+// across restarts (daemon/event_state_file.h, link_events.json). Each sweep's
 // analysis passes through it once; it is the one place events are saved,
 // after a sweep that changed them and at shutdown. Sweep thread, but for
 // keep_in() and restored() (before start) and stop() (after the sweeps).
@@ -13,6 +14,8 @@
 
 #include "analysis/congestion_events.h"
 #include "daemon/event_state_file.h"
+#include "daemon/state_file.h"
+#include "links/link_events.h"
 
 namespace ibfx {
 
@@ -25,6 +28,8 @@ class EventsStage {
   // What keep_in() restored (null without a state directory): what /events
   // shows until the first sweep is published.
   std::shared_ptr<const EventList> restored() const { return restored_; }
+  // The link events keep_in() restored (null without a state directory).
+  std::shared_ptr<const LinkEventList> restored_links() const { return restored_links_; }
 
   // One sweep's analysis of `fabric` (CongestionEventTracker::observe),
   // saved if it changed the events. `now`: Unix seconds at the end of the
@@ -34,6 +39,12 @@ class EventsStage {
                const std::vector<std::vector<std::uint64_t>>& root_jobs);
 
   std::shared_ptr<const EventList> events() const { return tracker_.events(); }
+
+  // One sweep's link health (LinkEventTracker::observe), saved like the
+  // congestion events (link_events.json) if it changed the link events.
+  void observe_links(const LinkHealthReport& report, const std::vector<std::string>& node_names,
+                     double now);
+  std::shared_ptr<const LinkEventList> link_events() const { return links_.events(); }
   const EventCounters& counters() const { return tracker_.counters(); }
 
   // Saves what the last sweep changed and stops the writer (shutdown, after
@@ -49,6 +60,10 @@ class EventsStage {
   std::unique_ptr<EventStateFile> state_file_;  // null: not kept
   std::uint64_t saved_version_ = 0;
   std::shared_ptr<const EventList> restored_;
+  LinkEventTracker links_;
+  std::unique_ptr<StateFile> link_state_file_;  // null: not kept
+  std::uint64_t saved_links_version_ = 0;
+  std::shared_ptr<const LinkEventList> restored_links_;
 };
 
 }  // namespace ibfx

@@ -226,11 +226,11 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
                     JobsStage::root_job_ids(in.jobs, in.analysis));
     in.links = links_.observe(f, in.analysis.topology.get(), accumulator_, sweep.port_read, now,
                               analysis_.config().links);
-    link_events_.observe(*in.links, in.node_names, now);
+    events_.observe_links(*in.links, in.node_names, now);
   }
   in.events = events_.events();
   in.event_counters = events_.counters();
-  in.link_events = link_events_.events();
+  in.link_events = events_.link_events();
   in.fabric = std::move(f);
   return build_snapshot(std::move(in));
 }

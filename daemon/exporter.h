@@ -93,6 +93,9 @@ class Exporter {
   // what /events shows until the first sweep is published. Fixed once
   // start() has run.
   std::shared_ptr<const EventList> restored_events() const { return events_.restored(); }
+  std::shared_ptr<const LinkEventList> restored_link_events() const {
+    return events_.restored_links();
+  }
 
   // Background mode: the discovery thread (FabricDiscovery), the sweep
   // thread and the stages' own (jobs, publisher).
@@ -154,7 +157,6 @@ class Exporter {
   // they are kept across restarts.
   EventsStage events_;
   LinkHealthTracker links_;            // sweep thread: every cable's health (issue #34)
-  LinkEventTracker link_events_;       // sweep thread: their conditions followed as events
   std::uint8_t local_port_state_ = 0;  // discovery thread: the last one logged
   PublicationStore store_;
   std::atomic<bool> ready_{false};

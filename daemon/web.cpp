@@ -248,6 +248,7 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     // right after a restart they are what an operator looks for.
     auto snap = exporter.snapshot();
     const auto restored = exporter.restored_events();
+    const auto restored_links = exporter.restored_link_events();
     if (!snap && !restored) return no_sweep_yet();
     const ScrapeQuery q = parse_scrape_query(request.target);
     if (!q.error.empty()) return bad_request(q.error + "\n");
@@ -260,7 +261,8 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     r.content_type = "application/json";
     r.body = snap ? render_events_json(*snap->events, snap->sweep_timestamp_seconds, since,
                                        *snap->link_events)
-                  : render_events_json(*restored, std::nullopt, since);
+                  : render_events_json(*restored, std::nullopt, since,
+                                       restored_links ? *restored_links : LinkEventList{});
     return r;
   }
   if (request.path == "/") return status_page(exporter, request, telemetry_path);

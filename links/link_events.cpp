@@ -43,9 +43,13 @@ void LinkEventTracker::observe(const LinkHealthReport& report,
       changed = true;
     }
   }
-  // A condition the link no longer has ends its event.
+  // A condition the link no longer has ends its event; one restored from
+  // a previous run and not seen since gets the grace its condition needs
+  // to show again.
   for (auto it = active_.begin(); it != active_.end();) {
-    if (seen.contains(it->first)) {
+    const bool in_grace = restored_at_ > 0 && it->second.last_seen <= restored_at_ &&
+                          now - restored_at_ < kRestoredGraceSeconds;
+    if (seen.contains(it->first) || in_grace) {
       ++it;
       continue;
     }
@@ -62,6 +66,35 @@ void LinkEventTracker::observe(const LinkHealthReport& report,
     changed = true;
   }
   if (changed) publish();
+}
+
+LinkEventTrackerState LinkEventTracker::state() const {
+  return LinkEventTrackerState{next_id_, *list_};
+}
+
+void LinkEventTracker::restore(LinkEventTrackerState state, double now) {
+  active_.clear();
+  ended_.clear();
+  next_id_ = state.next_id;
+  for (LinkEvent& e : state.events) {
+    next_id_ = std::max(next_id_, e.id + 1);
+    if (!e.active()) {
+      ended_.push_back(std::move(e));
+      continue;
+    }
+    // The same key observe() gives the cable: its end with the smaller
+    // (GUID, port) first.
+    const bool node_first =
+        std::tie(e.node.guid, e.node_port) < std::tie(e.remote.guid, e.remote_port);
+    const Key key = node_first
+                        ? Key{e.node.guid, e.node_port, e.remote.guid, e.remote_port, e.condition}
+                        : Key{e.remote.guid, e.remote_port, e.node.guid, e.node_port, e.condition};
+    active_.emplace(key, std::move(e));
+  }
+  std::sort(ended_.begin(), ended_.end(),
+            [](const LinkEvent& x, const LinkEvent& y) { return *x.end < *y.end; });
+  restored_at_ = now;
+  publish();
 }
 
 void LinkEventTracker::publish() {

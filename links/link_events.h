@@ -40,6 +40,14 @@ struct LinkEvent {
 
 using LinkEventList = std::vector<LinkEvent>;  // newest start first
 
+// What the state directory keeps of a LinkEventTracker across a restart
+// (links/link_event_state.h): every event, active and ended, and the next id.
+struct LinkEventTrackerState {
+  std::uint64_t next_id = 1;
+  LinkEventList events;
+  friend bool operator==(const LinkEventTrackerState&, const LinkEventTrackerState&) = default;
+};
+
 class LinkEventTracker {
  public:
   // One sweep's report; `node_names` parallel to the fabric's nodes (the
@@ -51,6 +59,18 @@ class LinkEventTracker {
   // Changes whenever the events do (what a state file would save).
   std::uint64_t version() const { return version_; }
 
+  // A restarted daemon's link health starts with empty BER windows and no
+  // downs: a cable that still errs needs min_errors new errors, a flapping
+  // one new downs, before its condition shows again. An event restored
+  // active is kept that long without being seen, then ends at the
+  // last_seen of the run that saved it.
+  static constexpr double kRestoredGraceSeconds = 60;
+  LinkEventTrackerState state() const;
+  // A previous run's events, before the first observe(): ids continue
+  // after them; an active one continues if its link shows the condition
+  // within kRestoredGraceSeconds of `now` (Unix seconds).
+  void restore(LinkEventTrackerState state, double now);
+
  private:
   using Key = std::tuple<std::uint64_t, std::uint8_t, std::uint64_t, std::uint8_t, LinkCondition>;
   void publish();
@@ -60,6 +80,7 @@ class LinkEventTracker {
   std::vector<LinkEvent> ended_;  // oldest first
   std::shared_ptr<const LinkEventList> list_ = std::make_shared<const LinkEventList>();
   std::uint64_t version_ = 0;
+  double restored_at_ = 0;  // Unix seconds of restore(); 0: nothing restored
 };
 
 }  // namespace ibfx

@@ -1,6 +1,7 @@
 #include "links/link_health_tracker.h"
 
 #include <algorithm>
+#include <chrono>
 #include <tuple>
 
 namespace ibfx {
@@ -88,6 +89,9 @@ void LinkHealthTracker::adopt(const std::shared_ptr<const Fabric>& fabric,
     }
   }
   fabric_ = fabric;
+  discovery_started_ =
+      std::chrono::duration<double>(fabric->discovered_at.time_since_epoch()).count() -
+      fabric->discovery_seconds;
   slower_.clear();
   for (const SlowerLink& s : links_slower_than_peers(*fabric, topology)) {
     slower_.emplace(first_port_[static_cast<std::size_t>(s.node)] + s.port_index, s);
@@ -264,12 +268,33 @@ void LinkHealthTracker::touch(const PortKey& a, std::size_t ka, const PortKey& b
   s.saturated_b = ob != nullptr && ob->saturated;
   const bool moved =
       !restart && ((oa != nullptr && oa->downs > 0) || (ob != nullptr && ob->downs > 0));
+  if (moved) s.downed_at = now;
+  if (restart) s.downed_at = 0;
   s.down_now = down || moved;
   auto slow = slower_.find(ka);
   if (slow == slower_.end()) slow = slower_.find(kb);
   s.degraded_now = slow != slower_.end();
   s.rate_gbps = s.degraded_now ? slow->second.rate_gbps : 0;
   s.peers_rate_gbps = s.degraded_now ? slow->second.peers_rate_gbps : 0;
+}
+
+bool LinkHealthTracker::held_down(LinkState& s,
+                                  const std::vector<std::vector<bool>>& port_read) const {
+  if (s.downed_at == 0) return false;
+  // Proof the link is back up (or still down, from its ports' states): a
+  // discovery that started after the increment (the increment asked for
+  // one), or the PMA of an HCA end answering, which it can only do through
+  // an Active port.
+  bool proof = discovery_started_ >= s.downed_at;
+  for (const auto& [key, k] : {std::pair{s.a, s.ka}, std::pair{s.b, s.kb}}) {
+    if (k == kNoPort || proof) continue;
+    const auto n = static_cast<std::size_t>(fabric_->by_guid.at(key.guid));
+    const std::size_t i = k - first_port_[n];
+    proof = fabric_->nodes[n].type != NodeType::kSwitch && n < port_read.size() &&
+            i < port_read[n].size() && port_read[n][i];
+  }
+  if (proof) s.downed_at = 0;
+  return !proof;
 }
 
 LinkReport LinkHealthTracker::judge(LinkState& s, double now, const LinkHealthConfig& config,
@@ -356,6 +381,9 @@ std::shared_ptr<const LinkHealthReport> LinkHealthTracker::observe(
   visit_links(now, config);
   for (auto it = links_.begin(); it != links_.end();) {
     LinkState& s = it->second;
+    // After a LinkDowned increment, down until known otherwise: not up
+    // again at the next sweep only because the counter stopped moving.
+    if (!s.down_now && held_down(s, port_read)) s.down_now = true;
     LinkReport r = judge(s, now, config, port_read);
     for (const auto& [end, d] : {std::pair{&r.a, &r.into_a}, std::pair{&r.b, &r.into_b}}) {
       if (d->symbol_ber >= 0 && end->node != kNoNode) {

@@ -64,6 +64,10 @@ class LinkHealthTracker {
     LinkDownHistory downs_a, downs_b;
     bool saturated_a = false, saturated_b = false;
     bool down_now = false;
+    // Sweep time of the last LinkDowned increment (0: none pending): the
+    // counters alone cannot tell a link back up from one that stays down,
+    // so it stays `down` until there is proof either way (held_down()).
+    double downed_at = 0;
     bool degraded_now = false;
     double rate_gbps = 0, peers_rate_gbps = 0;
     double bits_per_second = 0;  // its line rate when last up
@@ -83,6 +87,9 @@ class LinkHealthTracker {
   LinkReport judge(LinkState& s, double now, const LinkHealthConfig& config,
                    const std::vector<std::vector<bool>>& port_read);
   const PortObservation* observation(std::size_t k) const;
+  // Whether a link whose LinkDowned moved at s.downed_at is still down for
+  // all this sweep knows; clears s.downed_at once it knows better.
+  bool held_down(LinkState& s, const std::vector<std::vector<bool>>& port_read) const;
   std::size_t flat_index(const PortKey& key) const;
 
   std::shared_ptr<const Fabric> fabric_;
@@ -105,6 +112,7 @@ class LinkHealthTracker {
   std::unordered_map<PortKey, LinkState, PortKeyHash> links_;  // by end a
   std::array<std::uint64_t, kLinkConditionCount> events_total_{};
   double previous_now_ = 0;
+  double discovery_started_ = 0;  // Unix seconds the current fabric's discovery started
 };
 
 }  // namespace ibfx

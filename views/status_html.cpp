@@ -169,6 +169,12 @@ void append_roots(std::string& out, const StatusModel& m) {
     out += "<td>" + std::string(tier_name(r.tier)) + "</td><td>";
     append_html(out, r.cause);
     if (r.held) out += " (held)";
+    // A cable with a BER or flapping condition may be why the port is slow
+    // (retransmissions, retraining): fix the link first (docs/links.md).
+    if (!r.link_condition.empty()) {
+      out += "; its cable: ";
+      append_html(out, r.link_condition);
+    }
     out += "</td>";
     number_cell(out, fixed(r.score, 2));
     number_cell(out, std::to_string(r.victims));

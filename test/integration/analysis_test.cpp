@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "daemon_fixture.h"
+#include "link_status.h"
 #include "test/scenario/scenario.h"
 #include "test/support/config_yaml.h"
 
@@ -112,6 +113,8 @@ TEST_CASE("A congested spine port ranks first with tier and rail labels",
   INFO(check.out << check.err);
   CHECK(check.exit_code == 0);
   CHECK(check.err.empty());
+  // Congestion is no cable fault: no link condition (issue #34).
+  CHECK(link_rows(status_json(run.daemon)) == "");
 }
 
 TEST_CASE("A uniform baseline raises no hotspot", "[analysis][integration]") {
@@ -121,6 +124,7 @@ TEST_CASE("A uniform baseline raises no hotspot", "[analysis][integration]") {
   REQUIRE(!top.empty());
   INFO(top.front().second);
   CHECK(top.front().first < 3.0);
+  CHECK(link_rows(status_json(run.daemon)) == "");
 }
 
 namespace {
@@ -157,6 +161,7 @@ TEST_CASE("A checkpoint incast: the storage path ranks first", "[analysis][integ
   }
   CHECK(on_storage_path);
   CHECK(top.front().first > 3.0);
+  CHECK(link_rows(status_json(run.daemon)) == "");
 }
 
 TEST_CASE("A cable with rising symbol errors stands out in the error rates",
@@ -189,6 +194,10 @@ TEST_CASE("A cable with rising symbol errors stands out in the error rates",
   REQUIRE(!switches.empty());
   CHECK(switches.front().second ==
         "infiniband_switch_errors_per_second{node_guid=\"" + guid_of(later, "leaf-r1-01") + "\"}");
+  // Link health (issue #34) names that cable and nothing else: 5 errors a
+  // second at 4xHDR is a BER of 2.5e-11, over ber_error_short (1e-12), and
+  // the receiver counting them (leaf-r1-01[5]) is the node end.
+  CHECK(link_rows(status_json(run.daemon)) == "ber_error leaf-r1-01[5] <- spine-01[3]\n");
 }
 
 namespace {
@@ -309,6 +318,7 @@ TEST_CASE("Roots of congestion on ibsim: an incast's full leaf port, not a stall
   const RunResult check = run.sim.run({"sh", "-c", "promtool check metrics < " + path});
   INFO(check.out << check.err);
   CHECK(check.exit_code == 0);
+  CHECK(link_rows(status_json(run.daemon)) == "");
 }
 
 TEST_CASE("Roots of congestion on ibsim: the root moves from an incast to a slow receiver",
@@ -318,6 +328,7 @@ TEST_CASE("Roots of congestion on ibsim: the root moves from an incast to a slow
   REQUIRE(trees.size() == 2);
   check_root(run.play_until(20), trees[0]);
   check_root(run.play_until(48), trees[1]);
+  CHECK(link_rows(status_json(run.daemon)) == "");
 }
 
 namespace {
@@ -412,6 +423,8 @@ TEST_CASE(
   CHECK(moved[0]["state"] == "active");
   CHECK(moved[0]["cause"] == "slow_receiver");
   run.play_until(80);
+  // Across the restart too: no link condition (issue #34).
+  CHECK(link_rows(status_json(run.daemon)) == "");
   const nlohmann::json after = events_of(run.daemon);
   INFO(after.dump(1));
   const auto ended = events_at(after, incast, incast_port);
@@ -482,6 +495,9 @@ effects:
     if (key.rfind("infiniband_congestion_events_total{", 0) == 0) total += v;
   }
   CHECK(total == static_cast<double>(trees.size()));
+  // Congestion trees, however they come and go, are no cable fault.
+  CHECK(link_rows(status_json(run.daemon)) == "");
+  for (const auto& e : all["events"]) CHECK(e["kind"] == "congestion");
 }
 
 TEST_CASE("Roots of congestion on ibsim: a routing imbalance and its uplink imbalance",
@@ -502,4 +518,5 @@ TEST_CASE("Roots of congestion on ibsim: a routing imbalance and its uplink imba
   }
   CHECK(leaf_imbalance > 2.0);
   CHECK(others < 1.5);  // the other leaves' uplinks carry only ibsim's MADs: not reported
+  CHECK(link_rows(status_json(run.daemon)) == "");
 }

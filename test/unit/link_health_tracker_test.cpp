@@ -1,6 +1,7 @@
 #include "links/link_health_tracker.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <memory>
 
 #include "test/support/fabric_builder.h"
@@ -161,6 +162,35 @@ TEST_CASE("LinkHealthTracker: down, flapping, and a restart that is neither", "[
     CHECK(r->events_total[static_cast<std::size_t>(LinkCondition::kFlapping)] == 1);
     r = b.sweep(601);
     CHECK(r->links.empty());
+  }
+  SECTION("a link that stays down stays down until a discovery says otherwise") {
+    // The counters stop moving once the link is down: that is no proof it
+    // is back (it was before, at the second sweep, with no discovery and
+    // the HCA end unreadable: the link vanished, then came back as a new
+    // event when discovery saw it down).
+    b.bump(b.sw, 1, Counter::kLinkDowned, 1);
+    b.bump(b.hca1, 1, Counter::kLinkDowned, 1);
+    REQUIRE(b.sweep()->links.size() == 1);
+    b.read[static_cast<std::size_t>(b.hca1)][0] = false;  // unreachable behind its cable
+    for (int i = 0; i < 3; ++i) {
+      const auto r = b.sweep();
+      REQUIRE(r->links.size() == 1);
+      CHECK(r->links[0].condition == LinkCondition::kDown);
+      CHECK(r->events_total[static_cast<std::size_t>(LinkCondition::kDown)] == 1);
+    }
+    // A discovery that started after the down, and saw the link up again.
+    ibfx::Fabric f = *b.fabric;
+    f.discovered_at = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::duration<double>(b.now + 2)));
+    b.fabric = std::make_shared<const ibfx::Fabric>(f);
+    CHECK(b.sweep(3)->links.empty());
+  }
+  SECTION("an HCA end answering again is proof its link is up") {
+    b.bump(b.sw, 1, Counter::kLinkDowned, 1);
+    b.bump(b.hca1, 1, Counter::kLinkDowned, 1);
+    REQUIRE(b.sweep()->links.size() == 1);
+    CHECK(b.sweep()->links.empty());  // hca1's PMA answered: its port is Active
   }
   SECTION("one end's LinkDowned alone: down, never flapping") {
     for (int i = 0; i < 3; ++i) {

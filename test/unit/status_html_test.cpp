@@ -154,6 +154,12 @@ TEST_CASE("the status page lists unhealthy links, names escaped, worst first",
   CHECK(count(html, " (unhealthy link)") == 2);
   CHECK(count(html, "fill=\"#ff7f00\"") == 2);
   CHECK(count(healthy, " (unhealthy link)") == 0);
+  // The root at leaf-r0-0 port 1 is on the ber_error cable: its cause says so.
+  const auto roots = html.find("<table id=\"roots\">");
+  REQUIRE(roots != std::string::npos);
+  const auto cable = html.find("; its cable: ber_error</td>", roots);
+  CHECK(cable < html.find("</table>", roots));
+  CHECK(healthy.find("; its cable: ") == std::string::npos);
 }
 
 TEST_CASE("the status page before two sweeps says so", "[status_html]") {
