@@ -70,8 +70,8 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
   if (!sw.answering) {
     out += ", not answering";
   } else if (sw.valid) {
-    out += ", port " + std::to_string(sw.worst_port) + ", W " + fixed(sw.stall, 3) + ", U " +
-           (sw.utilization_valid ? fixed(sw.utilization, 3) : std::string("unknown"));
+    out += ", port " + std::to_string(sw.worst_port) +
+           stall_tooltip(sw.stall, sw.utilization_valid, sw.utilization);
   } else {
     out += ", no data";
   }
@@ -228,6 +228,13 @@ void more_rows(std::string& out, std::size_t shown, std::size_t total) {
 
 void append_links(std::string& out, const StatusModel& m) {
   out += "<h2>Links down or degraded</h2>\n";
+  if (m.as_of) {
+    // The history keeps link conditions, not the rates behind this table.
+    out +=
+        "<p class=\"muted\">Not kept by the history: a link down or degraded then is in "
+        "the links table below.</p>\n";
+    return;
+  }
   if (m.degraded_links.empty()) {
     out += "<p>None: every cabled link is up at the rate of its peers.</p>\n";
     return;
@@ -348,7 +355,7 @@ void append_events(std::string& out, const StatusModel& m) {
     if (e.jobs.empty()) out += "none";
     for (std::size_t j = 0; j < e.jobs.size(); ++j) {
       if (j > 0) out += ", ";
-      append_html(out, e.jobs[j]);
+      append_job_link(out, e.jobs[j]);  // its view, /?job= (issue #35)
     }
     if (e.jobs_truncated) out += ", &hellip;";
     out += "</td>";

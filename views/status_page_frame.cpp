@@ -123,4 +123,9 @@ std::string fixed(double v, int decimals) {
   return out;
 }
 
+std::string stall_tooltip(double stall, bool utilization_valid, double utilization) {
+  return ", W " + fixed(stall, 3) + ", U " +
+         (utilization_valid ? fixed(utilization, 3) : std::string("unknown"));
+}
+
 }  // namespace ibfx

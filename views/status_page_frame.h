@@ -50,5 +50,9 @@ void append_stall_legend(std::string& out);
 std::string utc_time(double seconds);
 // printf("%.*f").
 std::string fixed(double v, int decimals);
+// ", W 0.412, U 0.950" ("U unknown" when U is not known): how each
+// heatmap's tooltip (the fabric's, the one over time, a switch's ports)
+// gives a port's stall ratio and utilization.
+std::string stall_tooltip(double stall, bool utilization_valid, double utilization);
 
 }  // namespace ibfx

@@ -101,8 +101,7 @@ std::string render_switch_html(const Snapshot& s, std::size_t node,
       out += ", no link";
     }
     if (ps != nullptr) {
-      out += ", W " + fixed(ps->stall, 3) + ", U " +
-             (ps->utilization_valid ? fixed(ps->utilization, 3) : std::string("unknown"));
+      out += stall_tooltip(ps->stall, ps->utilization_valid, ps->utilization);
     }
     out += "</title><rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) +
            "\" width=\"" + std::to_string(kCellW) + "\" height=\"" + std::to_string(kCellH) +
