@@ -232,7 +232,7 @@ void append_links(std::string& out, const StatusModel& m) {
     // The history keeps link conditions, not the rates behind this table.
     out +=
         "<p class=\"muted\">Not kept by the history: a link down or degraded then is in "
-        "the links table below.</p>\n";
+        "the Links table.</p>\n";
     return;
   }
   if (m.degraded_links.empty()) {
