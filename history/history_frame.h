@@ -37,7 +37,7 @@ inline constexpr std::size_t kHistoryMaxJobs = 200;
 // Unhealthy links kept per frame, the worst first (the page lists the
 // worst ones; HistoryFrame::links_total counts them all): bounds a frame
 // whatever the cabling does.
-inline constexpr std::size_t kHistoryMaxLinks = 20;
+inline constexpr std::size_t kHistoryMaxLinks = 10;
 
 std::uint16_t quantize_ratio(double ratio);
 double ratio_value(std::uint16_t quantized);  // kHistoryNoRatio: NaN
