@@ -201,8 +201,7 @@ void append_history_heatmap(std::string& out, const StatusModel& m) {
       const int y = kAxis + static_cast<int>(r) * (kCellH + 1);
       const bool known = cell.stall != kHistoryNoRatio;
       const double w = known ? ratio_value(cell.stall) : 0;
-      out += "<rect y=\"" + std::to_string(y) + "\" fill=\"" +
-             (known ? stall_colour(w) : std::string("#bbbbbb")) +
+      out += "<rect y=\"" + std::to_string(y) + "\" fill=\"" + stall_fill(known, w) +
              (cell.root ? "\" class=\"r\"><title>" : "\"><title>");
       out += tooltip_time(t0, window);
       out += ", ";

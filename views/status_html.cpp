@@ -78,7 +78,7 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
   // Width, height and text-anchor come from the style (#heatmap-svg): per
   // cell they would be a fifth of a 98k-port page.
   out += "</title><rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" fill=\"" +
-         (sw.valid && sw.answering ? stall_colour(sw.stall) : std::string("#bbbbbb")) +
+         stall_fill(sw.valid && sw.answering, sw.stall) +
          // A root's switch is outlined: where to look first, whatever its own W.
          (sw.root ? "\" class=\"root\"/>" : "\"/>");
   if (!sw.answering) {

@@ -1,5 +1,5 @@
 // The status page's history (issue #35) in a real browser: the daemon on
-// ibsim under tree_history (an incast from t1 = 4 s to t2 = 18 s, quiet,
+// ibsim under tree_history (an incast from t1 = 2 s to t2 = 16 s, quiet,
 // a slow receiver elsewhere from t3 = 32 s), sweeping every second, its
 // ?window=5m page (5 s columns) loaded by headless Chromium. The first
 // root's cells are outlined and its spines hot in the columns of [t1, t2]
@@ -98,28 +98,86 @@ TEST_CASE("The status page history in headless Chromium: heatmap over time and r
   const double started =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
-  // Until the daemon names the second root (it starts at 32 s).
-  nlohmann::json status;
-  bool named = false;
-  for (double t = 34; t <= 50 && !named; t += 1) {
-    run.play_until(t);
-    status = nlohmann::json::parse(http_get(port, "/status.json").body);
-    named = !status["roots"].empty() && status["roots"][0]["node_name"] == second.root.node &&
-            status["roots"][0]["port"] == second.root.port;
-  }
-  INFO(status.dump(1));
-  REQUIRE(named);
-  const double named_at =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  // Two full columns of the second root at least, then the traffic goes on
-  // while the browsers look.
-  run.play_until(run.driver.time() + 2.5 * kColumn);
+  // The incast and the start of the quiet: the first tree's columns are
+  // complete. The traffic goes on on its own thread from here, and the
+  // pages of the first tree are looked at while the quiet lasts.
+  run.play_until(20);
   run.keep_playing();
   // The phases on the daemon's clock: a root is named within a few sweeps
   // of its tree (rates over a sweep, the hysteresis holds a root for two
   // more), so columns within `lag` of a phase's edge may go either way.
-  const double t1 = run.wall_of(4), t2 = run.wall_of(18), t3 = run.wall_of(32);
+  // The phases are long enough that each holds a whole column whatever
+  // the columns' alignment: [t1 + lag, t2] is 10 s, [t2 + lag, t3 - 1] 11 s.
+  const double t1 = run.wall_of(2), t2 = run.wall_of(16);
   constexpr double kLag = 4;
+  // A column wholly inside [t1 + lag, t2] (columns start at multiples of
+  // their width), by the link its column has: its last second.
+  const double hot_start = std::ceil((t1 + kLag) / kColumn) * kColumn;
+  REQUIRE(hot_start + kColumn <= t2);
+  const auto hot_at = static_cast<long long>(hot_start + kColumn - 1);
+
+  {
+    // A column's link: the page as it was at that sweep, marked as history,
+    // its roots that sweep's, the first root first; the same in w3m.
+    const std::string at = "/?at=" + std::to_string(hot_at);
+    const Shell then = chromium(dir, "at", "--dump-dom", run.url(at + "&window=5m"));
+    CHECK(then.exit_code == 0);
+    CHECK(console_lines(read_file(dir + "/at.log")).empty());
+    CHECK(then.out.find("id=\"as-of\"") != std::string::npos);
+    CHECK(then.out.find("From the history") != std::string::npos);
+    CHECK(first_row(then.out, "roots").find(root_cell_text(first.root)) != std::string::npos);
+    // The column asked for is outlined on the heatmap of the page of then.
+    CHECK(then.out.find("class=\"at\"") != std::string::npos);
+    const Shell text = shell("timeout 20 w3m -dump -cols 200 '" + run.url(at) + "'");
+    REQUIRE(text.exit_code == 0);
+    INFO(text.out);
+    const auto roots = text.out.find("Roots of congestion");
+    REQUIRE(roots != std::string::npos);
+    CHECK(text.out.find("From the history") < roots);
+    CHECK(text.out.find(first.root.node + " port " + std::to_string(first.root.port), roots) !=
+          std::string::npos);
+    // /status.json?at=: /status.json's schema and keys, that sweep's roots;
+    // before the history, a 404 that says how far back it reaches.
+    const HttpReply json_then = http_get(port, "/status.json?at=" + std::to_string(hot_at));
+    REQUIRE(json_then.status == 200);
+    const std::string json_path = dir + "/status-at.json";
+    std::ofstream(json_path) << json_then.body;
+    const Shell valid = validate_json(json_path, "status.schema.json");
+    INFO(valid.out);
+    CHECK(valid.exit_code == 0);
+    const auto j = nlohmann::json::parse(json_then.body);
+    const auto now = nlohmann::json::parse(http_get(port, "/status.json").body);
+    for (const auto& [key, value] : now.items()) {
+      INFO(key);
+      CHECK(j.contains(key));
+    }
+    REQUIRE(j.contains("as_of"));
+    CHECK(j["as_of"]["timestamp_seconds"].get<double>() <= static_cast<double>(hot_at));
+    REQUIRE(!j["roots"].empty());
+    CHECK(j["roots"][0]["node_name"] == first.root.node);
+    CHECK(j["roots"][0]["port"] == first.root.port);
+    const auto before = static_cast<long long>(std::floor(started)) - 60;
+    const HttpReply too_old = http_get(port, "/status.json?at=" + std::to_string(before));
+    CHECK(too_old.status == 404);
+    CHECK(too_old.body.find("the status page history reaches back to") != std::string::npos);
+  }
+
+  // Until the daemon names the second root (it starts at 32 s).
+  nlohmann::json status;
+  const bool named = eventually(
+      [&] {
+        status = nlohmann::json::parse(http_get(port, "/status.json").body);
+        return !status["roots"].empty() && status["roots"][0]["node_name"] == second.root.node &&
+               status["roots"][0]["port"] == second.root.port;
+      },
+      std::chrono::seconds(40));
+  INFO(status.dump(1));
+  REQUIRE(named);
+  const double named_at =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // Two full columns of the second root at least.
+  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(2500 * kColumn)));
+  const double t3 = run.wall_of(32);
   std::set<std::string> victim_spines;
   for (const PortName& v : first.victims) {
     if (v.node.rfind("spine", 0) == 0) victim_spines.insert(v.node);
@@ -137,7 +195,7 @@ TEST_CASE("The status page history in headless Chromium: heatmap over time and r
   CHECK(console_lines(log).empty());
   const Columns columns = history_columns(page.out);
   REQUIRE(columns.size() >= 8);
-  long long hot_at = 0, second_at = 0;
+  long long second_at = 0;
   int hot = 0, quiet = 0, second_hot = 0;
   for (const auto& [at, cells] : columns) {
     const double c0 = column_start(at), c1 = c0 + kColumn;
@@ -157,7 +215,6 @@ TEST_CASE("The status page history in headless Chromium: heatmap over time and r
       // Inside [t1, t2]: the first root's leaf outlined, the spines into
       // it stalled (the scenario's 0.5), on the port into the root's leaf.
       ++hot;
-      hot_at = at;
       CHECK(root1.root);
       CHECK_FALSE(root2.root);
       for (const std::string& spine : victim_spines) {
@@ -192,59 +249,15 @@ TEST_CASE("The status page history in headless Chromium: heatmap over time and r
     }
   }
   CHECK(hot >= 1);
+  CHECK(columns.count(hot_at) == 1);
   CHECK(quiet >= 1);
   CHECK(second_hot >= 1);
 
-  // A column's link: the page as it was at that sweep, marked as history,
-  // its roots that sweep's, the first root first; the same in w3m.
-  REQUIRE(hot_at > 0);
-  const std::string at = "/?at=" + std::to_string(hot_at);
-  const Shell then = chromium(dir, "at", "--dump-dom", run.url(at + "&window=5m"));
-  CHECK(then.exit_code == 0);
-  CHECK(console_lines(read_file(dir + "/at.log")).empty());
-  CHECK(then.out.find("id=\"as-of\"") != std::string::npos);
-  CHECK(then.out.find("From the history") != std::string::npos);
-  CHECK(first_row(then.out, "roots").find(root_cell_text(first.root)) != std::string::npos);
-  // The column asked for is outlined on the heatmap of the page of then.
-  CHECK(then.out.find("class=\"at\"") != std::string::npos);
-  const Shell text = shell("timeout 20 w3m -dump -cols 200 '" + run.url(at) + "'");
-  REQUIRE(text.exit_code == 0);
-  INFO(text.out);
-  const auto roots = text.out.find("Roots of congestion");
-  REQUIRE(roots != std::string::npos);
-  CHECK(text.out.find("From the history") < roots);
-  CHECK(text.out.find(first.root.node + " port " + std::to_string(first.root.port), roots) !=
-        std::string::npos);
   REQUIRE(second_at > 0);
   const Shell later =
       chromium(dir, "later", "--dump-dom", run.url("/?at=" + std::to_string(second_at)));
   CHECK(console_lines(read_file(dir + "/later.log")).empty());
   CHECK(first_row(later.out, "roots").find(root_cell_text(second.root)) != std::string::npos);
-
-  // /status.json?at=: /status.json's schema and keys, that sweep's roots;
-  // before the history, a 404 that says how far back it reaches.
-  const HttpReply json_then = http_get(port, "/status.json?at=" + std::to_string(hot_at));
-  REQUIRE(json_then.status == 200);
-  const std::string json_path = dir + "/status-at.json";
-  std::ofstream(json_path) << json_then.body;
-  const Shell valid = validate_json(json_path, "status.schema.json");
-  INFO(valid.out);
-  CHECK(valid.exit_code == 0);
-  const auto j = nlohmann::json::parse(json_then.body);
-  const auto now = nlohmann::json::parse(http_get(port, "/status.json").body);
-  for (const auto& [key, value] : now.items()) {
-    INFO(key);
-    CHECK(j.contains(key));
-  }
-  REQUIRE(j.contains("as_of"));
-  CHECK(j["as_of"]["timestamp_seconds"].get<double>() <= static_cast<double>(hot_at));
-  REQUIRE(!j["roots"].empty());
-  CHECK(j["roots"][0]["node_name"] == first.root.node);
-  CHECK(j["roots"][0]["port"] == first.root.port);
-  const auto before = static_cast<long long>(std::floor(started)) - 60;
-  const HttpReply too_old = http_get(port, "/status.json?at=" + std::to_string(before));
-  CHECK(too_old.status == 404);
-  CHECK(too_old.body.find("the status page history reaches back to") != std::string::npos);
 
   // Restart on the same state directory: the daemon saves on SIGTERM, the
   // next one shows the same cells for every column before it stopped.
