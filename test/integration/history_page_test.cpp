@@ -6,12 +6,14 @@
 // and in no column outside it; a column's link shows that sweep's roots,
 // marked as history; /status.json?at= has /status.json's schema and a time
 // before the history is a clear 404; after a restart on the same state
-// directory the same cells are on the page; no console message or CSP
-// violation on any of these pages.
+// directory the same cells are on the page; a hostile node name (from a
+// node-name-map) stays text; no console message or CSP violation on any of
+// these pages.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -162,6 +164,18 @@ TEST_CASE("The status page history in headless Chromium: heatmap over time and r
     CHECK(too_old.body.find("the status page history reaches back to") != std::string::npos);
   }
 
+  // A hostile node description while the quiet lasts: a node-name-map
+  // renames leaf-r1-01 (SIGHUP); the heatmap's row label and tooltips keep
+  // it text, in every column (rows take the current names).
+  const std::string hostile = "<script>alert(1)</script>";
+  const std::string guid = guid_of(run.daemon.series(), "leaf-r1-01");
+  REQUIRE(!guid.empty());
+  std::ofstream(dir + "/names.map") << guid << " \"" << hostile << "\"\n";
+  BrowserRun::config(run.sim, dir + "/names.map");
+  REQUIRE(::kill(run.daemon.process().pid(), SIGHUP) == 0);
+  REQUIRE(eventually(
+      [&] { return http_get(port, "/status.json").body.find("alert(1)") != std::string::npos; }));
+
   // Until the daemon names the second root (it starts at 32 s).
   nlohmann::json status;
   const bool named = eventually(
@@ -193,6 +207,8 @@ TEST_CASE("The status page history in headless Chromium: heatmap over time and r
   REQUIRE(page.out.find("<h2 id=\"history\">Heatmap of pain over time</h2>") != std::string::npos);
   CHECK(page.out.find("Each column is 5s") != std::string::npos);
   CHECK(console_lines(log).empty());
+  CHECK(page.out.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(page.out.find(hostile) == std::string::npos);
   const Columns columns = history_columns(page.out);
   REQUIRE(columns.size() >= 8);
   long long second_at = 0;
@@ -271,6 +287,7 @@ TEST_CASE("The status page history in headless Chromium: heatmap over time and r
   }
   const Shell restarted = chromium(dir, "restarted", "--dump-dom", run.url("/?window=5m"));
   CHECK(console_lines(read_file(dir + "/restarted.log")).empty());
+  CHECK(restarted.out.find(hostile) == std::string::npos);
   const Columns kept = history_columns(restarted.out);
   int compared = 0;
   for (const auto& [column, cells] : columns) {

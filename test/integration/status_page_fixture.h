@@ -40,11 +40,13 @@ struct BrowserRun {
     s.tick = 0.5;
     return s;
   }
-  static std::string config(SimFabric& sim) {
-    return ConfigYaml()
-        .scenario_tick()
-        .set("scores.saturation_threshold", "0.75")
-        .write(sim.dir() + "/exporter.yaml");
+  // The daemon's config file; `node_name_map`: a node-name-map file for it
+  // (rewritten by a test, then SIGHUP).
+  static std::string config(SimFabric& sim, const std::string& node_name_map = "") {
+    ConfigYaml c;
+    c.scenario_tick().set("scores.saturation_threshold", "0.75");
+    if (!node_name_map.empty()) c.set("node_name_map_file", node_name_map);
+    return c.write(sim.dir() + "/exporter.yaml");
   }
   void play_until(double t) {
     while (driver.time() < t) {
