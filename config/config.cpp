@@ -521,7 +521,7 @@ class YamlLoader {
                 ")");
   }
 
-  // The keys a job source needs (docs/operations.md, "Jobs").
+  // The keys a job source needs (docs/jobs.md).
   void check_jobs(const Config& config) const {
     const JobsConfig& j = config.jobs;
     auto line = [&](const std::string& key) {

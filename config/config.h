@@ -113,8 +113,8 @@ struct WebConnectionLimits {
   bool operator==(const WebConnectionLimits&) const = default;
 };
 
-// Slurm jobs joined to the fabric (YAML section "jobs", docs/operations.md
-// "Jobs"): off until `source` names where the running jobs come from.
+// Slurm jobs joined to the fabric (YAML section "jobs", docs/jobs.md): off
+// until `source` names where the running jobs come from.
 struct JobsConfig {
   std::string source = "none";  // none | slurmrestd | squeue
   // slurmrestd: "unix:///run/slurmrestd.sock" (rest_auth/local) or

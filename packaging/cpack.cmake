@@ -21,6 +21,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/config/ibfabric_exporter.yaml DESTINATION ${
 # `systemctl` and /etc/default take.
 install(FILES ${IBFX_PKG_SRC}/default DESTINATION /etc/default RENAME ibfabric-exporter)
 install(FILES ${IBFX_PKG_SRC}/ibfabric-exporter.service DESTINATION /lib/systemd/system)
+# One daemon per subnet: ibfabric-exporter@<name>.service reads
+# /etc/ibfabric_exporter/<name>.yaml (README.md, "Several subnets").
+install(FILES ${IBFX_PKG_SRC}/ibfabric-exporter@.service DESTINATION /lib/systemd/system)
 install(FILES ${IBFX_PKG_SRC}/60-ibfabric-exporter-umad.rules DESTINATION /lib/udev/rules.d)
 install(FILES ${IBFX_PKG_SRC}/web-config.yml.example DESTINATION ${IBFX_PKG_DATADIR}/examples)
 

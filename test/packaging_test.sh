@@ -5,7 +5,8 @@
 # contents      the files the package must ship
 # control       Package, Depends (from dpkg-shlibdeps + rdma-core), conffiles, scripts
 # check-config  the unpacked binary accepts the packaged default config
-# unit          systemd-analyze verify on the packaged unit (skipped without it)
+# unit          systemd-analyze verify on the packaged unit and an instance of the
+#               templated one (skipped without it)
 set -eu
 
 step=$1
@@ -44,6 +45,7 @@ contents)
     /etc/ibfabric_exporter/ibfabric_exporter.yaml \
     /etc/default/ibfabric-exporter \
     /lib/systemd/system/ibfabric-exporter.service \
+    /lib/systemd/system/ibfabric-exporter@.service \
     /lib/udev/rules.d/60-ibfabric-exporter-umad.rules \
     /usr/share/man/man1/ibfabric_exporter.1.gz \
     /usr/share/doc/ibfabric-exporter/README.md \
@@ -151,6 +153,21 @@ unit)
     grep -qxF "$line" "$unit" || fail "unit lacks '$line'"
   done
   if grep -Eq '^(PrivateDevices|PrivateUsers)=' "$unit"; then fail "unit hides the umad devices"; fi
+  # The templated unit (one daemon per subnet): the same hardening, and each
+  # instance its own configuration, flags and state directory.
+  template=$root/lib/systemd/system/ibfabric-exporter@.service
+  [ -f "$template" ] || fail "no templated unit in the package"
+  for line in 'EnvironmentFile=-/etc/default/ibfabric-exporter-%i' 'StateDirectory=ibfabric_exporter/%i' \
+    'ExecStart=/usr/bin/ibfabric_exporter --config.file=/etc/ibfabric_exporter/%i.yaml --state.directory=/var/lib/ibfabric_exporter/%i $ARGS'; do
+    grep -qxF "$line" "$template" || fail "templated unit lacks '$line'"
+  done
+  # Everything else, from the hardening to the restart policy, as in the
+  # single unit.
+  grep -E '^[A-Z][A-Za-z]*=' "$unit" | grep -Ev '^(Description|EnvironmentFile|ExecStart|StateDirectory|Alias)=' >"$work/unit-lines"
+  while IFS= read -r line; do
+    grep -qxF "$line" "$template" || fail "templated unit lacks '$line' of the single unit"
+  done <"$work/unit-lines"
+  if grep -Eq '^(PrivateDevices|PrivateUsers|Alias)=' "$template"; then fail "templated unit hides the umad devices or has an alias"; fi
   if ! command -v systemd-analyze >/dev/null 2>&1; then
     echo "systemd-analyze not installed: verify skipped"
     exit 0
@@ -163,6 +180,10 @@ unit)
   out=$(systemd-analyze verify --man=no "$work/unit/ibfabric-exporter.service" 2>&1) ||
     fail "systemd-analyze verify: $out"
   [ -z "$out" ] || fail "systemd-analyze verify: $out"
+  sed "s|/usr/bin/ibfabric_exporter|$root/usr/bin/ibfabric_exporter|" "$template" >"$work/unit/ibfabric-exporter@.service"
+  out=$(systemd-analyze verify --man=no "$work/unit/ibfabric-exporter@ib1.service" 2>&1) ||
+    fail "systemd-analyze verify ibfabric-exporter@ib1: $out"
+  [ -z "$out" ] || fail "systemd-analyze verify ibfabric-exporter@ib1: $out"
   if exposure=$(systemd-analyze security --offline=yes "$work/unit/ibfabric-exporter.service" 2>/dev/null | tail -1); then
     echo "systemd-analyze security: $exposure"
   fi

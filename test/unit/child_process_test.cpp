@@ -67,11 +67,15 @@ TEST_CASE("read_child_output kills a child past its deadline, even one that clos
   using std::chrono::milliseconds;
   const auto before = std::chrono::steady_clock::now();
   int waits = 0;
-  const ChildOutput silent = run_reading("sleep 30", milliseconds(300), 100, [&] { ++waits; });
+  // exec: the child itself sleeps. A sleep forked by the shell would outlive
+  // the killed shell holding the test's own stdout, and ctest would wait the
+  // 30 s for it.
+  const ChildOutput silent =
+      run_reading("exec sleep 30", milliseconds(300), 100, [&] { ++waits; });
   CHECK(silent.cut == ChildOutput::Cut::kTimeout);
   CHECK(WIFSIGNALED(silent.status));
   CHECK(waits >= 2);  // called while the child is quiet
-  const ChildOutput lingering = run_reading("exec >&-; sleep 30", milliseconds(300), 100);
+  const ChildOutput lingering = run_reading("exec >&-; exec sleep 30", milliseconds(300), 100);
   CHECK(lingering.cut == ChildOutput::Cut::kTimeout);
   CHECK(WIFSIGNALED(lingering.status));
   CHECK(std::chrono::steady_clock::now() - before < std::chrono::seconds(10));

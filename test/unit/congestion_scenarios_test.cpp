@@ -15,16 +15,13 @@
 #include "test/scenario/scenario.h"
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fabric_gen.h"
+#include "test/support/scenario_samples.h"
 
 using ibfx::test::CongestionTree;
 using ibfx::test::PortName;
 using ibfx::test::ScenarioDriver;
 
 namespace {
-
-struct Totals {
-  std::uint64_t words = 0, wait = 0, errors = 0;
-};
 
 // The analysis of the interval between two instants of a scenario run.
 class OfflineRun {
@@ -42,24 +39,13 @@ class OfflineRun {
   // calls take part, and this call's roots are recorded.
   ibfx::AnalysisResult analyse(double from, double to, ibfx::RootHistory* history = nullptr) {
     while (driver_.time() < from) driver_.step();
-    const auto before = read();
+    const auto before = ibfx::test::read_totals(driver_, fabric_);
     while (driver_.time() < to) driver_.step();
-    const auto after = read();
-    std::vector<ibfx::PortSample> samples;
-    for (const auto& [key, t1] : after) {
-      const Totals& t0 = before.at(key);
-      ibfx::PortSample s;
-      s.node = key.first;
-      s.port_index = key.second;
-      s.xmit_wait_ticks = t1.wait - t0.wait;
-      s.xmit_data_words = t1.words - t0.words;
-      s.error_count = t1.errors - t0.errors;
-      s.interval_seconds = to - from;
-      samples.push_back(s);
-    }
-    samples_ = samples;
+    samples_ =
+        ibfx::test::samples_between(before, ibfx::test::read_totals(driver_, fabric_), to - from);
     if (history == nullptr) return ibfx::analyze(topology_, fabric_, samples_, config_);
-    auto r = ibfx::analyze(topology_, fabric_, samples_, config_, history->recall(fabric_, samples_));
+    auto r =
+        ibfx::analyze(topology_, fabric_, samples_, config_, history->recall(fabric_, samples_));
     history->update(fabric_, r.ports, r.congestion);
     return r;
   }
@@ -72,20 +58,6 @@ class OfflineRun {
   const ibfx::ScoreConfig& config() const { return config_; }
 
  private:
-  std::map<std::pair<std::int32_t, std::uint32_t>, Totals> read() const {
-    std::map<std::pair<std::int32_t, std::uint32_t>, Totals> out;
-    for (std::size_t i = 0; i < fabric_.nodes.size(); ++i) {
-      const auto& node = fabric_.nodes[i];
-      for (std::size_t j = 0; j < node.ports.size(); ++j) {
-        if (!node.ports[j].linked()) continue;
-        const auto& t = driver_.totals(node.description, node.ports[j].number);
-        out[{static_cast<std::int32_t>(i), static_cast<std::uint32_t>(j)}] = {
-            t.xmit_words, t.xmit_wait, t.symbol_errors};
-      }
-    }
-    return out;
-  }
-
   ScenarioDriver driver_;
   ibfx::Fabric fabric_;
   ibfx::Topology topology_;

@@ -21,6 +21,7 @@
 #include "analysis/topology.h"
 #include "test/scenario/scenario.h"
 #include "test/sim/discovered_fabric.h"
+#include "test/support/scenario_samples.h"
 
 using ibfx::test::CongestionTree;
 using ibfx::test::PortName;
@@ -48,28 +49,14 @@ class SkewedSweeps {
   // The sweep that starts at `t` (integer seconds): every node read at
   // t + its offset, analysed against the previous sweep.
   const ibfx::AnalysisResult& sweep(double t) {
-    std::map<std::pair<std::size_t, std::size_t>, ibfx::test::PortTotals> now;
+    ibfx::test::ScenarioTotals now;
     for (const auto& [offset, n] : order_) {
       while (driver_.time() < t + offset - 1e-9) driver_.step();
-      const auto& node = fabric_.nodes[n];
-      for (std::size_t j = 0; j < node.ports.size(); ++j) {
-        if (node.ports[j].linked())
-          now[{n, j}] = driver_.totals(node.description, node.ports[j].number);
-      }
+      ibfx::test::read_node_totals(driver_, fabric_, n, now);
     }
     if (!previous_.empty()) {
-      std::vector<ibfx::PortSample> samples;
-      for (const auto& [key, t1] : now) {
-        const auto& t0 = previous_.at(key);
-        ibfx::PortSample s;
-        s.node = static_cast<std::int32_t>(key.first);
-        s.port_index = static_cast<std::uint32_t>(key.second);
-        s.xmit_wait_ticks = t1.xmit_wait - t0.xmit_wait;
-        s.xmit_data_words = t1.xmit_words - t0.xmit_words;
-        s.error_count = t1.symbol_errors - t0.symbol_errors;
-        s.interval_seconds = t - previous_t_;
-        samples.push_back(s);
-      }
+      std::vector<ibfx::PortSample> samples =
+          ibfx::test::samples_between(previous_, now, t - previous_t_);
       ibfx::SweepAnalysis a;
       a.topology = topology_;
       a.interval_seconds = t - previous_t_;
@@ -100,7 +87,7 @@ class SkewedSweeps {
   std::shared_ptr<const ibfx::Topology> topology_;
   ibfx::ScoreConfig config_;
   std::vector<std::pair<double, std::size_t>> order_;  // (offset, node), by offset
-  std::map<std::pair<std::size_t, std::size_t>, ibfx::test::PortTotals> previous_;
+  ibfx::test::ScenarioTotals previous_;
   double previous_t_ = 0;
   ibfx::RootHistory history_;
   ibfx::CongestionEventTracker events_;

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""The user docs name only what the code has, and the code has nothing the
+docs leave out.
+
+    docs_check.py SOURCE_DIR
+
+Reads README.md and docs/*.md against the code's own tables:
+  flags        kFlags of config/command_line.cpp (and the old spellings)
+  config keys  kKeys of config/config.cpp, and the keys the topology:,
+               scores: and links: parsers accept (analysis/topology.cpp,
+               analysis/scores.cpp, analysis/link_condition.cpp)
+  endpoints    the paths daemon/web.cpp serves, and the telemetry path
+  metrics      the infiniband_* names in the daemon's sources (histogram
+               series _bucket/_sum/_count of a family count as it), and the
+               aggregates render_scores.cpp builds per scope
+and fails, naming the file, line and word, when a doc names a flag (in the
+daemon's namespaces: --web.*, --ib.*, ...), config key, endpoint or metric
+family the code does not have, or a tracker reference ("issue #15") a
+reader cannot follow; when a flag is not in README.md; when a
+config key is in no doc (dotted, `mad.timeout`, or bare in the doc of its
+section, or in README.md's table of sections); when an endpoint is not in
+README.md; or when the shipped config file lacks a key.
+
+Under a heading about migrating from other exporters only the last column
+of a table, this exporter's, is read: the rest names the other exporters'
+metrics and flags on purpose.
+"""
+
+import glob
+import os
+import re
+import sys
+
+SRC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
+
+# Directories of the daemon's own code (not tests, benchmarks or fuzzers).
+CODE_DIRS = ["analysis", "base", "config", "daemon", "discovery", "exposition", "fabric",
+             "history", "http", "jobs", "links", "mad", "snapshot", "sweep", "views"]
+
+# The flag namespaces of the daemon; other tools' flags (--preset, --test,
+# benchmark options) are not its business.
+FLAG_NAMESPACES = ("web.", "ib.", "sweep.", "state.", "log.", "config.")
+
+# The doc that documents each section's keys bare, in its own YAML example.
+SECTION_DOCS = {
+    "topology": "docs/scores.md",
+    "scores": "docs/scores.md",
+    "links": "docs/links.md",
+    "jobs": "docs/jobs.md",
+    "history": "docs/status-page.md",
+    "web": "docs/http.md",
+}
+
+errors = []
+
+
+def read(rel):
+    with open(os.path.join(SRC, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def code_flags():
+    text = read("config/command_line.cpp")
+    table = text[text.index("kFlags{{"):text.index("}};", text.index("kFlags{{"))]
+    flags = set()
+    for entry in re.finditer(r'\{"([a-z][a-z0-9.-]*)",\s*"[A-Z]*",\s*"[a-z0-9_.]*",(.*?)\}(?=,\s*(?:\{|$))',
+                             table, re.S):
+        flags.add(entry.group(1))
+        old = re.search(r'",\s*"([a-z][a-z0-9.-]*)"\s*$', entry.group(2).strip())
+        if old:
+            flags.add(old.group(1))
+    if len(flags) < 15:
+        sys.exit("docs_check: found only %d flags in config/command_line.cpp: update the parser" % len(flags))
+    # The children the daemon starts (ps shows them).
+    flags |= {"mad-worker", "discover-once"}
+    return flags
+
+
+def code_keys():
+    text = read("config/config.cpp")
+    table = text[text.index("kKeys{{"):]
+    keys = set(re.findall(r'^\s*\{"([a-z_.]+)",', table, re.M))
+    if len(keys) < 40:
+        sys.exit("docs_check: found only %d keys in config/config.cpp: update the parser" % len(keys))
+    for section, path in [("topology", "analysis/topology.cpp"), ("scores", "analysis/scores.cpp"),
+                          ("links", "analysis/link_condition.cpp")]:
+        found = set(re.findall(r'key == "([a-z_]+)"', read(path)))
+        if len(found) < 3:
+            sys.exit("docs_check: no keys of %s: in %s: update the parser" % (section, path))
+        keys |= {section + "." + k for k in found}
+    return keys
+
+
+def code_endpoints():
+    paths = set(re.findall(r'request\.path == "(/[^"]*)"', read("daemon/web.cpp")))
+    paths.add("/metrics")  # telemetry_path's default
+    return paths
+
+
+def code_metrics():
+    names = set()
+    for d in CODE_DIRS:
+        for path in glob.glob(os.path.join(SRC, d, "*.[ch]*")):
+            with open(path, encoding="utf-8") as f:
+                names |= set(re.findall(r'"(infiniband_[a-z0-9_]*[a-z0-9])"', f.read()))
+    # Aggregates named per scope: infiniband_<scope><suffix>.
+    render = read("exposition/render_scores.cpp")
+    scopes = re.findall(r'aggregates\(\s*"([a-z]+)"', render)
+    suffixes = re.findall(r'prefix \+ "(_[a-z_]+)"', render)
+    if not scopes or not suffixes:
+        sys.exit("docs_check: no aggregates in exposition/render_scores.cpp: update the parser")
+    names |= {"infiniband_" + s + x for s in scopes for x in suffixes}
+    return names
+
+
+def job_names():
+    """Prometheus job names of the shipped scrape configurations (not metrics)."""
+    names = set()
+    for path in glob.glob(os.path.join(SRC, "dashboards", "provisioning", "*.y*ml")):
+        with open(path, encoding="utf-8") as f:
+            names |= set(re.findall(r"job_name:\s*'?([a-z_]+)", f.read()))
+    return names
+
+
+def doc_files():
+    return ["README.md"] + sorted(os.path.relpath(p, SRC) for p in glob.glob(os.path.join(SRC, "docs", "*.md")))
+
+
+def doc_lines(rel):
+    """(line number, text) of a doc. In the migration section only the last
+    cell of a table row, this exporter's column, is checked."""
+    skipping = False
+    level = 0
+    for number, line in enumerate(read(rel).splitlines(), 1):
+        heading = re.match(r"^(#+) ", line)
+        if heading:
+            if skipping and len(heading.group(1)) <= level:
+                skipping = False
+            if re.search(r"migrat", line, re.I):
+                skipping, level = True, len(heading.group(1))
+        if not skipping:
+            yield number, line
+        elif line.startswith("|"):
+            cells = [c for c in line.strip().strip("|").split(" | ")]
+            yield number, cells[-1]
+
+
+def check_docs(flags, keys, endpoints, metrics):
+    jobs = job_names()
+    sections = {k.split(".")[0] for k in keys if "." in k}
+    top_level = {k for k in keys if "." not in k}
+    for rel in doc_files():
+        for number, line in doc_lines(rel):
+            where = "%s:%d" % (rel, number)
+            for m in re.finditer(r"(?i)\bissues? #\d+|(?<![\w&])#\d+\b", line):
+                errors.append("%s: %s: a tracker reference the reader cannot follow" % (where, m.group(0)))
+            for m in re.finditer(r"(?<![\w-])--([a-z][a-z0-9.-]*[a-z0-9])", line):
+                name = m.group(1)
+                if (name.startswith(FLAG_NAMESPACES) or name in flags) and name not in flags:
+                    errors.append("%s: flag --%s does not exist (config/command_line.cpp)" % (where, name))
+            for m in re.finditer(r"(?<![\w:.$/-])`?([a-z][a-z_]*\.[a-z][a-z0-9_]*)`?(?![\w(/-])", line):
+                name = m.group(1)
+                section = name.split(".")[0]
+                if section in sections and name not in keys and not line[m.end():].startswith((".", ":")):
+                    # "scores.md" and the like are files, not keys.
+                    if not re.search(r"\.(md|json|yaml|yml|cpp|h|png|sh|bin)$", name):
+                        errors.append("%s: config key %s does not exist" % (where, name))
+            for m in re.finditer(r"(?:`|:\d{2,5}|<host>(?::\d+)?)(/(?:-/)?[a-z][a-z0-9_.]*)(?=[`?'\s),]|$)", line):
+                path = m.group(1)
+                if path not in endpoints and not path.startswith(("/etc", "/var", "/usr", "/dev", "/sys",
+                                                                   "/lib", "/run", "/tmp", "/proc", "/opt",
+                                                                   "/bin", "/home", "/slurm")):
+                    errors.append("%s: endpoint %s is not served (daemon/web.cpp)" % (where, path))
+            for m in re.finditer(r"(?<![\w:./-])(infiniband_[a-z0-9_]*[a-z0-9])(?![\w:<{(*]|\.\.\.|_\{)", line):
+                name = m.group(1)
+                base = re.sub(r"_(bucket|sum|count)$", "", name)
+                if name not in metrics and base not in metrics and name not in jobs:
+                    errors.append("%s: metric %s is exported nowhere in the code" % (where, name))
+    return sections, top_level
+
+
+def check_documented(flags, keys, endpoints):
+    readme = read("README.md")
+    for path in sorted(endpoints):
+        if not re.search(r"`" + re.escape(path) + r"[`?]", readme):
+            errors.append("README.md: endpoint %s (daemon/web.cpp) is not in the table of endpoints" % path)
+    for flag in sorted(flags - {"mad-worker", "discover-once"}):
+        if not re.search(r"(?<![\w-])--" + re.escape(flag) + r"(?![\w.-])", readme):
+            errors.append("README.md: flag --%s (config/command_line.cpp) is not documented" % flag)
+    docs = {rel: read(rel) for rel in doc_files()}
+    everything = "\n".join(docs.values())
+    # README's table of sections: | `mad:` | `global_inflight`, ... | ... |
+    table = set()
+    for row in re.finditer(r"^\| `([a-z_]+):` \| ([^|]*)\|", readme, re.M):
+        table |= {row.group(1) + "." + k for k in re.findall(r"`([a-z_]+)`", row.group(2))}
+    for key in sorted(table - keys):
+        errors.append("README.md: the table of sections names %s, which is no config key" % key)
+    for key in sorted(keys):
+        if key in table or re.search(r"(?<![\w.])" + re.escape(key) + r"(?![\w])", everything):
+            continue
+        if "." in key:
+            section, bare = key.split(".", 1)
+            home = SECTION_DOCS.get(section)
+            if home and re.search(r"(`%s`|^\s*%s:)" % (re.escape(bare), re.escape(bare)), docs[home], re.M):
+                continue
+            errors.append("README.md: config key %s is not documented (not in the table of sections, nowhere as %s%s)"
+                          % (key, key, ", nor as `%s` in %s" % (bare, home) if home else ""))
+        else:
+            errors.append("README.md: config key %s is not documented" % key)
+
+
+def check_shipped_config(keys):
+    rel = "config/ibfabric_exporter.yaml"
+    text = read(rel)
+    # The key under its section (indented) or at the top level; a commented
+    # line counts for keys with no default value (scores.tick_seconds).
+    for key in sorted(keys):
+        parts = key.split(".")
+        if len(parts) == 1:
+            if not re.search(r"^%s:" % re.escape(key), text, re.M):
+                errors.append("%s: lacks the key %s" % (rel, key))
+            continue
+        section = re.search(r"^%s:\n((?:[ #].*\n|\n)*)" % re.escape(parts[0]), text, re.M)
+        if not section or not re.search(r"^\s+#?\s*%s:" % re.escape(parts[1]), section.group(1), re.M):
+            errors.append("%s: lacks the key %s" % (rel, key))
+
+
+def main():
+    flags, keys, endpoints, metrics = code_flags(), code_keys(), code_endpoints(), code_metrics()
+    check_docs(flags, keys, endpoints, metrics)
+    check_documented(flags, keys, endpoints)
+    check_shipped_config(keys)
+    for e in errors:
+        print(e)
+    if errors:
+        print("docs_check: %d problem(s): fix the doc, or the code, or test/docs_check.py" % len(errors))
+        return 1
+    print("docs_check: %d flags, %d config keys, %d endpoints, %d metric families: README.md and docs/ agree"
+          % (len(flags), len(keys), len(endpoints), len(metrics)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
