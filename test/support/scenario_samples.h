@@ -21,8 +21,8 @@ namespace ibfx::test {
 using ScenarioTotals = std::map<std::pair<std::size_t, std::size_t>, PortTotals>;
 
 // Node `n`'s linked ports, read from the driver now.
-inline void read_node_totals(const ScenarioDriver& driver, const Fabric& fabric, std::size_t n,
-                             ScenarioTotals& out) {
+inline void read_node_totals(const ScenarioDriver& driver, const ibfx::Fabric& fabric,
+                             std::size_t n, ScenarioTotals& out) {
   const auto& node = fabric.nodes[n];
   for (std::size_t j = 0; j < node.ports.size(); ++j) {
     if (node.ports[j].linked()) out[{n, j}] = driver.totals(node.description, node.ports[j].number);
@@ -30,7 +30,7 @@ inline void read_node_totals(const ScenarioDriver& driver, const Fabric& fabric,
 }
 
 // Every node's linked ports, read from the driver now.
-inline ScenarioTotals read_totals(const ScenarioDriver& driver, const Fabric& fabric) {
+inline ScenarioTotals read_totals(const ScenarioDriver& driver, const ibfx::Fabric& fabric) {
   ScenarioTotals out;
   for (std::size_t n = 0; n < fabric.nodes.size(); ++n) read_node_totals(driver, fabric, n, out);
   return out;
