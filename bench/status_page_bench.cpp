@@ -3,7 +3,8 @@
 // ports), as the publisher renders them once per sweep. Prints the sizes
 // (text and gzip) and the best and worst render times of --runs; issue #27
 // wants the page at most 300 kB and rendered in at most 50 ms. Then the
-// page's history (issue #35): 24 h of sweeps at a 10 s interval recorded
+// page's history (issue #35): 24 h of sweeps at a 10 s interval (each with
+// as many unhealthy links as a frame keeps) recorded
 // into a HistoryRing at the default settings (its memory, at most 64 MB
 // wanted, and the time a sweep's record takes), the page with the heatmap
 // over time (1 h, 24 h), a page ?at= 12 h ago, /history.json of the last
@@ -137,6 +138,20 @@ int main(int argc, char** argv) {
   const int sweeps = 24 * 360;
   std::vector<double> record_s;
   ibfx::StatusModel moving = model;
+  // The worst case for the links each frame keeps: as many unhealthy links
+  // as a frame holds, in every sweep, with names as long as the fabric's.
+  moving.links.clear();
+  for (std::size_t i = 0; i < ibfx::kHistoryMaxLinks; ++i) {
+    ibfx::StatusLinkHealth l;
+    l.node = {0x7cfe900300000000 + i, "gpu" + std::to_string(1000 + i) + " mlx5_3", 1, true, 0};
+    l.remote = {0x7cfe900300010000 + i, "leaf-r3-" + std::to_string(100 + i), 17, true, 0};
+    l.condition = "ber_warning";
+    l.conditions = {l.condition};
+    l.symbol_ber = 3.2e-13;
+    l.since = t0;
+    moving.links.push_back(std::move(l));
+  }
+  moving.links_total = moving.links.size();
   for (int k = 0; k < sweeps; ++k) {
     moving.sweep.timestamp_seconds = t0 + 10.0 * k;
     for (std::size_t i = 0; i < moving.switches.size(); ++i) {

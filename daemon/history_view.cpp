@@ -34,12 +34,16 @@ HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool
                           std::string_view telemetry_path) {
   double window = 3600;
   if (!query.window.empty()) {
-    if (query.window == "6h") {
+    // 5m: sweep resolution (5 s columns) for the last minutes of an
+    // incident as it unfolds.
+    if (query.window == "5m") {
+      window = 5 * 60;
+    } else if (query.window == "6h") {
       window = 6 * 3600;
     } else if (query.window == "24h") {
       window = 24 * 3600;
     } else if (query.window != "1h") {
-      return refused(400, "window must be 1h, 6h or 24h");
+      return refused(400, "window must be 5m, 1h, 6h or 24h");
     }
   }
   if (!query.job.empty()) {

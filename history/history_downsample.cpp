@@ -72,6 +72,26 @@ std::vector<HistoryJob> merged_jobs(const HistoryFrame& bucket, const HistoryFra
   return out;
 }
 
+// The links unhealthy in either: the newer frame's first (its order, worst
+// first), then the bucket's others; a link in both keeps its newer state
+// and the earlier start.
+std::vector<HistoryLink> merged_links(const std::vector<HistoryLink>& older,
+                                      const std::vector<HistoryLink>& newer) {
+  std::vector<HistoryLink> out = newer;
+  for (const HistoryLink& l : older) {
+    const auto same = std::find_if(out.begin(), out.end(), [&l](const HistoryLink& n) {
+      return n.guid == l.guid && n.port == l.port;
+    });
+    if (same != out.end()) {
+      same->since = std::min(same->since, l.since);
+      same->downs_last_hour = std::max(same->downs_last_hour, l.downs_last_hour);
+    } else if (out.size() < kHistoryMaxLinks) {
+      out.push_back(l);
+    }
+  }
+  return out;
+}
+
 HistorySweep worst_sweep(const HistorySweep& a, const HistorySweep& b) {
   HistorySweep w = b.nodes_answering < a.nodes_answering ? b : a;
   w.duration_seconds = std::max(a.duration_seconds, b.duration_seconds);
@@ -118,6 +138,8 @@ HistoryFramePtr fold_into_step(const HistoryFrame* bucket, const HistoryFrame& f
   }
   out->roots = merged_roots(bucket->roots, frame.roots);
   out->jobs = merged_jobs(*bucket, frame);
+  out->links = merged_links(bucket->links, frame.links);
+  out->links_total = std::max(bucket->links_total, frame.links_total);
   out->sweep = worst_sweep(bucket->sweep, frame.sweep);
   out->sweeps = bucket->sweeps + frame.sweeps;
   return out;

@@ -25,6 +25,10 @@ std::size_t HistoryFrame::bytes() const {
     n += sizeof(HistoryJob) + j.name.capacity() + j.user.capacity() +
          j.switches.capacity() * sizeof(std::uint32_t);
   }
+  for (const HistoryLink& l : links) {
+    n +=
+        sizeof(HistoryLink) + l.name.capacity() + l.remote_name.capacity() + l.condition.capacity();
+  }
   return n;
 }
 

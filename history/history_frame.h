@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ inline constexpr double kHistoryRatioScale = 60000;
 inline constexpr std::size_t kHistoryMaxRoots = 20;
 // Jobs kept per frame, the worst first.
 inline constexpr std::size_t kHistoryMaxJobs = 200;
+
+// Unhealthy links kept per frame, the worst first (the page lists the
+// worst ones; HistoryFrame::links_total counts them all): bounds a frame
+// whatever the cabling does.
+inline constexpr std::size_t kHistoryMaxLinks = 10;
 
 std::uint16_t quantize_ratio(double ratio);
 double ratio_value(std::uint16_t quantized);  // kHistoryNoRatio: NaN
@@ -88,6 +94,27 @@ struct HistoryJob {
   bool operator==(const HistoryJob&) const = default;
 };
 
+// An unhealthy link as the status page listed it (issue #34): both ends,
+// the worst condition, the symbol BER into each end (none without symbol
+// errors), the downs in the hour before and since when. Floats and small
+// ints: a BER needs no more than two digits.
+struct HistoryLink {
+  std::uint64_t guid = 0;  // the end whose receiver sees the worse direction
+  std::string name;        // untrusted, as every name
+  std::uint64_t remote_guid = 0;
+  std::string remote_name;
+  std::string condition;  // link_condition_name()
+  double since = 0;       // Unix seconds its worst condition started
+  std::optional<float> symbol_ber;
+  std::optional<float> remote_symbol_ber;
+  std::uint16_t downs_last_hour = 0;
+  std::uint8_t port = 0;
+  std::uint8_t remote_port = 0;
+  bool symbol_ber_at_least = false;  // its SymbolErrorCounter saturated
+  bool remote_read = false;          // the far end's counters were read
+  bool operator==(const HistoryLink&) const = default;
+};
+
 struct HistorySweep {
   double duration_seconds = 0;
   double interval_seconds = 0;
@@ -109,6 +136,8 @@ struct HistoryFrame {
   std::vector<HistoryCell> cells;                   // parallel to table->switches
   std::vector<HistoryRoot> roots;                   // by score, descending
   std::vector<HistoryJob> jobs;                     // by stall_max, descending
+  std::vector<HistoryLink> links;                   // worst first, kHistoryMaxLinks
+  std::uint32_t links_total = 0;                    // unhealthy links, all of them
   HistorySweep sweep;
 
   // What it holds in memory, its table not counted (shared).

@@ -52,6 +52,8 @@ json frame_json(const HistoryFrame& f, const HistorySwitchTable& table) {
                     {"user", j.user},
                     {"stall_ratio_max", j.stall_max}});
   }
+  json links = json::array();
+  for (const HistoryLink& l : f.links) links.push_back(history_link_json(l));
   return json{{"time", f.time},
               {"span_seconds", f.span},
               {"sweeps", f.sweeps},
@@ -64,6 +66,8 @@ json frame_json(const HistoryFrame& f, const HistorySwitchTable& table) {
               {"rails", std::move(rail_json)},
               {"roots", std::move(roots)},
               {"jobs", std::move(jobs)},
+              {"links", std::move(links)},
+              {"links_total", f.links_total},
               {"sweep", history_sweep_json(f.sweep)}};
 }
 
@@ -83,6 +87,23 @@ json history_root_json(const HistoryRoot& r) {
               {"remote_node_name", r.remote_name},
               {"remote_port", r.remote_port},
               {"jobs", r.jobs_known ? json(r.jobs) : json(nullptr)}};
+}
+
+json history_link_json(const HistoryLink& l) {
+  auto ber = [](const std::optional<float>& b) { return b ? json(*b) : json(nullptr); };
+  return json{{"node_guid", guid_hex(l.guid)},
+              {"node_name", l.name},
+              {"port", l.port},
+              {"remote_node_guid", guid_hex(l.remote_guid)},
+              {"remote_node_name", l.remote_name},
+              {"remote_port", l.remote_port},
+              {"remote_read", l.remote_read},
+              {"condition", l.condition},
+              {"symbol_ber", ber(l.symbol_ber)},
+              {"symbol_ber_at_least", l.symbol_ber_at_least},
+              {"remote_symbol_ber", ber(l.remote_symbol_ber)},
+              {"downs_last_hour", l.downs_last_hour},
+              {"since", l.since}};
 }
 
 json history_sweep_json(const HistorySweep& s) {

@@ -1,7 +1,7 @@
 // GET /history.json (issue #35, docs/history.schema.json): the status
 // page's history for scripts. Per frame each switch's worst W, its U and
 // port, the worst W per tier and per rail, the roots, the jobs' worst stall
-// ratios and the sweep health; the switches are listed once, the newest
+// ratios, the unhealthy links and the sweep health; the switches are listed once, the newest
 // fabric's, and every frame's cells laid out as them.
 #pragma once
 
@@ -15,6 +15,10 @@ namespace ibfx {
 // One root as /history.json shows it, and the state file keeps it: the
 // names of /status.json's roots; "jobs" null when no job source was on.
 nlohmann::json history_root_json(const HistoryRoot& root);
+
+// One unhealthy link as /history.json shows it and the state file keeps
+// it: the names of /status.json's links (BERs null when none).
+nlohmann::json history_link_json(const HistoryLink& link);
 
 // One frame's sweep health, the same in /history.json and the state file.
 nlohmann::json history_sweep_json(const HistorySweep& sweep);

@@ -64,6 +64,8 @@ json frame_json(const HistoryFrame& f, std::size_t table) {
                         {"stall_max", j.stall_max},
                         {"switches", j.switches}});
   }
+  json links = json::array();
+  for (const HistoryLink& l : f.links) links.push_back(history_link_json(l));
   return json{{"time", f.time},
               {"span", f.span},
               {"sweeps", f.sweeps},
@@ -71,6 +73,8 @@ json frame_json(const HistoryFrame& f, std::size_t table) {
               {"cells", json::binary(std::move(cells))},
               {"roots", std::move(roots)},
               {"jobs", std::move(jobs)},
+              {"links", std::move(links)},
+              {"links_total", f.links_total},
               {"sweep", history_sweep_json(f.sweep)}};
 }
 
@@ -164,6 +168,32 @@ HistoryJob decode_job(const json& j, const std::string& where, std::size_t switc
   return h;
 }
 
+std::optional<float> ber(const json& j, const char* key, const std::string& where) {
+  const json& v = field(j, key, where);
+  if (v.is_null()) return std::nullopt;
+  const double b = number(j, key, where);
+  if (!(b >= 0 && b <= 1)) throw BadField(where + "." + key + ": not a BER");
+  return static_cast<float>(b);
+}
+
+HistoryLink decode_link(const json& j, const std::string& where) {
+  HistoryLink l;
+  l.guid = guid(j, "node_guid", where);
+  l.name = text(j, "node_name", where);
+  l.port = static_cast<std::uint8_t>(count(j, "port", where, 255));
+  l.remote_guid = guid(j, "remote_node_guid", where);
+  l.remote_name = text(j, "remote_node_name", where);
+  l.remote_port = static_cast<std::uint8_t>(count(j, "remote_port", where, 255));
+  l.remote_read = flag(j, "remote_read", where);
+  l.condition = text(j, "condition", where);
+  l.symbol_ber = ber(j, "symbol_ber", where);
+  l.symbol_ber_at_least = flag(j, "symbol_ber_at_least", where);
+  l.remote_symbol_ber = ber(j, "remote_symbol_ber", where);
+  l.downs_last_hour = static_cast<std::uint16_t>(count(j, "downs_last_hour", where, 65535));
+  l.since = number(j, "since", where);
+  return l;
+}
+
 HistoryFramePtr decode_frame(const json& j, const std::string& where,
                              const std::vector<std::shared_ptr<const HistorySwitchTable>>& tables) {
   auto f = std::make_shared<HistoryFrame>();
@@ -196,6 +226,14 @@ HistoryFramePtr decode_frame(const json& j, const std::string& where,
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     f->jobs.push_back(
         decode_job(jobs[i], where + ".jobs[" + std::to_string(i) + "]", f->table->switches.size()));
+  }
+  // Frames saved before the history kept link conditions have none.
+  if (j.contains("links")) {
+    const json& links = array_field(j, "links", where, kHistoryMaxLinks);
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      f->links.push_back(decode_link(links[i], where + ".links[" + std::to_string(i) + "]"));
+    }
+    f->links_total = static_cast<std::uint32_t>(count(j, "links_total", where, UINT32_MAX));
   }
   const json& s = field(j, "sweep", where);
   const std::string w = where + ".sweep";

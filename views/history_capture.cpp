@@ -1,6 +1,7 @@
 #include "views/history_capture.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 namespace ibfx {
@@ -43,7 +44,92 @@ std::vector<HistoryJob> frame_jobs(const Snapshot& snapshot, const StatusModel& 
   return jobs;
 }
 
+std::optional<float> ber_of(const std::optional<double>& ber) {
+  if (!ber) return std::nullopt;
+  return static_cast<float>(*ber);
+}
+
+HistoryLink history_link(const StatusLinkHealth& l) {
+  HistoryLink h;
+  h.guid = l.node.guid;
+  h.name = l.node.name;
+  h.port = static_cast<std::uint8_t>(std::clamp(l.node.port, 0, 255));
+  h.remote_guid = l.remote.guid;
+  h.remote_name = l.remote.name;
+  h.remote_port = static_cast<std::uint8_t>(std::clamp(l.remote.port, 0, 255));
+  h.remote_read = l.remote.read;
+  h.condition = l.condition;
+  h.since = l.since;
+  h.symbol_ber = ber_of(l.symbol_ber);
+  h.symbol_ber_at_least = l.symbol_ber_at_least;
+  h.remote_symbol_ber = ber_of(l.remote_symbol_ber);
+  h.downs_last_hour = static_cast<std::uint16_t>(std::min<std::uint32_t>(l.downs_last_hour, 65535));
+  return h;
+}
+
 }  // namespace
+
+HistoryRoot history_root(const StatusRoot& r) {
+  HistoryRoot h;
+  h.guid = r.guid;
+  h.name = r.name;
+  h.port = r.port;
+  h.tier = r.tier;
+  h.cause = r.cause;
+  h.score = r.score;
+  h.victims = static_cast<std::uint32_t>(r.victims);
+  h.stall = r.stall;
+  h.utilization = r.utilization;
+  h.remote_guid = r.remote.guid;
+  h.remote_name = r.remote.name;
+  h.remote_port = r.remote.port;
+  h.jobs_known = r.jobs.has_value();
+  if (r.jobs) h.jobs = *r.jobs;
+  return h;
+}
+
+StatusRoot status_root(const HistoryRoot& r) {
+  StatusRoot out;
+  out.guid = r.guid;
+  out.name = r.name;
+  out.port = r.port;
+  out.tier = r.tier;
+  out.cause = r.cause;
+  out.score = r.score;
+  out.victims = r.victims;
+  out.stall = r.stall;
+  out.utilization = r.utilization;
+  out.remote = StatusFarEnd{r.remote_guid, r.remote_name, r.remote_port};
+  if (r.jobs_known) out.jobs = r.jobs;
+  return out;
+}
+
+HistorySweep history_sweep(const StatusSweep& s) {
+  return HistorySweep{s.duration_seconds,
+                      s.interval_seconds,
+                      s.completed,
+                      s.scored,
+                      static_cast<std::uint32_t>(s.nodes),
+                      static_cast<std::uint32_t>(s.nodes_swept),
+                      static_cast<std::uint32_t>(s.nodes_answering),
+                      static_cast<std::uint32_t>(s.ports),
+                      static_cast<std::uint32_t>(s.ports_read)};
+}
+
+StatusSweep status_sweep(const HistorySweep& s, double timestamp_seconds) {
+  StatusSweep w;
+  w.timestamp_seconds = timestamp_seconds;
+  w.duration_seconds = s.duration_seconds;
+  w.interval_seconds = s.interval_seconds;
+  w.completed = s.completed;
+  w.scored = s.scored;
+  w.nodes = s.nodes;
+  w.nodes_swept = s.nodes_swept;
+  w.nodes_answering = s.nodes_answering;
+  w.ports = s.ports;
+  w.ports_read = s.ports_read;
+  return w;
+}
 
 HistoryFramePtr make_history_frame(const StatusModel& model, const Snapshot& snapshot,
                                    const std::shared_ptr<const HistorySwitchTable>& previous) {
@@ -62,34 +148,15 @@ HistoryFramePtr make_history_frame(const StatusModel& model, const Snapshot& sna
   }
   for (const StatusRoot& r : model.roots) {
     if (frame->roots.size() == kHistoryMaxRoots) break;
-    HistoryRoot h;
-    h.guid = r.guid;
-    h.name = r.name;
-    h.port = r.port;
-    h.tier = r.tier;
-    h.cause = r.cause;
-    h.score = r.score;
-    h.victims = static_cast<std::uint32_t>(r.victims);
-    h.stall = r.stall;
-    h.utilization = r.utilization;
-    h.remote_guid = r.remote.guid;
-    h.remote_name = r.remote.name;
-    h.remote_port = r.remote.port;
-    h.jobs_known = r.jobs.has_value();
-    if (r.jobs) h.jobs = *r.jobs;
-    frame->roots.push_back(std::move(h));
+    frame->roots.push_back(history_root(r));
   }
   frame->jobs = frame_jobs(snapshot, model);
-  const StatusSweep& s = model.sweep;
-  frame->sweep = HistorySweep{s.duration_seconds,
-                              s.interval_seconds,
-                              s.completed,
-                              s.scored,
-                              static_cast<std::uint32_t>(s.nodes),
-                              static_cast<std::uint32_t>(s.nodes_swept),
-                              static_cast<std::uint32_t>(s.nodes_answering),
-                              static_cast<std::uint32_t>(s.ports),
-                              static_cast<std::uint32_t>(s.ports_read)};
+  for (const StatusLinkHealth& l : model.links) {
+    if (frame->links.size() == kHistoryMaxLinks) break;
+    frame->links.push_back(history_link(l));
+  }
+  frame->links_total = static_cast<std::uint32_t>(model.links_total);
+  frame->sweep = history_sweep(model.sweep);
   return frame;
 }
 

@@ -19,4 +19,13 @@ namespace ibfx {
 HistoryFramePtr make_history_frame(const StatusModel& model, const Snapshot& snapshot,
                                    const std::shared_ptr<const HistorySwitchTable>& previous);
 
+// A root and a sweep's health as the history keeps them, and back (the
+// page of then, /?at=): the one place their fields meet. /status.json
+// writes its roots and sweep through history_root() and history_sweep()
+// too, so that /history.json and the state file name them as it does.
+HistoryRoot history_root(const StatusRoot& root);
+StatusRoot status_root(const HistoryRoot& root);
+HistorySweep history_sweep(const StatusSweep& sweep);
+StatusSweep status_sweep(const HistorySweep& sweep, double timestamp_seconds);
+
 }  // namespace ibfx

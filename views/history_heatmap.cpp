@@ -51,8 +51,13 @@ std::string short_time(double t) {
 }
 
 // A cell's time: "02:13" (UTC) within a day, "12-03 02:13" over longer
-// windows. Short: it is in every tooltip.
+// windows, "02:13:05" when columns are shorter than a minute (or they
+// would share one time). Short: it is in every tooltip.
 std::string tooltip_time(double t, double window) {
+  if (window < 3600) {
+    const std::string full = utc_time(t);  // "2026-12-03 02:13:05 UTC"
+    return full.size() >= 19 ? full.substr(11, 8) : full;
+  }
   const std::string s = short_time(t);
   return window < 86400 ? s.substr(6) : s;
 }
@@ -64,7 +69,8 @@ std::string window_name(double seconds) {
   if (seconds >= 3600 && std::fmod(seconds, 3600) == 0) {
     return std::to_string(static_cast<long long>(seconds / 3600)) + "h";
   }
-  return std::to_string(static_cast<long long>(seconds / 60)) + "m";
+  if (seconds >= 60) return std::to_string(static_cast<long long>(seconds / 60)) + "m";
+  return std::to_string(static_cast<long long>(seconds)) + "s";
 }
 
 }  // namespace
@@ -88,13 +94,14 @@ void append_as_of_banner(std::string& out, const StatusModel& m) {
            " s: beyond the recent window the history keeps one frame per step)";
   }
   out += ", the sweep nearest before " + utc_time(a.requested) +
-         ". Ports, links and far ends are not kept: the hottest ports are each switch's worst. "
+         ". Ports and far ends are not kept: the hottest ports are each switch's worst; the "
+         "links are the unhealthy ones the page listed (a link down or degraded among them). "
          "<a href=\"/\">Back to now</a>.</p>\n";
 }
 
 void append_history_heatmap(std::string& out, const StatusModel& m) {
   out += "<h2 id=\"history\">Heatmap of pain over time</h2>\n<p>Window:";
-  for (const char* w : {"1h", "6h", "24h"}) {
+  for (const char* w : {"5m", "1h", "6h", "24h"}) {
     out += std::string(" <a href=\"/?window=") + w + "\">" + w + "</a>";
   }
   out += "</p>\n";
@@ -173,7 +180,7 @@ void append_history_heatmap(std::string& out, const StatusModel& m) {
   // The time axis: a label every 10 columns.
   for (int c = 0; c < kHistoryColumns; c += 10) {
     out += "<text x=\"" + std::to_string(kLabel + c * kCellW) + "\" y=\"12\" fill=\"#666\">" +
-           short_time(first + c * step).substr(6) + "</text>";
+           tooltip_time(first + c * step, std::min(window, 3600.0)) + "</text>";
   }
   for (std::size_t r = 0; r < rows.size(); ++r) {
     out += "<text x=\"0\" y=\"" + std::to_string(kAxis + static_cast<int>(r) * (kCellH + 1) + 12) +
@@ -194,16 +201,14 @@ void append_history_heatmap(std::string& out, const StatusModel& m) {
       const int y = kAxis + static_cast<int>(r) * (kCellH + 1);
       const bool known = cell.stall != kHistoryNoRatio;
       const double w = known ? ratio_value(cell.stall) : 0;
-      out += "<rect y=\"" + std::to_string(y) + "\" fill=\"" +
-             (known ? stall_colour(w) : std::string("#bbbbbb")) +
+      out += "<rect y=\"" + std::to_string(y) + "\" fill=\"" + stall_fill(known, w) +
              (cell.root ? "\" class=\"r\"><title>" : "\"><title>");
       out += tooltip_time(t0, window);
       out += ", ";
       if (known) {
         append_html(out, m.switches[cell.worst].name);
-        out += " port " + std::to_string(cell.port) + ", W " + fixed(w, 3) + ", U " +
-               (cell.utilization == kHistoryNoRatio ? std::string("unknown")
-                                                    : fixed(ratio_value(cell.utilization), 3));
+        out += " port " + std::to_string(cell.port) +
+               stall_tooltip(w, cell.utilization != kHistoryNoRatio, ratio_value(cell.utilization));
       } else {
         append_html(out, rows[r].label);
         out += ", no data";

@@ -3,23 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "views/history_capture.h"
+
 namespace ibfx {
 
 StatusModel history_status_model(const HistoryFrame& frame, double requested,
                                  const EventList* events) {
   StatusModel m;
   m.as_of = StatusAsOf{requested, frame.time, frame.span, frame.sweeps};
-  StatusSweep& w = m.sweep;
-  w.timestamp_seconds = frame.time;
-  w.duration_seconds = frame.sweep.duration_seconds;
-  w.interval_seconds = frame.sweep.interval_seconds;
-  w.completed = frame.sweep.completed;
-  w.scored = frame.sweep.scored;
-  w.nodes = frame.sweep.nodes;
-  w.nodes_swept = frame.sweep.nodes_swept;
-  w.nodes_answering = frame.sweep.nodes_answering;
-  w.ports = frame.sweep.ports;
-  w.ports_read = frame.sweep.ports_read;
+  m.sweep = status_sweep(frame.sweep, frame.time);
 
   const auto& table = frame.table->switches;
   for (std::size_t i = 0; i < table.size() && i < frame.cells.size(); ++i) {
@@ -45,21 +37,24 @@ StatusModel history_status_model(const HistoryFrame& frame, double requested,
   }
   lay_out_status_rows(m);
 
-  for (const HistoryRoot& r : frame.roots) {
-    StatusRoot out;
-    out.guid = r.guid;
-    out.name = r.name;
-    out.port = r.port;
-    out.tier = r.tier;
-    out.cause = r.cause;
-    out.score = r.score;
-    out.victims = r.victims;
-    out.stall = r.stall;
-    out.utilization = r.utilization;
-    out.remote = StatusFarEnd{r.remote_guid, r.remote_name, r.remote_port};
-    if (r.jobs_known) out.jobs = r.jobs;
-    m.roots.push_back(std::move(out));
+  for (const HistoryRoot& r : frame.roots) m.roots.push_back(status_root(r));
+
+  // The unhealthy links as the page listed them (their width, speed and
+  // rates are not kept: the links table does not show them).
+  for (const HistoryLink& l : frame.links) {
+    StatusLinkHealth out;
+    out.node = StatusLinkEnd{l.guid, l.name, l.port, true, kNoNode};
+    out.remote = StatusLinkEnd{l.remote_guid, l.remote_name, l.remote_port, l.remote_read, kNoNode};
+    out.condition = l.condition;
+    out.conditions = {l.condition};
+    if (l.symbol_ber) out.symbol_ber = *l.symbol_ber;
+    out.symbol_ber_at_least = l.symbol_ber_at_least;
+    if (l.remote_symbol_ber) out.remote_symbol_ber = *l.remote_symbol_ber;
+    out.downs_last_hour = l.downs_last_hour;
+    out.since = l.since;
+    m.links.push_back(std::move(out));
   }
+  m.links_total = std::max<std::size_t>(frame.links_total, m.links.size());
 
   // The hottest ports the history knows: each switch's worst.
   std::vector<std::size_t> order;

@@ -70,15 +70,15 @@ void append_cell(std::string& out, const StatusSwitch& sw, int x, int y) {
   if (!sw.answering) {
     out += ", not answering";
   } else if (sw.valid) {
-    out += ", port " + std::to_string(sw.worst_port) + ", W " + fixed(sw.stall, 3) + ", U " +
-           (sw.utilization_valid ? fixed(sw.utilization, 3) : std::string("unknown"));
+    out += ", port " + std::to_string(sw.worst_port) +
+           stall_tooltip(sw.stall, sw.utilization_valid, sw.utilization);
   } else {
     out += ", no data";
   }
   // Width, height and text-anchor come from the style (#heatmap-svg): per
   // cell they would be a fifth of a 98k-port page.
   out += "</title><rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" fill=\"" +
-         (sw.valid && sw.answering ? stall_colour(sw.stall) : std::string("#bbbbbb")) +
+         stall_fill(sw.valid && sw.answering, sw.stall) +
          // A root's switch is outlined: where to look first, whatever its own W.
          (sw.root ? "\" class=\"root\"/>" : "\"/>");
   if (!sw.answering) {
@@ -234,6 +234,13 @@ void more_rows(std::string& out, std::size_t shown, std::size_t total) {
 
 void append_links(std::string& out, const StatusModel& m) {
   out += "<h2>Links down or degraded</h2>\n";
+  if (m.as_of) {
+    // The history keeps link conditions, not the rates behind this table.
+    out +=
+        "<p class=\"muted\">Not kept by the history: a link down or degraded then is in "
+        "the Links table.</p>\n";
+    return;
+  }
   if (m.degraded_links.empty()) {
     out += "<p>None: every cabled link is up at the rate of its peers.</p>\n";
     return;
@@ -354,7 +361,7 @@ void append_events(std::string& out, const StatusModel& m) {
     if (e.jobs.empty()) out += "none";
     for (std::size_t j = 0; j < e.jobs.size(); ++j) {
       if (j > 0) out += ", ";
-      append_html(out, e.jobs[j]);
+      append_job_link(out, e.jobs[j]);  // its view, /?job= (issue #35)
     }
     if (e.jobs_truncated) out += ", &hellip;";
     out += "</td>";

@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "history/history_json.h"
+#include "views/history_capture.h"
+
 namespace ibfx {
 namespace {
 
@@ -22,34 +25,18 @@ json number_or_null(bool valid, double v) { return valid ? json(v) : json(nullpt
 std::string render_status_json(const StatusModel& m) {
   const StatusSweep& s = m.sweep;
   json out;
-  out["sweep"] = {
-      {"timestamp_seconds", s.timestamp_seconds},
-      {"duration_seconds", s.duration_seconds},
-      {"interval_seconds", s.interval_seconds},
-      {"completed", s.completed},
-      {"scored", s.scored},
-      {"nodes", s.nodes},
-      {"nodes_swept", s.nodes_swept},
-      {"nodes_answering", s.nodes_answering},
-      {"ports", s.ports},
-      {"ports_read", s.ports_read},
-      {"stale_nodes", s.stale_nodes},
-      {"local_node_name", s.local_name.empty() ? json(nullptr) : json(s.local_name)},
-      {"local_port_state", s.local_name.empty() ? json(nullptr) : json(s.local_port_state)}};
+  // The fields /history.json and the history's file share with it come
+  // from one place (history_json.h); the live page adds what only it has.
+  json sweep = history_sweep_json(history_sweep(s));
+  sweep["timestamp_seconds"] = s.timestamp_seconds;
+  sweep["stale_nodes"] = s.stale_nodes;
+  sweep["local_node_name"] = s.local_name.empty() ? json(nullptr) : json(s.local_name);
+  sweep["local_port_state"] = s.local_name.empty() ? json(nullptr) : json(s.local_port_state);
+  out["sweep"] = std::move(sweep);
   json roots = json::array();
   for (const StatusRoot& r : m.roots) {
-    json j{{"node_guid", guid_hex(r.guid)},
-           {"node_name", r.name},
-           {"port", r.port},
-           {"tier", tier_name(r.tier)},
-           {"cause", r.cause},
-           {"score", r.score},
-           {"victims", r.victims},
-           {"stall_ratio", r.stall},
-           {"utilization", r.utilization},
-           {"held", r.held}};
-    j = remote_fields(std::move(j), r.remote);
-    j["jobs"] = r.jobs ? json(*r.jobs) : json(nullptr);
+    json j = remote_fields(history_root_json(history_root(r)), r.remote);
+    j["held"] = r.held;
     j["link_condition"] = r.link_condition.empty() ? json(nullptr) : json(r.link_condition);
     roots.push_back(std::move(j));
   }

@@ -11,6 +11,9 @@
 namespace ibfx {
 namespace {
 
+// W not known (no data): grey, outside the viridis scale.
+constexpr std::string_view kNoDataColour = "#bbbbbb";
+
 // Matplotlib's viridis sampled at nine evenly spaced points (van der Walt
 // and Smith, 2015); linear interpolation between them stays close to it.
 constexpr std::array<std::array<int, 3>, 9> kViridis{{{0x44, 0x01, 0x54},
@@ -38,6 +41,10 @@ constexpr std::string_view kStyle =
     ".muted{color:#666}";
 
 }  // namespace
+
+std::string stall_fill(bool known, double w) {
+  return known ? stall_colour(w) : std::string(kNoDataColour);
+}
 
 std::string stall_colour(double w) {
   const double t = scale_position(w) * static_cast<double>(kViridis.size() - 1);
@@ -104,8 +111,8 @@ void append_stall_legend(std::string& out) {
     }
   }
   out += "<rect x=\"" + std::to_string((kSteps + 1) * kWidth + 20) + "\" y=\"0\" width=\"" +
-         std::to_string(kWidth) + "\" height=\"16\" fill=\"#bbbbbb\"/><text x=\"" +
-         std::to_string((kSteps + 2) * kWidth + 26) +
+         std::to_string(kWidth) + "\" height=\"16\" fill=\"" + std::string(kNoDataColour) +
+         "\"/><text x=\"" + std::to_string((kSteps + 2) * kWidth + 26) +
          "\" y=\"12\">no data</text></svg><br>"
          "W: share of the last interval the worst port of the switch had data to send and no "
          "credit (PortXmitWait); the cell's text is W in %. A crossed cell did not answer; an "
@@ -121,6 +128,11 @@ std::string fixed(double v, int decimals) {
   char out[64];
   std::snprintf(out, sizeof out, "%.*f", decimals, std::isfinite(v) ? v : 0.0);
   return out;
+}
+
+std::string stall_tooltip(double stall, bool utilization_valid, double utilization) {
+  return ", W " + fixed(stall, 3) + ", U " +
+         (utilization_valid ? fixed(utilization, 3) : std::string("unknown"));
 }
 
 }  // namespace ibfx

@@ -32,6 +32,9 @@ inline constexpr std::string_view kStatusCsp =
 // readable with the common colour-vision deficiencies) over W in [0, 0.5],
 // W >= 0.5 at its end. "#rrggbb".
 std::string stall_colour(double w);
+// A heatmap cell's fill: stall_colour(w), or the legend's grey for "no
+// data" when W is not known; the same in every heatmap and the legend.
+std::string stall_fill(bool known, double w);
 // Whether text on that colour should be dark (the scale's light end).
 bool stall_colour_is_light(double w);
 inline constexpr double kStallScaleMax = 0.5;
@@ -50,5 +53,9 @@ void append_stall_legend(std::string& out);
 std::string utc_time(double seconds);
 // printf("%.*f").
 std::string fixed(double v, int decimals);
+// ", W 0.412, U 0.950" ("U unknown" when U is not known): how each
+// heatmap's tooltip (the fabric's, the one over time, a switch's ports)
+// gives a port's stall ratio and utilization.
+std::string stall_tooltip(double stall, bool utilization_valid, double utilization);
 
 }  // namespace ibfx

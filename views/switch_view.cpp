@@ -101,13 +101,11 @@ std::string render_switch_html(const Snapshot& s, std::size_t node,
       out += ", no link";
     }
     if (ps != nullptr) {
-      out += ", W " + fixed(ps->stall, 3) + ", U " +
-             (ps->utilization_valid ? fixed(ps->utilization, 3) : std::string("unknown"));
+      out += stall_tooltip(ps->stall, ps->utilization_valid, ps->utilization);
     }
     out += "</title><rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) +
            "\" width=\"" + std::to_string(kCellW) + "\" height=\"" + std::to_string(kCellH) +
-           "\" fill=\"" + (ps != nullptr ? stall_colour(ps->stall) : std::string("#bbbbbb")) +
-           "\"/>";
+           "\" fill=\"" + stall_fill(ps != nullptr, ps != nullptr ? ps->stall : 0) + "\"/>";
     const char* ink = ps == nullptr || stall_colour_is_light(ps->stall) ? "#000" : "#fff";
     out += "<text x=\"" + std::to_string(x + kCellW / 2) + "\" y=\"" + std::to_string(y + 16) +
            "\" text-anchor=\"middle\" fill=\"" + ink + "\">" + std::to_string(fp.number) +

@@ -15,145 +15,18 @@
 #include <regex>
 #include <thread>
 
-#include "daemon_fixture.h"
-#include "shell.h"
-#include "test/scenario/scenario.h"
-#include "test/support/config_yaml.h"
+#include "status_page_fixture.h"
 
 using namespace ibfx::test;
 
-namespace {
-
-// tree_incast with its counters pushed every 0.5 s while the daemon sweeps
-// every 2 s; saturated from U = 0.75 (ibsim's simulated time runs a few
-// percent behind wall time, so rates read low: see analysis_test.cpp).
-struct IncastRun {
-  IncastRun()
-      : driver(faster(
-            load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/tree_incast.yaml"))),
-        sim(driver.fabric()),
-        daemon(sim, {"--config.file=" + config(sim), "--sweep.interval=2s"}) {
-    REQUIRE(daemon.wait_ready());
-  }
-  ~IncastRun() { stop_playing(); }
-  IncastRun(const IncastRun&) = delete;
-  IncastRun& operator=(const IncastRun&) = delete;
-  static Scenario faster(Scenario s) {
-    s.tick = 0.5;
-    return s;
-  }
-  static std::string config(SimFabric& sim) {
-    return ConfigYaml()
-        .scenario_tick()
-        .set("scores.saturation_threshold", "0.75")
-        .write(sim.dir() + "/exporter.yaml");
-  }
-  void play_until(double t) {
-    while (driver.time() < t) {
-      const auto start = std::chrono::steady_clock::now();
-      for (const std::string& line : driver.step()) sim.console(line);
-      std::this_thread::sleep_until(start + std::chrono::milliseconds(500));
-    }
-  }
-  // Keeps the traffic flowing on a thread of its own while the browsers
-  // look (a fabric without new counts has W 0 and no root); stopped and
-  // joined before the daemon and the simulator go, even on a failure.
-  void keep_playing() {
-    player = std::thread([this] {
-      while (!stop.load()) {
-        const auto start = std::chrono::steady_clock::now();
-        for (const std::string& line : driver.step()) sim.console(line);
-        std::this_thread::sleep_until(start + std::chrono::milliseconds(500));
-      }
-    });
-  }
-  void stop_playing() {
-    stop = true;
-    if (player.joinable()) player.join();
-  }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(daemon.port()) + path;
-  }
-  ScenarioDriver driver;
-  SimFabric sim;
-  Daemon daemon;
-  std::atomic<bool> stop{false};
-  std::thread player;
-};
-
-// Headless Chromium with its own profile in the test's directory, no
-// background traffic, and no name resolving but 127.0.0.1: whatever the
-// page tried to fetch from elsewhere would fail and be logged. Killed with
-// its process group (timeout(1)) should it hang.
-Shell chromium(const std::string& dir, const std::string& name, const std::string& args,
-               const std::string& url) {
-  return shell("cd '" + dir +
-               "' && timeout -k 5 30 chromium --headless --no-sandbox --disable-gpu"
-               " --user-data-dir='" +
-               dir + "/chromium-profile'" +
-               " --disable-background-networking --disable-component-update --disable-sync"
-               " --no-first-run --disable-default-apps"
-               " '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1'"
-               " --enable-logging=stderr --v=0 --log-net-log='" +
-               dir + "/" + name + ".netlog' " + args + " '" + url + "' 2>'" + dir + "/" + name +
-               ".log'");
-}
-
-// The console lines Chromium logged for the page (messages, CSP violations).
-std::vector<std::string> console_lines(const std::string& log) {
-  std::vector<std::string> out;
-  std::istringstream in(log);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find(":CONSOLE") != std::string::npos ||
-        line.find("Content Security Policy") != std::string::npos) {
-      out.push_back(line);
-    }
-  }
-  return out;
-}
-
-// Every URL the page itself asked for (requests whose initiator is the
-// page's origin), from Chromium's net log; the browser's own background
-// requests have no origin as initiator.
-std::vector<std::string> page_requests(const std::string& netlog, const std::string& origin) {
-  std::vector<std::string> out;
-  const auto j = nlohmann::json::parse(netlog, nullptr, false);
-  if (j.is_discarded() || !j.contains("events")) return {"unreadable net log"};
-  for (const auto& e : j["events"]) {
-    if (!e.contains("params") || !e["params"].contains("url")) continue;
-    const auto& p = e["params"];
-    const std::string initiator = p.contains("initiator") && p["initiator"].is_string()
-                                      ? p["initiator"].get<std::string>()
-                                      : "";
-    const std::string u = p["url"].get<std::string>();
-    if (initiator == origin || u.rfind(origin, 0) == 0) out.push_back(u);
-  }
-  return out;
-}
-
-// The text of the first body row of the table with id `id` in `html`.
-std::string first_row(const std::string& html, const std::string& id) {
-  const auto table = html.find("<table id=\"" + id + "\"");
-  if (table == std::string::npos) return "";
-  const auto body = html.find("<tbody>", table);
-  const auto row = html.find("<tr>", body);
-  const auto end = html.find("</tr>", row);
-  if (body == std::string::npos || row == std::string::npos || end == std::string::npos) return "";
-  return html.substr(row, end - row);
-}
-
-}  // namespace
-
 TEST_CASE("The status page in headless Chromium and w3m on an incast tree",
           "[status_page][integration][congestion]") {
-  IncastRun run;
+  BrowserRun run("tree_incast.yaml", "2s");
   const auto trees = run.driver.congestion_trees();
   REQUIRE(trees.size() == 1);
   const CongestionTree& truth = trees[0];
   const std::string dir = run.sim.dir();
-  const std::string root_text =
-      ">" + truth.root.node + "</a> port " + std::to_string(truth.root.port) + "</td>";
+  const std::string root_text = root_cell_text(truth.root);
 
   // Until the daemon names the root on its page (the tree starts at 10 s).
   nlohmann::json status;
@@ -176,11 +49,7 @@ TEST_CASE("The status page in headless Chromium and w3m on an incast tree",
   // again; equal times on both sides of the scrape are one publication.
   const std::string json_path = dir + "/status.json";
   std::ofstream(json_path) << http_get(run.daemon.port(), "/status.json").body;
-  const Shell valid = shell(
-      "/usr/bin/python3 -c 'import json,sys,jsonschema; "
-      "jsonschema.validate(json.load(open(sys.argv[1])),"
-      " json.load(open(sys.argv[2])))' '" +
-      json_path + "' '" IBFX_SOURCE_DIR "/docs/status.schema.json' 2>&1");
+  const Shell valid = validate_json(json_path, "status.schema.json");
   INFO(valid.out);
   CHECK(valid.exit_code == 0);
   bool same = false;

@@ -58,4 +58,19 @@ inline HistoryRoot history_root(std::uint64_t guid, int port, double score,
   return r;
 }
 
+// An unhealthy link of switch `guid` port `port` to an HCA.
+inline HistoryLink history_link(std::uint64_t guid, int port, std::string condition, double since) {
+  HistoryLink l;
+  l.guid = guid;
+  l.name = "sw" + std::to_string(guid);
+  l.port = static_cast<std::uint8_t>(port);
+  l.remote_guid = 0x1000 + guid;
+  l.remote_name = "host" + std::to_string(guid) + " mlx5_0";
+  l.remote_port = 1;
+  l.remote_read = true;
+  l.condition = std::move(condition);
+  l.since = since;
+  return l;
+}
+
 }  // namespace ibfx::test

@@ -4,8 +4,13 @@
 #include "views/history_capture.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
+#include "test/support/json_schema.h"
 #include "test/support/status_support.h"
+#include "views/history_status_model.h"
+#include "views/status_html.h"
+#include "views/status_json.h"
 
 namespace ibfx {
 
@@ -37,6 +42,49 @@ TEST_CASE("a history frame keeps each switch's worst port, the roots and the swe
   // The next sweep of the same fabric shares the table.
   const HistoryFramePtr next = make_history_frame(m, *fx.snapshot, f->table);
   CHECK(next->table == f->table);
+}
+
+TEST_CASE("a history frame keeps the unhealthy links and the page of then shows them",
+          "[history][links]") {
+  test::StatusFixture fx = test::status_fixture();
+  fx.snapshot->links = test::unhealthy_links(fx);
+  StatusModel m = build_status_model(*fx.snapshot);
+  REQUIRE(m.links.size() == 2);
+  m.links[1].node.name = "leaf <script>x</script>";  // untrusted, as every name
+  const HistoryFramePtr f = make_history_frame(m, *fx.snapshot, nullptr);
+  REQUIRE(f->links.size() == 2);
+  CHECK(f->links_total == 2);
+  CHECK(f->links[0].condition == "down");
+  CHECK(f->links[0].guid == 0xdead);
+  CHECK(f->links[0].downs_last_hour == 3);
+  CHECK(f->links[1].condition == "ber_error");
+  REQUIRE(f->links[1].symbol_ber.has_value());
+  CHECK(*f->links[1].symbol_ber == Approx(*m.links[1].symbol_ber).epsilon(1e-6));
+  CHECK(f->links[1].since == m.links[1].since);
+
+  const StatusModel then = history_status_model(*f, f->time + 1, nullptr);
+  REQUIRE(then.links.size() == 2);
+  CHECK(then.links_total == 2);
+  const std::string json = render_status_json(then);
+  CHECK(test::validates_against(json, IBFX_SOURCE_DIR "/docs/status.schema.json"));
+  const auto j = nlohmann::json::parse(json);
+  CHECK(j["links"][0]["condition"] == "down");
+  CHECK(j["links"][0]["node_name"].is_null());  // was no longer in the fabric
+  CHECK(j["links"][0]["downs_last_hour"] == 3);
+  CHECK(j["links"][1]["condition"] == "ber_error");
+  CHECK(j["links"][1]["since"] == m.links[1].since);
+  const std::string html = render_status_html(then);
+  CHECK(html.find("<table id=\"link-health\">") != std::string::npos);
+  CHECK(html.find("ber_error") != std::string::npos);
+  CHECK(html.find("<script>x") == std::string::npos);
+  CHECK(html.find("Not kept by the history") != std::string::npos);
+
+  // At most kHistoryMaxLinks a frame; the total says how many there were.
+  m.links.resize(kHistoryMaxLinks + 5, m.links[1]);
+  m.links_total = 40;
+  const HistoryFramePtr many = make_history_frame(m, *fx.snapshot, nullptr);
+  CHECK(many->links.size() == kHistoryMaxLinks);
+  CHECK(many->links_total == 40);
 }
 
 }  // namespace ibfx

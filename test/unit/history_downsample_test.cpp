@@ -82,4 +82,29 @@ TEST_CASE("folding across a discovery maps switches by GUID and drops the gone o
   CHECK(ratio_value(step->cells[2].stall) == Approx(0.3));  // GUID 4: new
 }
 
+TEST_CASE("folding keeps the unhealthy links of every sweep of the step", "[history]") {
+  auto a = test::history_frame(1000, {0.1, 0.2});
+  a->links = {test::history_link(1, 3, "flapping", 900),
+              test::history_link(2, 5, "ber_warning", 990)};
+  a->links[0].downs_last_hour = 4;
+  a->links_total = 2;
+  auto b = test::history_frame(1010, {0.1, 0.2}, a->table);
+  b->links = {test::history_link(1, 3, "down", 1005)};
+  b->links_total = 1;
+  const HistoryFramePtr folded = fold_into_step(fold_into_step(nullptr, *a, 60).get(), *b, 60);
+  REQUIRE(folded->links.size() == 2);
+  // The newer sweep's first, with its condition, the earlier start and the most downs.
+  CHECK(folded->links[0].guid == 1);
+  CHECK(folded->links[0].condition == "down");
+  CHECK(folded->links[0].since == 900);
+  CHECK(folded->links[0].downs_last_hour == 4);
+  CHECK(folded->links[1].guid == 2);
+  CHECK(folded->links_total == 2);
+  // Bounded whatever the sweeps held.
+  auto c = test::history_frame(1020, {0.1, 0.2}, a->table);
+  for (int p = 1; p <= 30; ++p) c->links.push_back(test::history_link(1, p, "link_errors", 1000));
+  c->links.resize(kHistoryMaxLinks);
+  CHECK(fold_into_step(folded.get(), *c, 60)->links.size() == kHistoryMaxLinks);
+}
+
 }  // namespace ibfx

@@ -5,9 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "test/support/status_support.h"
 #include "views/history_capture.h"
 #include "views/status_page_frame.h"
-#include "test/support/status_support.h"
 
 namespace ibfx {
 namespace {
@@ -62,6 +62,30 @@ TEST_CASE("the heatmap over time is hot where the history was, per switch", "[hi
   CHECK(out.find("&lt;b&gt;") != std::string::npos);
   // Window links.
   CHECK(out.find("href=\"/?window=24h\"") != std::string::npos);
+}
+
+TEST_CASE("over five minutes the heatmap's columns are 5 s and say their seconds", "[history]") {
+  const test::StatusFixture fx = test::status_fixture();
+  StatusModel m = build_status_model(*fx.snapshot);
+  auto history = std::make_shared<HistoryFrames>();
+  const double t0 = 1764720000;  // 00:00:00 UTC, a multiple of 300
+  for (int k = 0; k < 60; ++k) {
+    m.sweep.timestamp_seconds = t0 + 5 * k + 1;
+    history->frames.push_back(make_history_frame(
+        m, *fx.snapshot, history->frames.empty() ? nullptr : history->frames.back()->table));
+  }
+  m.history = history;
+  m.history_window_seconds = 300;
+  std::string out;
+  append_history_heatmap(out, m);
+  CHECK(out.find("Each column is 5s") != std::string::npos);
+  CHECK(count_of(out, "<a href=\"/?at=") == 60);
+  // Each column links to its last second and its tooltips name its start.
+  CHECK(out.find("<a href=\"/?at=" + std::to_string(static_cast<long long>(t0) + 4) + "\">") !=
+        std::string::npos);
+  CHECK(out.find("<title>00:00:05, ") != std::string::npos);
+  CHECK(out.find("<title>00:04:55, ") != std::string::npos);
+  CHECK(out.find("href=\"/?window=5m\"") != std::string::npos);
 }
 
 TEST_CASE("without history the heatmap over time says so", "[history]") {

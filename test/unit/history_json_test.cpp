@@ -18,6 +18,9 @@ TEST_CASE("history.json answers the frames of the range, as the newest switches"
   a->roots[0].name = "<script>\"x\"</script>\xff";
   a->jobs = {HistoryJob{4711, "train", "alice", 0.6, {1}}};
   a->cells[1].flags = HistoryCell::kRoot;
+  a->links = {test::history_link(3, 2, "ber_error", 990)};
+  a->links[0].symbol_ber = 1e-10F;
+  a->links_total = 1;
   auto b = test::history_frame(1010, {0.2, 0.0, 0.3});
   auto c = test::history_frame(1020, {0.0, 0.0, 0.0});
   h.frames = {a, b, c};
@@ -37,6 +40,12 @@ TEST_CASE("history.json answers the frames of the range, as the newest switches"
   CHECK(first["rails"]["0"] == Approx(0.1));
   CHECK(first["roots"][0]["cause"] == "incast");
   CHECK(first["jobs"][0]["id"] == "4711");
+  CHECK(first["links"][0]["condition"] == "ber_error");
+  CHECK(first["links"][0]["node_name"] == "sw3");
+  CHECK(first["links"][0]["symbol_ber"] == Approx(1e-10));
+  CHECK(first["links"][0]["remote_symbol_ber"].is_null());
+  CHECK(first["links_total"] == 1);
+  CHECK(all["frames"][1]["links"].empty());
 
   // A range: only the frames in it.
   CHECK(nlohmann::json::parse(render_history_json(h, 1005, 1015, 0))["frames"].size() == 1);
@@ -46,6 +55,7 @@ TEST_CASE("history.json answers the frames of the range, as the newest switches"
   CHECK(folded["frames"][0]["time"] == 960);
   CHECK(folded["frames"][0]["sweeps"] == 3);
   CHECK(folded["frames"][0]["stall_ratio"][2] == Approx(0.3));
+  CHECK(folded["frames"][0]["links"].size() == 1);
 
   const std::string schema = IBFX_SOURCE_DIR "/docs/history.schema.json";
   CHECK(test::validates_against(render_history_json(h, 1000, 1020, 0), schema));

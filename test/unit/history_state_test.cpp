@@ -25,6 +25,13 @@ HistoryFrames sample_history() {
   root.jobs = {"4711 train (alice)"};
   sweep->roots = {root};
   sweep->jobs = {HistoryJob{4711, "train", "alice", 0.7, {0, 2}}};
+  HistoryLink link = test::history_link(2, 7, "ber_error", 1000);
+  link.name = "leaf <b>\"x\"</b>";
+  link.symbol_ber = 2.5e-9F;
+  link.symbol_ber_at_least = true;
+  link.downs_last_hour = 3;
+  sweep->links = {link, test::history_link(3, 1, "down", 1020)};
+  sweep->links_total = 5;
   sweep->sweep.duration_seconds = 1.5;
   sweep->sweep.interval_seconds = 10;
   auto other = test::history_frame(1040, {0.1}, test::history_table(1, 77));
@@ -51,12 +58,44 @@ TEST_CASE("the history file gives back every frame as it was", "[history]") {
     CHECK(back[i]->cells == h.frames[i]->cells);
     CHECK(back[i]->roots == h.frames[i]->roots);
     CHECK(back[i]->jobs == h.frames[i]->jobs);
+    CHECK(back[i]->links == h.frames[i]->links);
+    CHECK(back[i]->links_total == h.frames[i]->links_total);
     CHECK(back[i]->sweep == h.frames[i]->sweep);
     CHECK(back[i]->table->switches == h.frames[i]->table->switches);
   }
   // One table for the frames that shared one: memory stays bounded after a restart.
   CHECK(back[0]->table == back[1]->table);
   CHECK(back[1]->table != back[2]->table);
+}
+
+TEST_CASE("a history file saved before link conditions were kept still loads", "[history]") {
+  // The same format without "links" and "links_total", as the daemon wrote
+  // it before the history kept link conditions: its frames have none.
+  HistoryFrames h = sample_history();
+  const std::string bytes = encode_history_state(h, 1041);
+  nlohmann::json j = nlohmann::json::from_cbor(bytes);
+  for (nlohmann::json& f : j["frames"]) {
+    f.erase("links");
+    f.erase("links_total");
+  }
+  const std::vector<std::uint8_t> old = nlohmann::json::to_cbor(j);
+  std::vector<HistoryFramePtr> back;
+  std::string error;
+  REQUIRE(decode_history_state(std::string(old.begin(), old.end()), back, error));
+  REQUIRE(back.size() == 3);
+  CHECK(back[1]->links.empty());
+  CHECK(back[1]->links_total == 0);
+  CHECK(back[1]->roots == h.frames[1]->roots);
+  // More links than a frame keeps, or a BER out of range: refused.
+  j = nlohmann::json::from_cbor(bytes);
+  j["frames"][1]["links"][0]["symbol_ber"] = 2;
+  const std::vector<std::uint8_t> bad = nlohmann::json::to_cbor(j);
+  CHECK_FALSE(decode_history_state(std::string(bad.begin(), bad.end()), back, error));
+  CHECK(error.find("symbol_ber") != std::string::npos);
+  j = nlohmann::json::from_cbor(bytes);
+  for (int i = 0; i < 30; ++i) j["frames"][1]["links"].push_back(j["frames"][1]["links"][0]);
+  const std::vector<std::uint8_t> many = nlohmann::json::to_cbor(j);
+  CHECK_FALSE(decode_history_state(std::string(many.begin(), many.end()), back, error));
 }
 
 TEST_CASE("a truncated, flipped, foreign or newer history file is refused as a whole",

@@ -94,8 +94,10 @@ TEST_CASE("the status page shows events and jobs when the daemon has them", "[st
   m.events->push_back(event);
   const std::string html = render_status_html(m);
   CHECK(html.find("<td class=\"n\">7</td>") != std::string::npos);
-  CHECK(html.find("4242, 4243</td>") != std::string::npos);
-  CHECK(html.find("1&lt;x&gt;, &hellip;</td>") != std::string::npos);
+  // An event's jobs link to their views (/?job=ID), the id alone in the URL.
+  CHECK(html.find("<a href=\"/?job=4242\">4242</a>, <a href=\"/?job=4243\">4243</a></td>") !=
+        std::string::npos);
+  CHECK(html.find("<a href=\"/?job=1\">1&lt;x&gt;</a>, &hellip;</td>") != std::string::npos);
   CHECK(html.find("42 s</td>") != std::string::npos);
   CHECK(html.find("4242 &lt;train&gt;") != std::string::npos);
   CHECK(html.find("<table id=\"events\">") != std::string::npos);

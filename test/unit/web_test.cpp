@@ -19,9 +19,9 @@
 
 #include "exposition/gzip.h"
 #include "http/http_server.h"
-#include "test/support/json_schema.h"
 #include "test/support/fake_fabric.h"
 #include "test/support/fake_pma.h"
+#include "test/support/json_schema.h"
 #include "test/support/snapshot_support.h"
 
 using namespace ibfx;
@@ -306,6 +306,9 @@ TEST_CASE("handle_web serves the history: ?at=, ?window=, /history.json, clear 4
   const Reply day = get(exporter, "/?window=24h", false);
   CHECK(day.status == 200);
   CHECK(day.text.find("Each column is 24m") != std::string::npos);
+  const Reply minutes = get(exporter, "/?window=5m", false);
+  CHECK(minutes.status == 200);
+  CHECK(minutes.text.find("Each column is 5s") != std::string::npos);
 
   const Reply history = get(exporter, "/history.json", false);
   CHECK(history.status == 200);
