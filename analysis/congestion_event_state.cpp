@@ -136,11 +136,8 @@ std::string dump_json(const json& value) {
 }
 
 std::string encode_event_state(const EventTrackerState& state, double saved_at) {
-  json j;
-  j["format"] = std::string(kEventStateFormat);
-  j["version"] = kEventStateVersion;
-  j["saved_at"] = saved_at;
-  j["next_id"] = state.next_id;
+  json j =
+      json_fields::versioned_state(kEventStateFormat, kEventStateVersion, saved_at, state.next_id);
   json counters = json::object();
   for (const CongestionCause c : kCauses) {
     const auto i = static_cast<std::size_t>(c);

@@ -44,6 +44,16 @@ std::uint64_t guid(const json& object, const char* key, const std::string& where
   return g;
 }
 
+nlohmann::json versioned_state(std::string_view format, int version, double saved_at,
+                               std::uint64_t next_id) {
+  nlohmann::json j;
+  j["format"] = std::string(format);
+  j["version"] = version;
+  j["saved_at"] = saved_at;
+  j["next_id"] = next_id;
+  return j;
+}
+
 bool decode_versioned(const json& document, std::string_view format, int version,
                       std::string_view what, std::string& error,
                       const std::function<void(const json&)>& decode) {

@@ -31,6 +31,11 @@ std::uint64_t guid(const nlohmann::json& object, const char* key, const std::str
 // An event's "state": "active" (nullopt) or "ended", then its "end".
 std::optional<double> event_end(const nlohmann::json& object, const std::string& where);
 
+// The head of an events state file's document, which decode_versioned
+// checks: {"format", "version", "saved_at", "next_id"}.
+nlohmann::json versioned_state(std::string_view format, int version, double saved_at,
+                               std::uint64_t next_id);
+
 // A state file's document: checks its "format" (else "not a <what> file")
 // and "version" (else "version 7, this daemon reads version 1"), then runs
 // `decode` over it. False with `error` for those, or for what `decode`

@@ -59,11 +59,8 @@ json link_event_json(const LinkEvent& e) {
 }
 
 std::string encode_link_event_state(const LinkEventTrackerState& state, double saved_at) {
-  json j;
-  j["format"] = std::string(kLinkEventStateFormat);
-  j["version"] = kLinkEventStateVersion;
-  j["saved_at"] = saved_at;
-  j["next_id"] = state.next_id;
+  json j = json_fields::versioned_state(kLinkEventStateFormat, kLinkEventStateVersion, saved_at,
+                                        state.next_id);
   json events = json::array();
   for (const LinkEvent& e : state.events) events.push_back(link_event_json(e));
   j["events"] = std::move(events);
