@@ -12,7 +12,7 @@ set_tests_properties("package: build the .deb with cpack" PROPERTIES
   # Two cpack runs must not share the staging directory.
   RESOURCE_LOCK ibfx_package_dir)
 
-foreach(step contents control check-config unit)
+foreach(step contents control check-config unit maintainer-scripts)
   add_test(NAME "package: ${step}"
            COMMAND sh ${IBFX_PKG_TEST_SH} ${step} ${PROJECT_BINARY_DIR} ${IBFX_PKG_TEST_DIR})
   set_tests_properties("package: ${step}" PROPERTIES

@@ -7,6 +7,10 @@
 # check-config  the unpacked binary accepts the packaged default config
 # unit          systemd-analyze verify on the packaged unit and an instance of the
 #               templated one (skipped without it)
+# maintainer-scripts  prerm and postrm on remove, upgrade and purge, with fake
+#               systemctl, deb-systemd-invoke, deb-systemd-helper and udevadm:
+#               every instance of the templated unit is stopped and disabled
+#               with the main unit, with or without systemd running
 set -eu
 
 step=$1
@@ -114,10 +118,12 @@ control)
     sh -n "$work/control/$script" || fail "$script: syntax error"
   done
   grep -q 'adduser --quiet --system --group' "$work/control/postinst" || fail "postinst creates no user"
-  # One name: the maintainer scripts act on the unit the package ships, which
-  # is named after the package (systemctl status ibfabric-exporter).
-  units=$(grep -ho '[a-z_-]*\.service' "$work/control/postinst" "$work/control/prerm" "$work/control/postrm" | sort -u)
-  [ "$units" = "$(field Package).service" ] || fail "maintainer scripts name $units"
+  # One name: the maintainer scripts act on the units the package ships,
+  # named after the package (systemctl status ibfabric-exporter), and the
+  # instances of its template (ibfabric-exporter@<name>.service), "@" below.
+  units=$(grep -ho '[a-z][a-z_-]*\(@[^ ]*\)\{0,1\}\.service' "$work/control/postinst" "$work/control/prerm" \
+    "$work/control/postrm" | sed 's/@.*/@/' | LC_ALL=C sort -u | tr '\n' ' ')
+  [ "$units" = "$(field Package).service $(field Package)@ " ] || fail "maintainer scripts name $units"
   dpkg-deb -c "$file" | grep -q " \./lib/systemd/system/$(field Package)\.service\$" ||
     fail "no unit named after the package"
   echo "control OK"
@@ -188,6 +194,112 @@ unit)
     echo "systemd-analyze security: $exposure"
   fi
   echo "unit OK"
+  ;;
+
+maintainer-scripts)
+  ms=$work/maintainer-scripts
+  # Its own copy of the control files: the control step may run alongside.
+  rm -rf "$work/ms-control"
+  dpkg-deb -e "$(deb)" "$work/ms-control"
+  # The scripts read systemd's and udev's state under / : run copies that read
+  # it under $ms/root instead (the only change), and put the fakes first on
+  # PATH. Each fake logs its arguments; systemctl list-units answers as
+  # systemd 252 does with two instances loaded, one of them failed.
+  setup_ms() {
+    rm -rf "$ms"
+    mkdir -p "$ms/bin" "$ms/root/etc/systemd/system/multi-user.target.wants" "$ms/root/run/udev"
+    for script in prerm postrm; do
+      sed -e "s|/run/systemd/system|$ms/root/run/systemd/system|g" \
+        -e "s|/etc/systemd/system|$ms/root/etc/systemd/system|g" \
+        -e "s|/run/udev|$ms/root/run/udev|g" "$work/ms-control/$script" >"$ms/$script"
+    done
+    : >"$ms/log"
+    for tool in systemctl deb-systemd-invoke deb-systemd-helper udevadm; do
+      cat >"$ms/bin/$tool" <<EOF
+#!/bin/sh
+echo "$tool \$*" >>"$ms/log"
+if [ "$tool" = systemctl ] && [ "\$1" = list-units ]; then
+  echo 'ibfabric-exporter@plane1.service loaded active running InfiniBand fabric telemetry exporter for Prometheus (plane1)'
+  echo '● ibfabric-exporter@plane2.service loaded failed failed InfiniBand fabric telemetry exporter for Prometheus (plane2)'
+  echo 'ssh.service loaded active running OpenBSD Secure Shell server'
+fi
+exit 0
+EOF
+      chmod +x "$ms/bin/$tool"
+    done
+    # Enabled: the main unit, plane1 (running) and plane3 (stopped, so not
+    # loaded); plane2 failed and is not enabled.
+    for unit in ibfabric-exporter.service ibfabric-exporter@plane1.service ibfabric-exporter@plane3.service; do
+      ln -s /lib/systemd/system/"$(echo "$unit" | sed 's/@[^.]*\./@./')" \
+        "$ms/root/etc/systemd/system/multi-user.target.wants/$unit"
+    done
+  }
+  run_ms() { # PATH SCRIPT ARG
+    path=$1
+    shift
+    PATH=$path /bin/sh "$ms/$1" "$2" >>"$ms/out" 2>&1 || { cat "$ms/out" "$ms/log" >&2; fail "$1 $2 failed"; }
+  }
+  logged() { grep -qxF "$1" "$ms/log" || { cat "$ms/log" >&2; fail "$2: no '$1'"; }; }
+  not_logged() { if grep -E "$1" "$ms/log"; then fail "$2"; fi; }
+  wants=$ms/root/etc/systemd/system/multi-user.target.wants
+  instances="plane1 plane2 plane3"
+
+  # 1. Remove with systemd running: the main unit and every instance, loaded
+  #    or enabled, stopped; every instance disabled; the main unit's
+  #    enablement kept until purge, as debhelper does.
+  setup_ms
+  mkdir -p "$ms/root/run/systemd/system"
+  run_ms "$ms/bin:$PATH" prerm remove
+  logged "deb-systemd-invoke stop ibfabric-exporter.service" "prerm remove"
+  for i in $instances; do
+    logged "deb-systemd-invoke stop ibfabric-exporter@$i.service" "prerm remove"
+    logged "systemctl --no-reload disable ibfabric-exporter@$i.service" "prerm remove"
+  done
+  not_logged 'ssh' "prerm remove touched another unit"
+  [ -L "$wants/ibfabric-exporter.service" ] || fail "prerm remove disabled the main unit before purge"
+  for i in plane1 plane3; do
+    [ ! -L "$wants/ibfabric-exporter@$i.service" ] || fail "prerm remove left ibfabric-exporter@$i enabled"
+  done
+  run_ms "$ms/bin:$PATH" postrm remove
+  logged "systemctl --system daemon-reload" "postrm remove"
+  logged "deb-systemd-helper mask ibfabric-exporter.service" "postrm remove"
+  run_ms "$ms/bin:$PATH" postrm purge
+  logged "deb-systemd-helper purge ibfabric-exporter.service" "postrm purge"
+  logged "deb-systemd-helper unmask ibfabric-exporter.service" "postrm purge"
+
+  # 2. Upgrade: prerm stops and disables nothing (postinst restarts the
+  #    main unit).
+  setup_ms
+  mkdir -p "$ms/root/run/systemd/system"
+  run_ms "$ms/bin:$PATH" prerm upgrade
+  not_logged 'stop|disable' "prerm upgrade stopped or disabled a unit"
+  [ -L "$wants/ibfabric-exporter@plane1.service" ] || fail "prerm upgrade disabled an instance"
+
+  # 3. Remove without systemd running (a chroot, a container): nothing to
+  #    stop, the instances still disabled, on the file system.
+  setup_ms
+  run_ms "$ms/bin:$PATH" prerm remove
+  not_logged 'stop' "prerm remove stopped a unit without systemd running"
+  for i in plane1 plane3; do
+    logged "systemctl --no-reload disable ibfabric-exporter@$i.service" "prerm remove without systemd"
+    [ ! -L "$wants/ibfabric-exporter@$i.service" ] || fail "prerm remove without systemd left ibfabric-exporter@$i enabled"
+  done
+  run_ms "$ms/bin:$PATH" postrm remove
+  not_logged 'daemon-reload' "postrm remove reloaded systemd without systemd running"
+
+  # 4. Neither systemd nor its tools: the scripts succeed, and the
+  #    instances' symlinks go all the same.
+  setup_ms
+  mkdir -p "$ms/min"
+  for tool in grep sort rm sed; do ln -s "$(command -v $tool)" "$ms/min/$tool"; done
+  run_ms "$ms/min" prerm remove
+  run_ms "$ms/min" postrm remove
+  run_ms "$ms/min" postrm purge
+  [ ! -s "$ms/log" ] || { cat "$ms/log" >&2; fail "a fake ran though not on PATH"; }
+  for i in plane1 plane3; do
+    [ ! -L "$wants/ibfabric-exporter@$i.service" ] || fail "prerm remove without systemctl left ibfabric-exporter@$i enabled"
+  done
+  echo "maintainer-scripts OK"
   ;;
 
 *)
