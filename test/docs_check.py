@@ -18,7 +18,8 @@ daemon's namespaces: --web.*, --ib.*, ...), config key, endpoint or metric
 family the code does not have, or a tracker reference ("issue #15") a
 reader cannot follow; when a flag is not in README.md; when a
 config key is in no doc (dotted, `mad.timeout`, or bare in the doc of its
-section, or in README.md's table of sections); when an endpoint is not in
+section, or in docs/configuration.md's table of sections); when a section
+is not in README.md's table of sections; when an endpoint is not in
 README.md; or when the shipped config file lacks a key.
 
 Under a heading about migrating from other exporters only the last column
@@ -50,6 +51,9 @@ SECTION_DOCS = {
     "history": "docs/status-page.md",
     "web": "docs/http.md",
 }
+
+# The table of every section with its keys.
+SECTION_TABLE = "docs/configuration.md"
 
 errors = []
 
@@ -179,22 +183,28 @@ def check_docs(flags, keys, endpoints, metrics):
     return sections, top_level
 
 
-def check_documented(flags, keys, endpoints):
+def check_documented(flags, keys, endpoints, sections):
     readme = read("README.md")
+    docs = {rel: read(rel) for rel in doc_files()}
+    everything = "\n".join(docs.values())
     for path in sorted(endpoints):
         if not re.search(r"`" + re.escape(path) + r"[`?]", readme):
             errors.append("README.md: endpoint %s (daemon/web.cpp) is not in the table of endpoints" % path)
     for flag in sorted(flags - {"mad-worker", "discover-once"}):
         if not re.search(r"(?<![\w-])--" + re.escape(flag) + r"(?![\w.-])", readme):
             errors.append("README.md: flag --%s (config/command_line.cpp) is not documented" % flag)
-    docs = {rel: read(rel) for rel in doc_files()}
-    everything = "\n".join(docs.values())
-    # README's table of sections: | `mad:` | `global_inflight`, ... | ... |
+    # The table of sections with their keys, in docs/configuration.md:
+    # | `mad:` | `global_inflight`, ... | ... |. (README.md's table of
+    # sections says what each defaults to, without the keys.)
     table = set()
-    for row in re.finditer(r"^\| `([a-z_]+):` \| ([^|]*)\|", readme, re.M):
-        table |= {row.group(1) + "." + k for k in re.findall(r"`([a-z_]+)`", row.group(2))}
-    for key in sorted(table - keys):
-        errors.append("README.md: the table of sections names %s, which is no config key" % key)
+    for row in re.finditer(r"^\| `([a-z_]+):` \| ([^|]*)\|", docs[SECTION_TABLE], re.M):
+        named = {row.group(1) + "." + k for k in re.findall(r"`([a-z_]+)`", row.group(2))}
+        for key in sorted(named - keys):
+            errors.append("%s: the table of sections names %s, which is no config key" % (SECTION_TABLE, key))
+        table |= named
+    for section in sorted(sections):
+        if not re.search(r"^\| `%s:` \|" % re.escape(section), readme, re.M):
+            errors.append("README.md: section %s: is not in the table of sections" % section)
     for key in sorted(keys):
         if key in table or re.search(r"(?<![\w.])" + re.escape(key) + r"(?![\w])", everything):
             continue
@@ -203,8 +213,8 @@ def check_documented(flags, keys, endpoints):
             home = SECTION_DOCS.get(section)
             if home and re.search(r"(`%s`|^\s*%s:)" % (re.escape(bare), re.escape(bare)), docs[home], re.M):
                 continue
-            errors.append("README.md: config key %s is not documented (not in the table of sections, nowhere as %s%s)"
-                          % (key, key, ", nor as `%s` in %s" % (bare, home) if home else ""))
+            errors.append("README.md: config key %s is not documented (not in %s's table of sections, nowhere as %s%s)"
+                          % (key, SECTION_TABLE, key, ", nor as `%s` in %s" % (bare, home) if home else ""))
         else:
             errors.append("README.md: config key %s is not documented" % key)
 
@@ -227,8 +237,8 @@ def check_shipped_config(keys):
 
 def main():
     flags, keys, endpoints, metrics = code_flags(), code_keys(), code_endpoints(), code_metrics()
-    check_docs(flags, keys, endpoints, metrics)
-    check_documented(flags, keys, endpoints)
+    sections, _ = check_docs(flags, keys, endpoints, metrics)
+    check_documented(flags, keys, endpoints, sections)
     check_shipped_config(keys)
     for e in errors:
         print(e)
