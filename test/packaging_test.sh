@@ -7,10 +7,11 @@
 # check-config  the unpacked binary accepts the packaged default config
 # unit          systemd-analyze verify on the packaged unit and an instance of the
 #               templated one (skipped without it)
-# maintainer-scripts  prerm and postrm on remove, upgrade and purge, with fake
+# maintainer-scripts  postinst, prerm and postrm on install, upgrade, remove and purge, with fake
 #               systemctl, deb-systemd-invoke, deb-systemd-helper and udevadm:
 #               every instance of the templated unit is stopped and disabled
-#               with the main unit, with or without systemd running
+#               with the main unit, with or without systemd running, and the running
+#               ones restarted on upgrade
 set -eu
 
 step=$1
@@ -208,13 +209,14 @@ maintainer-scripts)
   setup_ms() {
     rm -rf "$ms"
     mkdir -p "$ms/bin" "$ms/root/etc/systemd/system/multi-user.target.wants" "$ms/root/run/udev"
-    for script in prerm postrm; do
+    for script in postinst prerm postrm; do
       sed -e "s|/run/systemd/system|$ms/root/run/systemd/system|g" \
         -e "s|/etc/systemd/system|$ms/root/etc/systemd/system|g" \
         -e "s|/run/udev|$ms/root/run/udev|g" "$work/ms-control/$script" >"$ms/$script"
     done
     : >"$ms/log"
-    for tool in systemctl deb-systemd-invoke deb-systemd-helper udevadm; do
+    # getent answers that the system user exists (postinst adds none).
+    for tool in systemctl deb-systemd-invoke deb-systemd-helper udevadm getent adduser; do
       cat >"$ms/bin/$tool" <<EOF
 #!/bin/sh
 echo "$tool \$*" >>"$ms/log"
@@ -234,10 +236,11 @@ EOF
         "$ms/root/etc/systemd/system/multi-user.target.wants/$unit"
     done
   }
-  run_ms() { # PATH SCRIPT ARG
+  run_ms() { # PATH SCRIPT ARG...
     path=$1
-    shift
-    PATH=$path /bin/sh "$ms/$1" "$2" >>"$ms/out" 2>&1 || { cat "$ms/out" "$ms/log" >&2; fail "$1 $2 failed"; }
+    script=$2
+    shift 2
+    PATH=$path /bin/sh "$ms/$script" "$@" >>"$ms/out" 2>&1 || { cat "$ms/out" "$ms/log" >&2; fail "$script $* failed"; }
   }
   logged() { grep -qxF "$1" "$ms/log" || { cat "$ms/log" >&2; fail "$2: no '$1'"; }; }
   not_logged() { if grep -E "$1" "$ms/log"; then fail "$2"; fi; }
@@ -274,6 +277,16 @@ EOF
   run_ms "$ms/bin:$PATH" prerm upgrade
   not_logged 'stop|disable' "prerm upgrade stopped or disabled a unit"
   [ -L "$wants/ibfabric-exporter@plane1.service" ] || fail "prerm upgrade disabled an instance"
+  # ... and postinst restarts the main unit and the running instances, on
+  # the new binary; a fresh install starts the main unit only.
+  run_ms "$ms/bin:$PATH" postinst configure 0.0.9
+  logged "deb-systemd-invoke restart ibfabric-exporter.service" "postinst upgrade"
+  logged "systemctl try-restart ibfabric-exporter@*.service" "postinst upgrade"
+  not_logged 'adduser' "postinst upgrade added the user again"
+  : >"$ms/log"
+  run_ms "$ms/bin:$PATH" postinst configure
+  logged "deb-systemd-invoke start ibfabric-exporter.service" "postinst install"
+  not_logged 'try-restart' "postinst install restarted instances"
 
   # 3. Remove without systemd running (a chroot, a container): nothing to
   #    stop, the instances still disabled, on the file system.
