@@ -28,15 +28,11 @@
 
 #include "daemon_fixture.h"
 #include "shell.h"
+#include "test/support/sanitized.h"
 
 using namespace ibfx::test;
 using namespace std::chrono_literals;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
 
 namespace {
 
@@ -235,8 +231,10 @@ Figures flood_and_scrape(const std::string& name, Daemon& daemon, const std::str
     CHECK(f.scrapes.total == 50);
     CHECK(f.scrapes.ok == 50);
     // Promptly, on a shared 2-core machine; 50 TLS handshakes at once take
-    // about a second of CPU there.
-    CHECK(f.scrapes.max_seconds < (tls ? 5.0 : 3.0));
+    // about a second of CPU there. A sanitizer's build gets twice as long
+    // (seen: 6.2 s under ASan on two cores busy with other builds); the
+    // release build checks the bound.
+    CHECK(f.scrapes.max_seconds < (tls ? 5.0 : 3.0) * (kSanitized ? 2 : 1));
     CHECK(daemon.process().running());
   }
   // The flood has closed its end: the daemon gives every descriptor back.

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "test/support/sanitized.h"
+
 namespace {
 
 using ibfx::test::Fabric;
@@ -309,17 +311,7 @@ TEST_CASE("fabric_gen: management HCA on a full fabric", "[fabric_gen]") {
 // The bound catches an accidentally quadratic generator (~0.1 s in a release
 // build). Sanitizer builds (Debug, 5-20x slower, on CI's 2 busy cores: 8 s
 // seen under TSan) get a bound that still catches that but not their cost.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr auto k16kBudget = std::chrono::seconds(60);
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr auto k16kBudget = std::chrono::seconds(60);
-#else
-constexpr auto k16kBudget = std::chrono::seconds(5);
-#endif
-#else
-constexpr auto k16kBudget = std::chrono::seconds(5);
-#endif
+constexpr auto k16kBudget = std::chrono::seconds(ibfx::test::kSanitized ? 60 : 5);
 
 TEST_CASE("fabric_gen: the 16k preset", "[fabric_gen]") {
   const auto start = std::chrono::steady_clock::now();
