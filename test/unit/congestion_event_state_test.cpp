@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "test/support/golden.h"
+
 namespace {
 
 ibfx::EventTrackerState sample_state() {
@@ -56,6 +58,19 @@ TEST_CASE("the event state round-trips exactly", "[event_state]") {
   ibfx::EventTrackerState back;
   std::string error;
   REQUIRE(ibfx::decode_event_state(text, back, error));
+  CHECK(back == s);
+}
+
+TEST_CASE("the event state file's format matches its golden file, which loads",
+          "[event_state][golden]") {
+  // The file a daemon of this version writes: a change of it is a change of
+  // the format, which a daemon reading an older file must still load.
+  const ibfx::EventTrackerState s = sample_state();
+  ibfx::test::check_golden("events_state.json", ibfx::encode_event_state(s, 1764731041));
+  const std::string saved = ibfx::test::golden_text("events_state.json");
+  ibfx::EventTrackerState back;
+  std::string error;
+  REQUIRE(ibfx::decode_event_state(saved, back, error));
   CHECK(back == s);
 }
 

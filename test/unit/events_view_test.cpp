@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "test/support/golden.h"
+
 namespace {
 
 ibfx::CongestionEvent event(std::uint64_t id, double start, std::optional<double> end) {
@@ -97,4 +99,58 @@ TEST_CASE("/events: link events next to congestion events, each with its kind",
   const auto since =
       nlohmann::json::parse(ibfx::render_events_json(congestion, 1000.0, 600.0, {flap, ber}));
   CHECK(since["events"].size() == 2);
+}
+
+TEST_CASE("/events matches its golden file", "[events_view][golden]") {
+  // Every field of both kinds: an active congestion event with rails,
+  // leaves (one name not UTF-8: untrusted bytes) and jobs, whose tracking
+  // (absent_sweeps) /events does not show; an ended one with its leaves
+  // truncated; an active link event without symbol errors and an ended one
+  // with its peak BER.
+  ibfx::CongestionEvent active = event(7, 1000.5, std::nullopt);
+  active.far = {0x200, "gpu0 \"mlx5_0\""};
+  active.far_port = 1;
+  active.cause = ibfx::CongestionCause::kIncast;
+  active.last_seen = 1090;
+  active.peak_score = 0.75;
+  active.peak_at = 1050;
+  active.peak_victims = 12;
+  active.sweeps = 9;
+  active.absent_sweeps = 1;
+  active.rails = {0, 2};
+  active.leaves = {{0x100, "leaf-01"}, {0x101, "leaf-02 \xff<b>"}};
+  active.jobs = {42, 4711};
+  active.congested_seconds = 80.25;
+  ibfx::CongestionEvent ended = event(3, 100, 200.0);
+  ended.cause = ibfx::CongestionCause::kSlowReceiver;
+  ended.peak_score = 0.125;
+  ended.peak_at = 150;
+  ended.sweeps = 10;
+  ended.leaves_truncated = true;
+  ended.jobs_truncated = true;
+  ended.congested_seconds = 100;
+  ibfx::LinkEvent flap;
+  flap.id = 4;
+  flap.node = {0x200, "gpu0 \"mlx5_0\""};
+  flap.node_port = 1;
+  flap.remote = {0x100, "leaf-01"};
+  flap.remote_port = 9;
+  flap.condition = ibfx::LinkCondition::kFlapping;
+  flap.start = 950;
+  flap.last_seen = 990;
+  flap.downs = 3;
+  ibfx::LinkEvent ber = flap;
+  ber.id = 2;
+  ber.condition = ibfx::LinkCondition::kBerError;
+  ber.start = 400;
+  ber.end = 500.0;
+  ber.last_seen = 500;
+  ber.peak_ber = 2e-11;
+  ber.downs = 0;
+  const ibfx::EventList congestion{active, ended};
+  const ibfx::LinkEventList links{flap, ber};
+  ibfx::test::check_golden("events.json",
+                           ibfx::render_events_json(congestion, 1100.25, std::nullopt, links) +
+                               ibfx::render_events_json(congestion, std::nullopt, 150.0, links) +
+                               ibfx::render_events_json({}, std::nullopt, std::nullopt));
 }
