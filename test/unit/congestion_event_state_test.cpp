@@ -1,6 +1,7 @@
 #include "analysis/congestion_event_state.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "test/support/golden.h"
@@ -140,17 +141,18 @@ TEST_CASE("untrusted node names: escaped, invalid UTF-8 replaced, never a throw"
   CHECK(back.events[0].root.name == "evil\"</script>\n\xef\xbf\xbd\xef\xbf\xbd");
 }
 
-TEST_CASE("event_json: end only once ended, the duration, tracking fields only on request",
+TEST_CASE("the state file's events: end only once ended, the duration, the tracking",
           "[event_state]") {
   const ibfx::EventTrackerState s = sample_state();
-  const nlohmann::json active = ibfx::event_json(s.events[0]);
+  const nlohmann::json file = nlohmann::json::parse(ibfx::encode_event_state(s, 1));
+  const nlohmann::json& active = file["events"][0];
   CHECK(active["state"] == "active");
   CHECK_FALSE(active.contains("end"));
-  CHECK_FALSE(active.contains("absent_sweeps"));
+  CHECK(active["absent_sweeps"] == 2);
   CHECK(active["duration_seconds"] == 659.75);
   CHECK(active["root"]["node_guid"] == "0x0002c90300a1b2c3");
   CHECK(active["root"]["remote_node_name"] == "gpu042 mlx5_3");
-  const nlohmann::json ended = ibfx::event_json(s.events[1], true);
+  const nlohmann::json& ended = file["events"][1];
   CHECK(ended["state"] == "ended");
   CHECK(ended["end"] == 1764731040.25);
   CHECK(ended["absent_sweeps"] == 0);
