@@ -34,15 +34,21 @@ void read_traffic(CounterAccumulator& acc, std::uint64_t bytes) {
   acc.apply(PortKey{0x200, 1}, r, {});
 }
 
+// A star fabric of two HCAs, its stage and accumulator, from a fixed time.
+struct Bench {
+  std::shared_ptr<const Fabric> fabric = std::make_shared<const Fabric>(test::star_fabric(2));
+  std::vector<std::string> names = std::vector<std::string>(fabric->nodes.size(), "node");
+  std::vector<int> ticks = std::vector<int>(fabric->nodes.size(), -1);
+  CounterAccumulator acc;
+  AnalysisStage stage{AnalysisConfig{}};
+  std::chrono::system_clock::time_point t0{std::chrono::seconds(1'000'000)};
+};
+
 }  // namespace
 
 TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "[analysis_stage]") {
-  const auto fabric = std::make_shared<const Fabric>(test::star_fabric(2));
-  const std::vector<std::string> names(fabric->nodes.size(), "node");
-  const std::vector<int> ticks(fabric->nodes.size(), -1);
-  CounterAccumulator acc;
-  AnalysisStage stage{AnalysisConfig{}};
-  const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'000'000));
+  Bench bench;
+  auto& [fabric, names, ticks, acc, stage, t0] = bench;
 
   read_traffic(acc, 1000);
   const SweepAnalysis first = stage.analyze(fabric, names, ticks, swept(*fabric, t0), acc);
@@ -70,12 +76,8 @@ TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "
 
 TEST_CASE("AnalysisStage judges each sweep's cables by its links: settings, reloaded with them",
           "[analysis_stage]") {
-  const auto fabric = std::make_shared<const Fabric>(test::star_fabric(2));
-  const std::vector<std::string> names(fabric->nodes.size(), "node");
-  const std::vector<int> ticks(fabric->nodes.size(), -1);
-  CounterAccumulator acc;
-  AnalysisStage stage{AnalysisConfig{}};
-  const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'000'000));
+  Bench bench;
+  auto& [fabric, names, ticks, acc, stage, t0] = bench;
   // gpu0's end of its cable (switch port 1) recovers from link errors
   // `recoveries` times in all.
   auto sweep = [&](int s, std::uint64_t recoveries) {

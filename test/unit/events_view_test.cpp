@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "test/support/golden.h"
 
@@ -17,6 +18,29 @@ ibfx::CongestionEvent event(std::uint64_t id, double start, std::optional<double
   e.last_seen = end.value_or(start + 5);
   e.end = end;
   return e;
+}
+
+// An active flapping cable without symbol errors and one whose BER was too
+// high, ended.
+std::pair<ibfx::LinkEvent, ibfx::LinkEvent> flap_and_ber() {
+  ibfx::LinkEvent flap;
+  flap.id = 4;
+  flap.node = {0x200, "gpu0 \"mlx5_0\""};
+  flap.node_port = 1;
+  flap.remote = {0x100, "leaf-01"};
+  flap.remote_port = 9;
+  flap.condition = ibfx::LinkCondition::kFlapping;
+  flap.start = 950;
+  flap.last_seen = 990;
+  flap.downs = 3;
+  ibfx::LinkEvent ber = flap;
+  ber.id = 3;
+  ber.condition = ibfx::LinkCondition::kBerError;
+  ber.start = 400;
+  ber.end = 500.0;
+  ber.last_seen = 500;
+  ber.peak_ber = 2e-11;
+  return {flap, ber};
 }
 
 }  // namespace
@@ -61,23 +85,7 @@ TEST_CASE("/events lists newest first, since= keeps what was congested at or aft
 TEST_CASE("/events: link events next to congestion events, each with its kind",
           "[events_view][links]") {
   const ibfx::EventList congestion{event(1, 900, std::nullopt)};
-  ibfx::LinkEvent flap;
-  flap.id = 4;
-  flap.node = {0x200, "gpu0 \"mlx5_0\""};
-  flap.node_port = 1;
-  flap.remote = {0x100, "leaf-01"};
-  flap.remote_port = 9;
-  flap.condition = ibfx::LinkCondition::kFlapping;
-  flap.start = 950;
-  flap.last_seen = 990;
-  flap.downs = 3;
-  ibfx::LinkEvent ber = flap;
-  ber.id = 3;
-  ber.condition = ibfx::LinkCondition::kBerError;
-  ber.start = 400;
-  ber.end = 500.0;
-  ber.last_seen = 500;
-  ber.peak_ber = 2e-11;
+  const auto [flap, ber] = flap_and_ber();
   const auto j = nlohmann::json::parse(
       ibfx::render_events_json(congestion, 1000.0, std::nullopt, {flap, ber}));
   CHECK(j["active"] == 2);
@@ -129,23 +137,8 @@ TEST_CASE("/events matches its golden file", "[events_view][golden]") {
   ended.leaves_truncated = true;
   ended.jobs_truncated = true;
   ended.congested_seconds = 100;
-  ibfx::LinkEvent flap;
-  flap.id = 4;
-  flap.node = {0x200, "gpu0 \"mlx5_0\""};
-  flap.node_port = 1;
-  flap.remote = {0x100, "leaf-01"};
-  flap.remote_port = 9;
-  flap.condition = ibfx::LinkCondition::kFlapping;
-  flap.start = 950;
-  flap.last_seen = 990;
-  flap.downs = 3;
-  ibfx::LinkEvent ber = flap;
+  auto [flap, ber] = flap_and_ber();
   ber.id = 2;
-  ber.condition = ibfx::LinkCondition::kBerError;
-  ber.start = 400;
-  ber.end = 500.0;
-  ber.last_seen = 500;
-  ber.peak_ber = 2e-11;
   ber.downs = 0;
   const ibfx::EventList congestion{active, ended};
   const ibfx::LinkEventList links{flap, ber};

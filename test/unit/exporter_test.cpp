@@ -29,6 +29,7 @@
 
 using namespace ibfx;
 using ibfx::test::ControlledPma;
+using ibfx::test::fake_for;
 using ibfx::test::FakePma;
 using ibfx::test::wait_for;
 
@@ -171,12 +172,6 @@ TEST_CASE(
 }
 
 namespace {
-
-FakePma fake_for(const Fabric& f) {
-  FakePma fake;
-  for (const FabricNode& n : f.nodes) fake.nodes[n.lid].guid = n.guid;
-  return fake;
-}
 
 Config quick_config() {
   Config config;

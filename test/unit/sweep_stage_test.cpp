@@ -16,18 +16,13 @@
 
 using namespace ibfx;
 using ibfx::test::ControlledPma;
+using ibfx::test::fake_for;
 using ibfx::test::FakePma;
 using std::chrono::milliseconds;
 
 namespace {
 
 // star_fabric: switch 0x100 at LID 1; HCAs 0x200.. at LIDs 2..
-FakePma fake_for(const Fabric& f) {
-  FakePma fake;
-  for (const FabricNode& n : f.nodes) fake.nodes[n.lid].guid = n.guid;
-  return fake;
-}
-
 Config quick_config() {
   Config config;
   config.mad.timeout = milliseconds(10);
