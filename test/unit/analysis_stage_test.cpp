@@ -74,8 +74,9 @@ TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "
   CHECK(third.topology != first.topology);  // classified again
 }
 
-TEST_CASE("AnalysisStage judges each sweep's cables by its links: settings, reloaded with them",
-          "[analysis_stage]") {
+TEST_CASE(
+    "AnalysisStage judges each sweep's cables by its links: settings and a reload changes them",
+    "[analysis_stage]") {
   Bench bench;
   auto& [fabric, names, ticks, acc, stage, t0] = bench;
   // gpu0's end of its cable (switch port 1) recovers from link errors

@@ -62,7 +62,7 @@ TEST_CASE("the event state round-trips exactly", "[event_state]") {
   CHECK(back == s);
 }
 
-TEST_CASE("the event state file's format matches its golden file, which loads",
+TEST_CASE("the event state file's format matches its golden file and that file loads",
           "[event_state][golden]") {
   // The file a daemon of this version writes: a change of it is a change of
   // the format, which a daemon reading an older file must still load.
@@ -141,7 +141,7 @@ TEST_CASE("untrusted node names: escaped, invalid UTF-8 replaced, never a throw"
   CHECK(back.events[0].root.name == "evil\"</script>\n\xef\xbf\xbd\xef\xbf\xbd");
 }
 
-TEST_CASE("the state file's events: end only once ended, the duration, the tracking",
+TEST_CASE("the state file's events: end only once ended and the duration and the tracking",
           "[event_state]") {
   const ibfx::EventTrackerState s = sample_state();
   const nlohmann::json file = nlohmann::json::parse(ibfx::encode_event_state(s, 1));

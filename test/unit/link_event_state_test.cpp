@@ -39,7 +39,7 @@ ibfx::LinkEventTrackerState saved_state() {
 
 }  // namespace
 
-TEST_CASE("Link event state: the file's format matches its golden file, which loads",
+TEST_CASE("Link event state: the file's format matches its golden file and that file loads",
           "[links][golden]") {
   // The file a daemon of this version writes: a change of it is a change of
   // the format, which a daemon reading an older file must still load.

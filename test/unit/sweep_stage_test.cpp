@@ -32,8 +32,9 @@ Config quick_config() {
 
 }  // namespace
 
-TEST_CASE("SweepStage sweeps as configured; a reload applies to the next sweep, totals kept",
-          "[sweep_stage]") {
+TEST_CASE(
+    "SweepStage sweeps as configured and a reload applies to the next sweep with the totals kept",
+    "[sweep_stage]") {
   const Fabric fabric = test::star_fabric(2);
   FakePma fake = fake_for(fabric);
   fake.nodes[2].ports[1].extended[IB_PC_EXT_XMT_BYTES_F] = 400;
@@ -98,7 +99,7 @@ TEST_CASE("SweepStage forgets a node's totals and capabilities", "[sweep_stage]"
   CHECK(fake.nodes[2].requests[kAttrClassPortInfo] == class_port_info + 1);
 }
 
-TEST_CASE("SweepStage's budget: the interval less what follows a sweep, never under two retries",
+TEST_CASE("SweepStage's budget: the interval less what follows a sweep but never under two retries",
           "[sweep_stage]") {
   // One MAD at a time, each answered 2 ms late: some 50 MADs, about 100 ms
   // a sweep. Two 20 ms retry chains are 40 ms.
