@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "analysis/json_fields.h"
@@ -99,9 +100,8 @@ CongestionEvent decode_event(const json& j, const std::string& where) {
   return e;
 }
 
-}  // namespace
-
-json event_json(const CongestionEvent& e, bool with_tracking) {
+// One event as the file keeps it.
+json event_state_json(const CongestionEvent& e) {
   json j;
   j["id"] = e.id;
   j["state"] = e.active() ? "active" : "ended";
@@ -127,13 +127,11 @@ json event_json(const CongestionEvent& e, bool with_tracking) {
   j["leaves_truncated"] = e.leaves_truncated;
   j["jobs"] = e.jobs;
   j["jobs_truncated"] = e.jobs_truncated;
-  if (with_tracking) j["absent_sweeps"] = e.absent_sweeps;
+  j["absent_sweeps"] = e.absent_sweeps;
   return j;
 }
 
-std::string dump_json(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+}  // namespace
 
 std::string encode_event_state(const EventTrackerState& state, double saved_at) {
   json j =
@@ -146,9 +144,9 @@ std::string encode_event_state(const EventTrackerState& state, double saved_at) 
   }
   j["counters"] = std::move(counters);
   json events = json::array();
-  for (const CongestionEvent& e : state.events) events.push_back(event_json(e, true));
+  for (const CongestionEvent& e : state.events) events.push_back(event_state_json(e));
   j["events"] = std::move(events);
-  return dump_json(j) + "\n";
+  return json_fields::dump(j) + "\n";
 }
 
 bool decode_event_state(std::string_view text_in, EventTrackerState& state, std::string& error) {

@@ -4,6 +4,10 @@
 
 namespace ibfx::json_fields {
 
+std::string dump(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 using nlohmann::json;
 
 const json& field(const json& object, const char* key, const std::string& where) {

@@ -1,7 +1,8 @@
-// Reading a state file's JSON (or CBOR) field by field: each helper names
-// the field it wanted and why it was refused ("events[3].root.port: not a
-// count up to 255"), which is what the log line about a bad file says.
-// Shared by every state file's decoder (congestion events, history).
+// A state file's JSON: its text, and reading it (or CBOR) field by field:
+// each reading helper names the field it wanted and why it was refused
+// ("events[3].root.port: not a count up to 255"), which is what the log
+// line about a bad file says. Shared by every state file's codec
+// (congestion events, link events, history).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,10 @@ namespace ibfx::json_fields {
 struct BadField : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// JSON text of `value` with invalid UTF-8 (node descriptions are untrusted
+// bytes) replaced by U+FFFD instead of throwing.
+std::string dump(const nlohmann::json& value);
 
 const nlohmann::json& field(const nlohmann::json& object, const char* key,
                             const std::string& where);

@@ -28,6 +28,18 @@ SweepAnalysis AnalysisStage::analyze(const std::shared_ptr<const Fabric>& fabric
   return analyzer_.analyze(fabric, node_names, ports, sweep.started_at, config_);
 }
 
+std::shared_ptr<const LinkHealthReport> AnalysisStage::judge_links(
+    const std::shared_ptr<const Fabric>& fabric, const SweepAnalysis& analysis,
+    const SweepResult& sweep, const CounterAccumulator& accumulator, double now) {
+  return links_.observe(fabric, analysis.topology.get(), accumulator, sweep.port_read, now,
+                        config_.links);
+}
+
+void AnalysisStage::forget(std::uint64_t guid, const std::vector<std::uint8_t>& ports) {
+  for (const std::uint8_t port : ports) analyzer_.forget(PortKey{guid, port});
+  links_.forget(guid);
+}
+
 void AnalysisStage::reload(AnalysisConfig config) {
   config_ = std::move(config);
   analyzer_.reclassify();  // with the new names and overrides

@@ -1,9 +1,13 @@
 // The analysis stage of the pipeline: each sweep's ports, with the
-// accumulator's totals, through the SweepAnalyzer (analysis/sweep_analyzer.h)
-// under the analysis settings (topology and scores). It keeps what one sweep
-// hands to the next (previous totals, topology, histograms). Sweep thread.
+// accumulator's totals, through the SweepAnalyzer (analysis/sweep_analyzer.h),
+// and each sweep's link health (links/link_health_tracker.h), under the
+// analysis settings (topology, scores and the links' thresholds: the one
+// place they are held, so that a reload reaches both). It keeps what one
+// sweep hands to the next (previous totals, topology, histograms, every
+// cable's windows). Sweep thread.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +18,8 @@
 #include "fabric/fabric.h"
 #include "fabric/port_key.h"
 #include "fabric/sweep_result.h"
+#include "links/link_health_tracker.h"
+#include "links/link_report.h"
 
 namespace ibfx {
 
@@ -29,18 +35,27 @@ class AnalysisStage {
                         const std::vector<int>& device_ticks, const SweepResult& sweep,
                         const CounterAccumulator& accumulator);
 
+  // The same sweep's link health (LinkHealthTracker::observe): `analysis`
+  // is what analyze() made of it (its topology), `now` its time in Unix
+  // seconds.
+  std::shared_ptr<const LinkHealthReport> judge_links(const std::shared_ptr<const Fabric>& fabric,
+                                                      const SweepAnalysis& analysis,
+                                                      const SweepResult& sweep,
+                                                      const CounterAccumulator& accumulator,
+                                                      double now);
+
   // New settings (SIGHUP): the next sweep classifies the topology again,
-  // with them and the new names.
+  // with them and the new names, and judges the links by them.
   void reload(AnalysisConfig config);
-  // A port that left the known fabric: should it come back, its first
-  // interval starts from its new totals.
-  void forget(const PortKey& key) { analyzer_.forget(key); }
-  // The settings in force (the link-health thresholds read them too).
-  const AnalysisConfig& config() const { return config_; }
+  // A node that left the known fabric, with its port numbers: should it
+  // come back, its ports' first interval starts from their new totals, and
+  // the cables it ended are forgotten with it.
+  void forget(std::uint64_t guid, const std::vector<std::uint8_t>& ports);
 
  private:
   AnalysisConfig config_;
   SweepAnalyzer analyzer_;
+  LinkHealthTracker links_;
 };
 
 }  // namespace ibfx

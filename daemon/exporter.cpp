@@ -18,20 +18,13 @@ namespace {
 // MAD worker: on 2 cores, a render at the same weight stretched the sweeps
 // of a 1 s interval (docs/benchmarks.md).
 constexpr int kPublisherNice = 10;
-
-MadEngineLimits mad_limits(const MadConfig& mad) {
-  return MadEngineLimits{mad.global_inflight, mad.per_node_inflight, mad.timeout, mad.retries,
-                         mad.max_mads_per_second};
-}
 }  // namespace
 
 Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTransport> transport,
                    DiscoverFn discover, AnalysisConfig analysis)
     : config_(std::move(config)),
       names_(std::move(names)),
-      transport_(std::move(transport)),
-      engine_(*transport_, mad_limits(config_.mad)),
-      sweeper_(engine_, accumulator_),
+      sweep_(std::move(transport), config_),
       analysis_(std::move(analysis)),
       // Start-up: an unreadable token or host map file, a bad host_regex is
       // a ConfigError here, before anything runs.
@@ -98,51 +91,17 @@ void Exporter::note_local_port_state(std::uint8_t state) {
   }
 }
 
-SweepOptions Exporter::sweep_options(const Fabric& fabric) {
-  SweepOptions o;
-  o.guard = sm_guard(fabric);
-  o.include_hcas = config_.counters.include_hcas;
-  o.include_switch_port0 = config_.counters.include_switch_port0;
-  o.clear.enabled = config_.counters.clear_on_threshold;
-  o.clear.threshold = config_.counters.clear_threshold;
-  o.groups.error_details = config_.counters.error_details;
-  o.groups.vl_xmit_wait = config_.counters.vl_transmit_wait;
-  o.groups.congestion_control = config_.counters.congestion_control;
-  o.shard_count = static_cast<std::uint32_t>(config_.sharding.count);
-  o.shard_index = static_cast<std::uint32_t>(config_.sharding.index);
-  // A sweep may use its interval less what the sweep thread does after it
-  // (snapshot and analysis, as long as the last time; the render runs on
-  // the publisher's thread), so that sweep + analysis fit the interval and a
-  // slow or sick fabric cannot stall the schedule. Never less than two
-  // whole retry chains (a silent node, asked first, can still be found
-  // silent), but no more: at the default 100 ms x 3 attempts, four chains
-  // (1.2 s) made a 1 s interval impossible. What the budget cuts off, the
-  // next sweep reads first (round robin), so nothing is marked down for it.
-  const auto after_sweep = std::chrono::duration_cast<std::chrono::milliseconds>(after_sweep_);
-  o.budget =
-      std::max(config_.sweep_interval - after_sweep,
-               std::chrono::milliseconds(config_.mad.timeout * (config_.mad.retries + 1) * 2));
-  return o;
-}
-
-SmGuard Exporter::sm_guard(const Fabric& fabric) {
-  const LocalPort local = health_ ? health_->local_port() : LocalPort{};
-  SmGuardTracker::Result r =
-      guard_.next(fabric, local, config_.counters.probe_sm_and_local_ports, names_);
-  for (const LogLine& line : r.lines) log(line);
-  return std::move(r.guard);
+SweepResult Exporter::sweep(const Fabric& f) {
+  return sweep_.sweep(f, health_ ? health_->local_port() : LocalPort{}, names_);
 }
 
 void Exporter::drop_forgotten() {
-  // A forgotten node's totals go with it: should it come back, its series
-  // start again rather than resume from totals hours old.
+  // Each stage lets go of what it keeps of a node discovery forgot: should
+  // it come back, its series start again rather than resume from totals
+  // hours old.
   for (const ForgottenNode& node : discovery_.take_forgotten()) {
-    for (const std::uint8_t port : node.ports) {
-      accumulator_.forget(PortKey{node.guid, port});
-      analysis_.forget(PortKey{node.guid, port});
-    }
-    sweeper_.forget(node.guid);
-    links_.forget(node.guid);
+    sweep_.forget(node.guid, node.ports);
+    analysis_.forget(node.guid, node.ports);
   }
 }
 
@@ -150,7 +109,7 @@ bool Exporter::sweep_now() {
   drop_forgotten();
   auto f = discovery_.fabric();
   if (!f) return false;
-  SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
+  SweepResult r = sweep(*f);
   const bool overrun =
       r.duration_seconds * 1000.0 > static_cast<double>(config_.sweep_interval.count());
   publish(f, std::move(r), overrun);
@@ -175,14 +134,14 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
   }
   // A changed topology is looked at again soon (FabricDiscovery::note_sweep
   // says what counts as one).
-  discovery_.note_sweep(sweep.lid_mismatches, accumulator_.stats().link_downed_deltas, went_silent);
-  ++sweeps_;
+  discovery_.note_sweep(sweep.lid_mismatches, sweep_.accumulator().stats().link_downed_deltas,
+                        went_silent);
   std::string own;
   double finished = 0;
   {
     std::lock_guard lock(metrics_mu_);
     finished = metrics_.on_sweep(sweep, not_answering, overrun);
-    metrics_.update_totals(engine_.stats(), accumulator_.stats());
+    metrics_.update_totals(sweep_.engine_stats(), sweep_.accumulator().stats());
     if (http_stats_) {
       const auto [evicted, refused] = http_stats_();
       metrics_.on_http(evicted, refused);
@@ -192,14 +151,14 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
                           published.last_reused_bytes, published.last_deflated_bytes);
     own = metrics_.serialize();
   }
-  log_sweep(sweep, not_answering, overrun);
+  sweep_.log_sweep(sweep, not_answering, overrun, publisher_.stats().dropped);
   // The snapshot's sweep time is the one /metrics reports (issue #27:
   // /status.json and /metrics agree on it).
   auto snap = assemble(f, sweep, std::move(own), finished);
   // Rendered and compressed on the publisher's thread, while the next sweep
   // runs: a scrape only reads what it published.
   publisher_.submit(std::move(snap));
-  after_sweep_ = std::chrono::steady_clock::now() - started;
+  sweep_.after_sweep_took(std::chrono::steady_clock::now() - started);
   // What the snapshot shows, for republish_stale() while the worker is down.
   last_sweep_ = std::move(sweep);
 }
@@ -211,21 +170,21 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
   SnapshotInputs in;
   in.sweep_timestamp_seconds = sweep_timestamp_seconds;
   in.sweep = &sweep;
-  in.accumulator = &accumulator_;
+  const CounterAccumulator& accumulator = sweep_.accumulator();
+  in.accumulator = &accumulator;
   in.exporting = config_.exporting;
   in.exporter_metrics_text = std::move(own_metrics);
   if (f) {
     in.node_names = node_display_names(*f, names_);
-    in.device_ticks = device_ticks(*f);
-    in.lanes = lane_totals(*f, accumulator_.lanes());
-    in.analysis = analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator_);
+    in.device_ticks = sweep_.device_ticks(*f);
+    in.lanes = lane_totals(*f, accumulator.lanes());
+    in.analysis = analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator);
     // The intervals end when the sweep starts (SweepAnalyzer::analyze).
     const double now = unix_seconds(sweep.started_at);
     in.jobs = jobs_.join(f, in.analysis);
     events_.observe(in.analysis, *f, in.node_names, now,
                     JobsStage::root_job_ids(in.jobs, in.analysis));
-    in.links = links_.observe(f, in.analysis.topology.get(), accumulator_, sweep.port_read, now,
-                              analysis_.config().links);
+    in.links = analysis_.judge_links(f, in.analysis, sweep, accumulator, now);
     events_.observe_links(*in.links, in.node_names, now);
   }
   in.events = events_.events();
@@ -298,7 +257,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     config_.state_directory = state_directory;
     names_ = std::move(names);
     analysis_.reload(std::move(analysis));
-    engine_.set_limits(mad_limits(config_.mad));
+    sweep_.reload(config_);
     discovery_.set_config(config_.discovery);
     retired = jobs_.apply(std::move(jobs), sweep_thread_.joinable());
     if (rearm && sweep_thread_.joinable()) {
@@ -324,21 +283,6 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   return needs_restart;
 }
 
-void Exporter::log_sweep(const SweepResult& sweep, std::size_t not_answering, bool overrun) {
-  log(trouble_.note(sweep, sweeps_, not_answering, overrun, publisher_.stats().dropped,
-                    config_.sweep_interval));
-}
-
-std::vector<int> Exporter::device_ticks(const Fabric& fabric) const {
-  std::vector<int> ticks(fabric.nodes.size(), -1);
-  for (std::size_t n = 0; n < fabric.nodes.size(); ++n) {
-    if (const PmaCapabilities* caps = sweeper_.capabilities(fabric.nodes[n].guid)) {
-      ticks[n] = caps->sample_tick;
-    }
-  }
-  return ticks;
-}
-
 void Exporter::arm_timer(std::chrono::steady_clock::time_point when) {
   timer_.expires_at(when);
   timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -362,7 +306,7 @@ void Exporter::on_timer() {
   }
   drop_forgotten();
   auto f = discovery_.fabric();
-  SweepResult r = sweeper_.sweep(*f, sweep_options(*f));
+  SweepResult r = sweep(*f);
   if (health_) {
     health_->after_sweep(r.mads_sent, r.mads_ok);
     stale_worker_state_.reset();

@@ -28,16 +28,12 @@
 #include "daemon/publication.h"
 #include "daemon/snapshot_publisher.h"
 #include "discovery/fabric_discovery.h"
-#include "fabric/counter_accumulator.h"
 #include "jobs/job_join.h"
 #include "jobs/job_source.h"
 #include "links/link_events.h"
-#include "links/link_health_tracker.h"
-#include "mad/mad_engine.h"
+#include "mad/mad_transport.h"
 #include "snapshot/snapshot.h"
-#include "sweep/sm_guard_tracker.h"
-#include "sweep/sweep_trouble_log.h"
-#include "sweep/sweeper.h"
+#include "sweep/sweep_stage.h"
 
 namespace ibfx {
 // A one-line state of the pipeline ("discovered ...", "last sweep: ..."):
@@ -133,43 +129,30 @@ class Exporter {
   // Publisher thread, after each publication: readiness and status.
   void on_published(const Snapshot& snap, const PublisherStats& stats);
   void status(const std::string& text);
-  // Each node's PortSamplesControl.Tick as the sweeper learnt it (-1: unknown).
-  std::vector<int> device_ticks(const Fabric& fabric) const;
-  // For a sweep of `fabric` (sweep thread).
-  SweepOptions sweep_options(const Fabric& fabric);
-  // Which nodes of `fabric` get no optional MAD (docs/safety.md); logs
-  // what changed since the last sweep (SmGuardTracker). Sweep thread.
-  SmGuard sm_guard(const Fabric& fabric);
+  // One sweep of `f` by the sweep stage, from the transport's local port.
+  SweepResult sweep(const Fabric& f);
   bool transport_ready();
   void republish_stale();
-  void log_sweep(const SweepResult& sweep, std::size_t not_answering, bool overrun);
   void drop_forgotten();
 
   Config config_;
   NodeNameMap names_;
-  std::unique_ptr<MadTransport> transport_;
-  MadEngine engine_;
-  CounterAccumulator accumulator_;
-  Sweeper sweeper_;
+  // Sweep thread: the engine, the sweeper, the accumulator, the SM guard.
+  SweepStage sweep_;
   ExporterMetrics metrics_;
-  AnalysisStage analysis_;  // what one sweep hands to the next (previous totals, topology, ...)
+  // Sweep thread: what one sweep hands to the next (previous totals,
+  // topology, ...) and every cable's health (issue #34).
+  AnalysisStage analysis_;
   // Sweep thread: the roots of congestion followed over sweeps, and where
   // they are kept across restarts.
   EventsStage events_;
-  LinkHealthTracker links_;            // sweep thread: every cable's health (issue #34)
   std::uint8_t local_port_state_ = 0;  // discovery thread: the last one logged
   PublicationStore store_;
   std::atomic<bool> ready_{false};
-  std::uint64_t sweeps_ = 0;
-  // Sweep thread: how long the last publish() took (snapshot, analysis).
-  std::chrono::steady_clock::duration after_sweep_{};
-  // Sweep trouble is logged at most once a minute, summed up since.
-  SweepTroubleLog trouble_;
 
   TransportHealth* health_ = nullptr;
   HttpStatsFn http_stats_;
   std::optional<SweepResult> last_sweep_;  // sweep thread: what the snapshot shows
-  SmGuardTracker guard_;                   // sweep thread
   std::optional<std::pair<bool, std::uint64_t>> stale_worker_state_;  // last republished
 
   std::mutex metrics_mu_;  // discovery and sweep threads both update metrics

@@ -1,6 +1,7 @@
 #include "links/link_event_state.h"
 
-#include "analysis/congestion_event_state.h"
+#include <nlohmann/json.hpp>
+
 #include "analysis/json_fields.h"
 
 namespace ibfx {
@@ -35,9 +36,8 @@ LinkEvent decode_event(const json& j, const std::string& where) {
   return e;
 }
 
-}  // namespace
-
-json link_event_json(const LinkEvent& e) {
+// One event as the file keeps it.
+json event_state_json(const LinkEvent& e) {
   json j;
   j["kind"] = "link";
   j["id"] = e.id;
@@ -58,13 +58,15 @@ json link_event_json(const LinkEvent& e) {
   return j;
 }
 
+}  // namespace
+
 std::string encode_link_event_state(const LinkEventTrackerState& state, double saved_at) {
   json j = json_fields::versioned_state(kLinkEventStateFormat, kLinkEventStateVersion, saved_at,
                                         state.next_id);
   json events = json::array();
-  for (const LinkEvent& e : state.events) events.push_back(link_event_json(e));
+  for (const LinkEvent& e : state.events) events.push_back(event_state_json(e));
   j["events"] = std::move(events);
-  return dump_json(j) + "\n";
+  return json_fields::dump(j) + "\n";
 }
 
 bool decode_link_event_state(std::string_view text_in, LinkEventTrackerState& state,

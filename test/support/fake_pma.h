@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "fabric/fabric.h"
 #include "mad/mad_transport.h"
 #include "mad/pma.h"
 
@@ -185,5 +186,12 @@ class FakePma final : public MadTransport {
   std::deque<Pending> queue_;
   int inflight_ = 0;
 };
+
+// A FakePma for `fabric`: every node at its LID, its SMA naming its GUID.
+inline FakePma fake_for(const Fabric& fabric) {
+  FakePma fake;
+  for (const FabricNode& n : fabric.nodes) fake.nodes[n.lid].guid = n.guid;
+  return fake;
+}
 
 }  // namespace ibfx::test

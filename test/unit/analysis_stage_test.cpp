@@ -34,15 +34,21 @@ void read_traffic(CounterAccumulator& acc, std::uint64_t bytes) {
   acc.apply(PortKey{0x200, 1}, r, {});
 }
 
+// A star fabric of two HCAs, its stage and accumulator, from a fixed time.
+struct Bench {
+  std::shared_ptr<const Fabric> fabric = std::make_shared<const Fabric>(test::star_fabric(2));
+  std::vector<std::string> names = std::vector<std::string>(fabric->nodes.size(), "node");
+  std::vector<int> ticks = std::vector<int>(fabric->nodes.size(), -1);
+  CounterAccumulator acc;
+  AnalysisStage stage{AnalysisConfig{}};
+  std::chrono::system_clock::time_point t0{std::chrono::seconds(1'000'000)};
+};
+
 }  // namespace
 
 TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "[analysis_stage]") {
-  const auto fabric = std::make_shared<const Fabric>(test::star_fabric(2));
-  const std::vector<std::string> names(fabric->nodes.size(), "node");
-  const std::vector<int> ticks(fabric->nodes.size(), -1);
-  CounterAccumulator acc;
-  AnalysisStage stage{AnalysisConfig{}};
-  const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'000'000));
+  Bench bench;
+  auto& [fabric, names, ticks, acc, stage, t0] = bench;
 
   read_traffic(acc, 1000);
   const SweepAnalysis first = stage.analyze(fabric, names, ticks, swept(*fabric, t0), acc);
@@ -66,4 +72,36 @@ TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "
   const SweepAnalysis third =
       stage.analyze(fabric, names, ticks, swept(*fabric, t0 + std::chrono::seconds(20)), acc);
   CHECK(third.topology != first.topology);  // classified again
+}
+
+TEST_CASE(
+    "AnalysisStage judges each sweep's cables by its links: settings and a reload changes them",
+    "[analysis_stage]") {
+  Bench bench;
+  auto& [fabric, names, ticks, acc, stage, t0] = bench;
+  // gpu0's end of its cable (switch port 1) recovers from link errors
+  // `recoveries` times in all.
+  auto sweep = [&](int s, std::uint64_t recoveries) {
+    CounterReading r;
+    r.set(Counter::kLinkErrorRecovery, 0, 8);
+    for (const PortKey key : {PortKey{0x100, 1}, PortKey{0x100, 2}, PortKey{0x201, 1}}) {
+      acc.apply(key, r, {});
+    }
+    r.set(Counter::kLinkErrorRecovery, recoveries, 8);
+    acc.apply(PortKey{0x200, 1}, r, {});
+    const SweepResult swept_now = swept(*fabric, t0 + std::chrono::seconds(10 * s));
+    const SweepAnalysis analysis = stage.analyze(fabric, names, ticks, swept_now, acc);
+    return stage.judge_links(fabric, analysis, swept_now, acc, 1'000'000.0 + 10 * s);
+  };
+  CHECK(sweep(0, 0)->links.empty());
+  // Two recoveries: under the default three.
+  CHECK(sweep(1, 2)->links.empty());
+  AnalysisConfig strict;
+  strict.links.link_error_recoveries = 1;
+  stage.reload(strict);
+  const auto report = sweep(2, 3);
+  REQUIRE(report->links.size() == 1);
+  CHECK(report->links[0].condition == LinkCondition::kLinkErrors);
+  CHECK(report->links[0].a.guid == 0x100);
+  CHECK(report->links[0].b.guid == 0x200);
 }

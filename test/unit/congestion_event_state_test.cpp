@@ -1,7 +1,10 @@
 #include "analysis/congestion_event_state.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include "test/support/golden.h"
 
 namespace {
 
@@ -56,6 +59,19 @@ TEST_CASE("the event state round-trips exactly", "[event_state]") {
   ibfx::EventTrackerState back;
   std::string error;
   REQUIRE(ibfx::decode_event_state(text, back, error));
+  CHECK(back == s);
+}
+
+TEST_CASE("the event state file's format matches its golden file and that file loads",
+          "[event_state][golden]") {
+  // The file a daemon of this version writes: a change of it is a change of
+  // the format, which a daemon reading an older file must still load.
+  const ibfx::EventTrackerState s = sample_state();
+  ibfx::test::check_golden("events_state.json", ibfx::encode_event_state(s, 1764731041));
+  const std::string saved = ibfx::test::golden_text("events_state.json");
+  ibfx::EventTrackerState back;
+  std::string error;
+  REQUIRE(ibfx::decode_event_state(saved, back, error));
   CHECK(back == s);
 }
 
@@ -125,17 +141,18 @@ TEST_CASE("untrusted node names: escaped, invalid UTF-8 replaced, never a throw"
   CHECK(back.events[0].root.name == "evil\"</script>\n\xef\xbf\xbd\xef\xbf\xbd");
 }
 
-TEST_CASE("event_json: end only once ended, the duration, tracking fields only on request",
+TEST_CASE("the state file's events: end only once ended and the duration and the tracking",
           "[event_state]") {
   const ibfx::EventTrackerState s = sample_state();
-  const nlohmann::json active = ibfx::event_json(s.events[0]);
+  const nlohmann::json file = nlohmann::json::parse(ibfx::encode_event_state(s, 1));
+  const nlohmann::json& active = file["events"][0];
   CHECK(active["state"] == "active");
   CHECK_FALSE(active.contains("end"));
-  CHECK_FALSE(active.contains("absent_sweeps"));
+  CHECK(active["absent_sweeps"] == 2);
   CHECK(active["duration_seconds"] == 659.75);
   CHECK(active["root"]["node_guid"] == "0x0002c90300a1b2c3");
   CHECK(active["root"]["remote_node_name"] == "gpu042 mlx5_3");
-  const nlohmann::json ended = ibfx::event_json(s.events[1], true);
+  const nlohmann::json& ended = file["events"][1];
   CHECK(ended["state"] == "ended");
   CHECK(ended["end"] == 1764731040.25);
   CHECK(ended["absent_sweeps"] == 0);

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+
+#include "test/support/golden.h"
 
 namespace {
 
@@ -15,6 +18,29 @@ ibfx::CongestionEvent event(std::uint64_t id, double start, std::optional<double
   e.last_seen = end.value_or(start + 5);
   e.end = end;
   return e;
+}
+
+// An active flapping cable without symbol errors and one whose BER was too
+// high, ended.
+std::pair<ibfx::LinkEvent, ibfx::LinkEvent> flap_and_ber() {
+  ibfx::LinkEvent flap;
+  flap.id = 4;
+  flap.node = {0x200, "gpu0 \"mlx5_0\""};
+  flap.node_port = 1;
+  flap.remote = {0x100, "leaf-01"};
+  flap.remote_port = 9;
+  flap.condition = ibfx::LinkCondition::kFlapping;
+  flap.start = 950;
+  flap.last_seen = 990;
+  flap.downs = 3;
+  ibfx::LinkEvent ber = flap;
+  ber.id = 3;
+  ber.condition = ibfx::LinkCondition::kBerError;
+  ber.start = 400;
+  ber.end = 500.0;
+  ber.last_seen = 500;
+  ber.peak_ber = 2e-11;
+  return {flap, ber};
 }
 
 }  // namespace
@@ -59,23 +85,7 @@ TEST_CASE("/events lists newest first, since= keeps what was congested at or aft
 TEST_CASE("/events: link events next to congestion events, each with its kind",
           "[events_view][links]") {
   const ibfx::EventList congestion{event(1, 900, std::nullopt)};
-  ibfx::LinkEvent flap;
-  flap.id = 4;
-  flap.node = {0x200, "gpu0 \"mlx5_0\""};
-  flap.node_port = 1;
-  flap.remote = {0x100, "leaf-01"};
-  flap.remote_port = 9;
-  flap.condition = ibfx::LinkCondition::kFlapping;
-  flap.start = 950;
-  flap.last_seen = 990;
-  flap.downs = 3;
-  ibfx::LinkEvent ber = flap;
-  ber.id = 3;
-  ber.condition = ibfx::LinkCondition::kBerError;
-  ber.start = 400;
-  ber.end = 500.0;
-  ber.last_seen = 500;
-  ber.peak_ber = 2e-11;
+  const auto [flap, ber] = flap_and_ber();
   const auto j = nlohmann::json::parse(
       ibfx::render_events_json(congestion, 1000.0, std::nullopt, {flap, ber}));
   CHECK(j["active"] == 2);
@@ -97,4 +107,43 @@ TEST_CASE("/events: link events next to congestion events, each with its kind",
   const auto since =
       nlohmann::json::parse(ibfx::render_events_json(congestion, 1000.0, 600.0, {flap, ber}));
   CHECK(since["events"].size() == 2);
+}
+
+TEST_CASE("/events matches its golden file", "[events_view][golden]") {
+  // Every field of both kinds: an active congestion event with rails,
+  // leaves (one name not UTF-8: untrusted bytes) and jobs, whose tracking
+  // (absent_sweeps) /events does not show; an ended one with its leaves
+  // truncated; an active link event without symbol errors and an ended one
+  // with its peak BER.
+  ibfx::CongestionEvent active = event(7, 1000.5, std::nullopt);
+  active.far = {0x200, "gpu0 \"mlx5_0\""};
+  active.far_port = 1;
+  active.cause = ibfx::CongestionCause::kIncast;
+  active.last_seen = 1090;
+  active.peak_score = 0.75;
+  active.peak_at = 1050;
+  active.peak_victims = 12;
+  active.sweeps = 9;
+  active.absent_sweeps = 1;
+  active.rails = {0, 2};
+  active.leaves = {{0x100, "leaf-01"}, {0x101, "leaf-02 \xff<b>"}};
+  active.jobs = {42, 4711};
+  active.congested_seconds = 80.25;
+  ibfx::CongestionEvent ended = event(3, 100, 200.0);
+  ended.cause = ibfx::CongestionCause::kSlowReceiver;
+  ended.peak_score = 0.125;
+  ended.peak_at = 150;
+  ended.sweeps = 10;
+  ended.leaves_truncated = true;
+  ended.jobs_truncated = true;
+  ended.congested_seconds = 100;
+  auto [flap, ber] = flap_and_ber();
+  ber.id = 2;
+  ber.downs = 0;
+  const ibfx::EventList congestion{active, ended};
+  const ibfx::LinkEventList links{flap, ber};
+  ibfx::test::check_golden("events.json",
+                           ibfx::render_events_json(congestion, 1100.25, std::nullopt, links) +
+                               ibfx::render_events_json(congestion, std::nullopt, 150.0, links) +
+                               ibfx::render_events_json({}, std::nullopt, std::nullopt));
 }

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "test/support/golden.h"
+
 namespace {
 
 using ibfx::LinkCondition;
@@ -36,6 +38,20 @@ ibfx::LinkEventTrackerState saved_state() {
 }
 
 }  // namespace
+
+TEST_CASE("Link event state: the file's format matches its golden file and that file loads",
+          "[links][golden]") {
+  // The file a daemon of this version writes: a change of it is a change of
+  // the format, which a daemon reading an older file must still load.
+  const ibfx::LinkEventTrackerState s = saved_state();
+  ibfx::test::check_golden("link_events_state.json", ibfx::encode_link_event_state(s, 1020));
+  const std::string saved = ibfx::test::golden_text("link_events_state.json");
+  ibfx::LinkEventTrackerState back;
+  std::string error;
+  REQUIRE(ibfx::decode_link_event_state(saved, back, error));
+  CHECK(back.next_id == s.next_id);
+  CHECK(back.events == s.events);
+}
 
 TEST_CASE("Link event state: decoded as it was encoded and refused whole when bad", "[links]") {
   const ibfx::LinkEventTrackerState state = saved_state();

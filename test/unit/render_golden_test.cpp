@@ -1,8 +1,6 @@
-// Golden .prom fixtures for each renderer (node_exporter's collector
-// fixtures): a small fixed fabric rendered by one renderer, compared byte
-// for byte with test/data/golden/<name>.prom. After an intended change,
-// regenerate with IBFX_UPDATE_GOLDEN=1 build/release/test/unit_tests "[golden]"
-// and review the diff.
+// Golden .prom fixtures for each renderer (test/support/golden.h): a small
+// fixed fabric rendered by one renderer, compared byte for byte with
+// test/data/golden/<name>.prom.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -25,6 +23,7 @@
 #include "exposition/render_vl_counters.h"
 #include "snapshot/snapshot.h"
 #include "test/support/fake_fabric.h"
+#include "test/support/golden.h"
 #include "test/support/snapshot_support.h"
 #include "views/top_view.h"
 
@@ -159,17 +158,7 @@ std::string render(const Renderer& renderer, const Snapshot& snap) {
 }
 
 void check_golden(const std::string& name, const std::string& text) {
-  const std::string path = IBFX_SOURCE_DIR "/test/data/golden/" + name + ".prom";
-  const char* update = std::getenv("IBFX_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << text;
-  }
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream golden;
-  golden << in.rdbuf();
-  INFO(path << " (IBFX_UPDATE_GOLDEN=1 regenerates it)");
-  CHECK(text == golden.str());
+  test::check_golden(name + ".prom", text);
 }
 
 }  // namespace
