@@ -36,6 +36,12 @@ struct LinkSeen {
   double last = 0;
 };
 
+// First seen (a link to the page as it was then) and last seen, two cells.
+void append_seen(std::string& out, double first, double last) {
+  out += "<td><a href=\"/?at=" + std::to_string(static_cast<long long>(std::ceil(first))) + "\">" +
+         utc_time(first) + "</a></td><td>" + utc_time(last) + "</td>";
+}
+
 bool names_job(const std::vector<std::string>& jobs, std::string_view id) {
   return std::any_of(jobs.begin(), jobs.end(),
                      [&](const std::string& j) { return job_id_of(j) == id; });
@@ -73,9 +79,9 @@ void append_job_links(
     append_html(out, l->link.condition);
     out += "</td><td>";
     append_html(out, l->link.remote_name);
-    out += " port " + std::to_string(l->link.remote_port) + "</td><td><a href=\"/?at=" +
-           std::to_string(static_cast<long long>(std::ceil(l->first))) + "\">" +
-           utc_time(l->first) + "</a></td><td>" + utc_time(l->last) + "</td></tr>\n";
+    out += " port " + std::to_string(l->link.remote_port) + "</td>";
+    append_seen(out, l->first, l->last);
+    out += "</tr>\n";
   }
   out += "</tbody></table>\n";
 }
@@ -176,9 +182,9 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
       out += " port " + std::to_string(r->peak.port) + "</td><td>";
       append_html(out, r->peak.cause);
       out += "</td><td class=\"n\">" + fixed(r->peak.score, 2) + "</td><td class=\"n\">" +
-             std::to_string(r->peak.victims) + "</td><td><a href=\"/?at=" +
-             std::to_string(static_cast<long long>(std::ceil(r->first))) + "\">" +
-             utc_time(r->first) + "</a></td><td>" + utc_time(r->last) + "</td></tr>\n";
+             std::to_string(r->peak.victims) + "</td>";
+      append_seen(out, r->first, r->last);
+      out += "</tr>\n";
     }
     out += "</tbody></table>\n";
   }

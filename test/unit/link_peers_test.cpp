@@ -139,7 +139,7 @@ TEST_CASE("A link below the width both ends enable is degraded, whatever its pee
   CHECK(slower[1].node == 1);
 }
 
-TEST_CASE("A link below the speed both ends enable is degraded; one end's limit is not",
+TEST_CASE("A link below the speed both ends enable is degraded, one end's limit is not",
           "[links]") {
   SECTION("both enable HDR, trained EDR") {
     Cables c(PortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kEdr),

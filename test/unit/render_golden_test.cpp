@@ -429,7 +429,7 @@ std::string root_row(const std::string& top, const std::string& port) {
 
 }  // namespace
 
-TEST_CASE("render_top: a root on an unhealthy cable names its condition; a degraded link says why",
+TEST_CASE("render_top: a root on an unhealthy cable names its condition, a degraded link says why",
           "[top][links]") {
   // The root, leaf-01 port 2: a healthy cable, then the down one of
   // links_snapshot(), then the same cable degraded below what both ends enable.
