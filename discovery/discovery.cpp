@@ -49,29 +49,42 @@ bool runs_sm(const ibnd_node_t* node) {
 }
 
 FabricPort to_port(const ibnd_node_t* node, const ibnd_port_t* p) {
-  auto* info = const_cast<std::uint8_t*>(p->info);
-  FabricPort fp;
-  fp.number = static_cast<std::uint8_t>(p->portnum);
-  fp.lid = node->type == IB_NODE_SWITCH ? node->smalid : p->base_lid;
-  fp.state = static_cast<std::uint8_t>(mad_get_field(info, 0, IB_PORT_STATE_F));
-  fp.phys_state = static_cast<std::uint8_t>(mad_get_field(info, 0, IB_PORT_PHYS_STATE_F));
-  fp.width_active = static_cast<std::uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F));
-  fp.speed_active = static_cast<std::uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F));
-  // LinkSpeedExtActive is only meaningful when PortInfo.CapabilityMask has
+  // LinkSpeedExt* are only meaningful when PortInfo.CapabilityMask has
   // IsExtendedSpeedsSupported (bit 14). A switch reports CapabilityMask on
   // port 0 only (IBA 14.2.5.6).
-  std::uint8_t* cap_info = info;
+  const std::uint8_t* cap_info = p->info;
   if (node->type == IB_NODE_SWITCH && node->ports != nullptr && node->ports[0] != nullptr) {
     cap_info = node->ports[0]->info;
   }
-  if (mad_get_field(cap_info, 0, IB_PORT_CAPMASK_F) & kCapIsExtendedSpeeds) {
-    fp.speed_ext_active =
-        static_cast<std::uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F));
-  }
+  const bool extended = (mad_get_field(const_cast<std::uint8_t*>(cap_info), 0, IB_PORT_CAPMASK_F) &
+                         kCapIsExtendedSpeeds) != 0;
+  FabricPort fp = port_from_port_info(p->info, extended);
+  fp.number = static_cast<std::uint8_t>(p->portnum);
+  fp.lid = node->type == IB_NODE_SWITCH ? node->smalid : p->base_lid;
   return fp;
 }
 
 }  // namespace
+
+FabricPort port_from_port_info(const std::uint8_t* port_info, bool extended_speeds) {
+  // libibmad's getters take a non-const buffer; they only read it.
+  auto* info = const_cast<std::uint8_t*>(port_info);
+  auto field = [info](MAD_FIELDS f) {
+    return static_cast<std::uint8_t>(mad_get_field(info, 0, f));
+  };
+  FabricPort fp;
+  fp.state = field(IB_PORT_STATE_F);
+  fp.phys_state = field(IB_PORT_PHYS_STATE_F);
+  fp.width_active = field(IB_PORT_LINK_WIDTH_ACTIVE_F);
+  fp.width_enabled = field(IB_PORT_LINK_WIDTH_ENABLED_F);
+  fp.speed_active = field(IB_PORT_LINK_SPEED_ACTIVE_F);
+  fp.speed_enabled = field(IB_PORT_LINK_SPEED_ENABLED_F);
+  if (extended_speeds) {
+    fp.speed_ext_active = field(IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+    fp.speed_ext_enabled = field(IB_PORT_LINK_SPEED_EXT_ENABLED_F);
+  }
+  return fp;
+}
 
 Discovery::Discovery(std::string ca, int ca_port, DiscoveryConfig config)
     : ca_(std::move(ca)), ca_port_(ca_port), config_(config) {}

@@ -2,6 +2,7 @@
 // max_smps). Produces an immutable Fabric snapshot.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -9,6 +10,14 @@
 #include "fabric/fabric.h"
 
 namespace ibfx {
+
+// A port's state and link rates from its PortInfo attribute (IBA 14.2.5.6,
+// the raw 64 bytes libibnetdisc keeps): PortState, PortPhysicalState,
+// LinkWidth{Active,Enabled}, LinkSpeed{Active,Enabled} and, when
+// `extended_speeds` (CapabilityMask.IsExtendedSpeedsSupported, which a
+// switch reports on port 0 only), LinkSpeedExt{Active,Enabled}. Number,
+// LID and the far end are not in it.
+FabricPort port_from_port_info(const std::uint8_t* port_info, bool extended_speeds);
 
 struct DiscoveryResult {
   std::shared_ptr<const Fabric> fabric;  // null on failure

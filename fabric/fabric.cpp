@@ -177,6 +177,28 @@ double link_data_rate_bytes(const FabricPort& p) {
   return link_lane_gbps(p) * link_width_lanes(p.width_active) * 1e9 / 8.0;
 }
 
+FabricPort link_enabled_best(const FabricPort& a, const FabricPort& b) {
+  FabricPort best;
+  // The widest width: bits 1=1x 2=4x 4=8x 8=12x 16=2x are not in lane order.
+  const auto widths = static_cast<std::uint8_t>(a.width_enabled & b.width_enabled & 0x1f);
+  for (const std::uint8_t w : {8, 4, 2, 16, 1}) {
+    if ((widths & w) != 0) {
+      best.width_active = w;
+      break;
+    }
+  }
+  // Speeds are in rate order: the highest bit. An extended speed (FDR and
+  // up) both enable beats any of LinkSpeedEnabled's.
+  auto highest = [](unsigned bits) {
+    return bits == 0 ? std::uint8_t{0}
+                     : static_cast<std::uint8_t>(1u << (std::bit_width(bits) - 1));
+  };
+  best.speed_ext_active = highest(a.speed_ext_enabled & b.speed_ext_enabled & 0x1fu);
+  if (best.speed_ext_active == 0)
+    best.speed_active = highest(a.speed_enabled & b.speed_enabled & 0x7u);
+  return best;
+}
+
 std::string guid_hex(std::uint64_t guid) {
   char buf[19];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
@@ -187,7 +209,7 @@ namespace {
 
 // "IBFXFAB" and a format version: a worker from another build is refused,
 // not misread.
-constexpr std::string_view kFabricMagic{"IBFXFAB\x04", 8};
+constexpr std::string_view kFabricMagic{"IBFXFAB\x05", 8};
 
 class Writer {
  public:
@@ -251,7 +273,7 @@ class Reader {
 // Smallest encoded sizes, to bound counts read from the input before
 // reserving anything.
 constexpr std::size_t kMinNodeBytes = 8 + 1 + 4 + 2 + 4 + 4 + 1 + 1 + 1 + 4;
-constexpr std::size_t kPortBytes = 1 + 2 + 5 + 4 + 1;
+constexpr std::size_t kPortBytes = 1 + 2 + 8 + 4 + 1;
 
 }  // namespace
 
@@ -284,6 +306,9 @@ std::string encode_fabric(const Fabric& fabric) {
       w.u8(p.width_active);
       w.u8(p.speed_active);
       w.u8(p.speed_ext_active);
+      w.u8(p.width_enabled);
+      w.u8(p.speed_enabled);
+      w.u8(p.speed_ext_enabled);
       w.u32(static_cast<std::uint32_t>(p.remote_node));
       w.u8(p.remote_port);
     }
@@ -336,6 +361,7 @@ bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error) {
       std::uint32_t remote = 0;
       if (!r.u8(p.number) || !r.u16(p.lid) || !r.u8(p.state) || !r.u8(p.phys_state) ||
           !r.u8(p.width_active) || !r.u8(p.speed_active) || !r.u8(p.speed_ext_active) ||
+          !r.u8(p.width_enabled) || !r.u8(p.speed_enabled) || !r.u8(p.speed_ext_enabled) ||
           !r.u32(remote) || !r.u8(p.remote_port)) {
         return fail("truncated port");
       }

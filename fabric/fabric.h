@@ -24,9 +24,15 @@ struct FabricPort {
   // PortPhysicalState 5=LinkUp.
   std::uint8_t state = 0;
   std::uint8_t phys_state = 0;
-  std::uint8_t width_active = 0;       // LinkWidthActive bit (1=1x 2=4x 4=8x 8=12x 16=2x)
-  std::uint8_t speed_active = 0;       // LinkSpeedActive (1=SDR 2=DDR 4=QDR)
-  std::uint8_t speed_ext_active = 0;   // LinkSpeedExtActive (1=FDR 2=EDR 4=HDR 8=NDR 16=XDR)
+  std::uint8_t width_active = 0;      // LinkWidthActive bit (1=1x 2=4x 4=8x 8=12x 16=2x)
+  std::uint8_t speed_active = 0;      // LinkSpeedActive (1=SDR 2=DDR 4=QDR)
+  std::uint8_t speed_ext_active = 0;  // LinkSpeedExtActive (1=FDR 2=EDR 4=HDR 8=NDR 16=XDR)
+  // What the port may train at (PortInfo LinkWidthEnabled, LinkSpeedEnabled,
+  // LinkSpeedExtEnabled; bits as the Active fields, several may be set; 0:
+  // not known): a link below what both of its ends enable is degraded.
+  std::uint8_t width_enabled = 0;
+  std::uint8_t speed_enabled = 0;
+  std::uint8_t speed_ext_enabled = 0;
   std::int32_t remote_node = kNoNode;  // index into Fabric::nodes
   std::uint8_t remote_port = 0;
 
@@ -92,6 +98,13 @@ double link_lane_gbps(const FabricPort& p);
 double link_data_rate_bytes(const FabricPort& p);
 // The link rate as ibstat and sysfs print it, in Gb/s: 4x HDR 200, 4x QDR 40.
 double link_rate_gbps(const FabricPort& p);
+
+// The highest width and speed both ends of a cable enable (PortInfo
+// LinkWidthEnabled, LinkSpeedEnabled, LinkSpeedExtEnabled, IBA 14.2.5.6),
+// as a port that trained at them: its *_active fields set, one bit each
+// (width_active 0 when the ends enable no common width or one end's are not
+// known; speed fields 0 likewise). What the link should have trained at.
+FabricPort link_enabled_best(const FabricPort& a, const FabricPort& b);
 
 // Compact binary form of a Fabric, for the MAD worker's reply to a discovery
 // request (the worker process discovers; the daemon process sweeps).

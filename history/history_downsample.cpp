@@ -85,6 +85,13 @@ std::vector<HistoryLink> merged_links(const std::vector<HistoryLink>& older,
     if (same != out.end()) {
       same->since = std::min(same->since, l.since);
       same->downs_last_hour = std::max(same->downs_last_hour, l.downs_last_hour);
+      // The jobs of either: the job view finds the link in the step.
+      same->jobs_known = same->jobs_known || l.jobs_known;
+      for (const std::string& j : l.jobs) {
+        if (std::find(same->jobs.begin(), same->jobs.end(), j) == same->jobs.end()) {
+          same->jobs.push_back(j);
+        }
+      }
     } else if (out.size() < kHistoryMaxLinks) {
       out.push_back(l);
     }

@@ -28,6 +28,7 @@ std::size_t HistoryFrame::bytes() const {
   for (const HistoryLink& l : links) {
     n +=
         sizeof(HistoryLink) + l.name.capacity() + l.remote_name.capacity() + l.condition.capacity();
+    for (const std::string& j : l.jobs) n += sizeof(std::string) + j.capacity();
   }
   return n;
 }

@@ -112,6 +112,10 @@ struct HistoryLink {
   std::uint8_t remote_port = 0;
   bool symbol_ber_at_least = false;  // its SymbolErrorCounter saturated
   bool remote_read = false;          // the far end's counters were read
+  // The Slurm jobs with a port at either end ("<id> <name> (<user>)", as a
+  // root's), for the job's view (/?job=); jobs_known: a job source was on.
+  bool jobs_known = false;
+  std::vector<std::string> jobs;
   bool operator==(const HistoryLink&) const = default;
 };
 

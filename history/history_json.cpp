@@ -103,7 +103,8 @@ json history_link_json(const HistoryLink& l) {
               {"symbol_ber_at_least", l.symbol_ber_at_least},
               {"remote_symbol_ber", ber(l.remote_symbol_ber)},
               {"downs_last_hour", l.downs_last_hour},
-              {"since", l.since}};
+              {"since", l.since},
+              {"jobs", l.jobs_known ? json(l.jobs) : json(nullptr)}};
 }
 
 json history_sweep_json(const HistorySweep& s) {

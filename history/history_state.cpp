@@ -191,6 +191,14 @@ HistoryLink decode_link(const json& j, const std::string& where) {
   l.remote_symbol_ber = ber(j, "remote_symbol_ber", where);
   l.downs_last_hour = static_cast<std::uint16_t>(count(j, "downs_last_hour", where, 65535));
   l.since = number(j, "since", where);
+  // Absent in the files of daemons before the links kept their jobs.
+  if (j.contains("jobs") && !j.at("jobs").is_null()) {
+    l.jobs_known = true;
+    for (const json& id : array_field(j, "jobs", where, 4096)) {
+      if (!id.is_string()) throw BadField(where + ".jobs: not a job");
+      l.jobs.push_back(id.get<std::string>());
+    }
+  }
   return l;
 }
 

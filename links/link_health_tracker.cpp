@@ -93,7 +93,7 @@ void LinkHealthTracker::adopt(const std::shared_ptr<const Fabric>& fabric,
       std::chrono::duration<double>(fabric->discovered_at.time_since_epoch()).count() -
       fabric->discovery_seconds;
   slower_.clear();
-  for (const SlowerLink& s : links_slower_than_peers(*fabric, topology)) {
+  for (const SlowerLink& s : links_slower_than_they_should(*fabric, topology)) {
     slower_.emplace(first_port_[static_cast<std::size_t>(s.node)] + s.port_index, s);
   }
   state_.assign(memory_.size(), nullptr);
@@ -274,8 +274,7 @@ void LinkHealthTracker::touch(const PortKey& a, std::size_t ka, const PortKey& b
   auto slow = slower_.find(ka);
   if (slow == slower_.end()) slow = slower_.find(kb);
   s.degraded_now = slow != slower_.end();
-  s.rate_gbps = s.degraded_now ? slow->second.rate_gbps : 0;
-  s.peers_rate_gbps = s.degraded_now ? slow->second.peers_rate_gbps : 0;
+  s.degraded = s.degraded_now ? slow->second : SlowerLink{};
 }
 
 bool LinkHealthTracker::held_down(LinkState& s,
@@ -360,8 +359,11 @@ LinkReport LinkHealthTracker::judge(LinkState& s, double now, const LinkHealthCo
   r.down = s.down_now;
   r.downs_last_hour = std::max(s.downs_a.count(now, 3600), s.downs_b.count(now, 3600));
   r.since = s.since;
-  r.rate_gbps = s.rate_gbps;
-  r.peers_rate_gbps = s.peers_rate_gbps;
+  r.rate_gbps = s.degraded.rate_gbps;
+  r.peers_rate_gbps = s.degraded.peers_rate_gbps;
+  r.below_peers = s.degraded.below_peers;
+  r.below_enabled = s.degraded.below_enabled;
+  r.enabled = s.degraded.enabled;
   return r;
 }
 

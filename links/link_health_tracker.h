@@ -69,7 +69,7 @@ class LinkHealthTracker {
     // so it stays `down` until there is proof either way (held_down()).
     double downed_at = 0;
     bool degraded_now = false;
-    double rate_gbps = 0, peers_rate_gbps = 0;
+    SlowerLink degraded;         // when degraded_now
     double bits_per_second = 0;  // its line rate when last up
     std::uint8_t conditions = 0;
     LinkCondition worst = LinkCondition::kNone;

@@ -38,8 +38,14 @@ struct LinkReport {
   bool down = false;
   std::uint32_t downs_last_hour = 0;  // LinkDowned increments, the end that saw most
   double since = 0;                   // Unix seconds its worst condition started
-  double rate_gbps = 0;               // degraded: its rate, and its peers' median
+  // Degraded (links/link_peers.h): its rate and its peers' median, and
+  // which of the two made it so. `enabled`: the width and speed both ends
+  // enable, when below_enabled.
+  double rate_gbps = 0;
   double peers_rate_gbps = 0;
+  bool below_peers = false;
+  bool below_enabled = false;
+  FabricPort enabled;
   bool has(LinkCondition c) const { return (conditions >> static_cast<unsigned>(c)) & 1u; }
   // For a one-direction condition, the end whose receiver sees it (the
   // direction INTO it is the bad one): b when into_b is the worse one.

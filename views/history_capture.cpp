@@ -64,6 +64,8 @@ HistoryLink history_link(const StatusLinkHealth& l) {
   h.symbol_ber_at_least = l.symbol_ber_at_least;
   h.remote_symbol_ber = ber_of(l.remote_symbol_ber);
   h.downs_last_hour = static_cast<std::uint16_t>(std::min<std::uint32_t>(l.downs_last_hour, 65535));
+  h.jobs_known = l.jobs.has_value();
+  if (l.jobs) h.jobs = *l.jobs;
   return h;
 }
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "analysis/link_condition.h"
 #include "views/history_heatmap.h"
 #include "views/history_sparkline.h"
 #include "views/status_model.h"
@@ -26,6 +28,63 @@ struct RootSeen {
   double first = 0;
   double last = 0;
 };
+
+// A link condition on one of the job's ports, over the frames that had it.
+struct LinkSeen {
+  HistoryLink link;  // the newest frame's
+  double first = 0;
+  double last = 0;
+};
+
+// First seen (a link to the page as it was then) and last seen, two cells.
+void append_seen(std::string& out, double first, double last) {
+  out += "<td><a href=\"/?at=" + std::to_string(static_cast<long long>(std::ceil(first))) + "\">" +
+         utc_time(first) + "</a></td><td>" + utc_time(last) + "</td>";
+}
+
+bool names_job(const std::vector<std::string>& jobs, std::string_view id) {
+  return std::any_of(jobs.begin(), jobs.end(),
+                     [&](const std::string& j) { return job_id_of(j) == id; });
+}
+
+// The link conditions the history saw on the job's ports (a link whose end
+// is one of its HCA ports or the leaf port cabled to one), worst first,
+// each with when it was first and last seen.
+void append_job_links(
+    std::string& out,
+    const std::map<std::tuple<std::uint64_t, int, std::string>, LinkSeen>& links) {
+  out += "<h2>Link conditions on its ports</h2>\n";
+  if (links.empty()) {
+    out += "<p>None: the history saw no unhealthy link at its ports (it keeps the worst " +
+           std::to_string(kHistoryMaxLinks) + " links of each sweep).</p>\n";
+    return;
+  }
+  std::vector<const LinkSeen*> order;
+  order.reserve(links.size());
+  for (const auto& [key, seen] : links) order.push_back(&seen);
+  auto rank = [](const LinkSeen* l) {
+    return static_cast<int>(parse_link_condition(l->link.condition).value_or(LinkCondition::kNone));
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const LinkSeen* a, const LinkSeen* b) {
+    if (rank(a) != rank(b)) return rank(a) > rank(b);
+    return a->first < b->first;
+  });
+  out +=
+      "<table id=\"job-links\"><thead><tr><th>Port (receives worse)</th><th>Condition</th>"
+      "<th>Far end</th><th>First seen</th><th>Last seen</th></tr></thead><tbody>\n";
+  for (const LinkSeen* l : order) {
+    out += "<tr><td>";
+    append_html(out, l->link.name);
+    out += " port " + std::to_string(l->link.port) + "</td><td>";
+    append_html(out, l->link.condition);
+    out += "</td><td>";
+    append_html(out, l->link.remote_name);
+    out += " port " + std::to_string(l->link.remote_port) + "</td>";
+    append_seen(out, l->first, l->last);
+    out += "</tr>\n";
+  }
+  out += "</tbody></table>\n";
+}
 
 }  // namespace
 
@@ -52,6 +111,7 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
   double peak = -1;
   double peak_at = 0;
   std::map<std::pair<std::uint64_t, int>, RootSeen> roots;
+  std::map<std::tuple<std::uint64_t, int, std::string>, LinkSeen> links;
   std::vector<std::pair<double, double>> stall;  // (time, worst W)
   for (const HistoryFramePtr& f : history->frames) {
     for (const HistoryJob& j : f->jobs) {
@@ -66,10 +126,15 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
         peak_at = f->time;
       }
     }
+    for (const HistoryLink& l : f->links) {
+      if (!names_job(l.jobs, id)) continue;
+      auto [it, inserted] =
+          links.try_emplace({l.guid, l.port, l.condition}, LinkSeen{l, f->time, f->time});
+      it->second.link = l;
+      it->second.last = f->time + f->span;
+    }
     for (const HistoryRoot& r : f->roots) {
-      const bool hurts = std::any_of(r.jobs.begin(), r.jobs.end(),
-                                     [&](const std::string& j) { return job_id_of(j) == id; });
-      if (!hurts) continue;
+      if (!names_job(r.jobs, id)) continue;
       auto [it, inserted] = roots.try_emplace({r.guid, r.port}, RootSeen{r, f->time, f->time});
       if (!inserted && r.score > it->second.peak.score) it->second.peak = r;
       it->second.last = f->time + f->span;
@@ -117,12 +182,13 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
       out += " port " + std::to_string(r->peak.port) + "</td><td>";
       append_html(out, r->peak.cause);
       out += "</td><td class=\"n\">" + fixed(r->peak.score, 2) + "</td><td class=\"n\">" +
-             std::to_string(r->peak.victims) + "</td><td><a href=\"/?at=" +
-             std::to_string(static_cast<long long>(std::ceil(r->first))) + "\">" +
-             utc_time(r->first) + "</a></td><td>" + utc_time(r->last) + "</td></tr>\n";
+             std::to_string(r->peak.victims) + "</td>";
+      append_seen(out, r->first, r->last);
+      out += "</tr>\n";
     }
     out += "</tbody></table>\n";
   }
+  append_job_links(out, links);
 
   // Its leaves over its lifetime: the heatmap over time, of them only.
   StatusModel m;

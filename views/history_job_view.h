@@ -3,7 +3,8 @@
 // where?". From the history: the job's worst stall ratio over its lifetime
 // (a sparkline, its peak and when), the roots of congestion whose trees
 // held its ports (cause, peak score, first and last seen, a link to the
-// page as it was then), and its leaves on the heatmap over time. Rendered
+// page as it was then), the link conditions on its ports (each with when
+// it was first and last seen), and its leaves on the heatmap over time. Rendered
 // per request.
 #pragma once
 

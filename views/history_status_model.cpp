@@ -52,6 +52,7 @@ StatusModel history_status_model(const HistoryFrame& frame, double requested,
     if (l.remote_symbol_ber) out.remote_symbol_ber = *l.remote_symbol_ber;
     out.downs_last_hour = l.downs_last_hour;
     out.since = l.since;
+    if (l.jobs_known) out.jobs = l.jobs;
     m.links.push_back(std::move(out));
   }
   m.links_total = std::max<std::size_t>(frame.links_total, m.links.size());

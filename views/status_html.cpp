@@ -246,14 +246,20 @@ void append_links(std::string& out, const StatusModel& m) {
     return;
   }
   out +=
-      "<p>Down, or up at a lower width or speed than the links of the same kind (same tier "
-      "and rail, same kind of node at the far end).</p>\n"
+      "<p>Down, or up at a lower width or speed than both ends enable or than the links of the "
+      "same kind (same tier and rail, same kind of node at the far end).</p>\n"
       "<table id=\"links\"><thead><tr><th>Port</th><th>State</th><th>Width</th><th>Speed</th>"
       "<th>Gb/s</th><th>Peers Gb/s</th><th>Far end</th></tr></thead><tbody>\n";
   for (const StatusLink& l : m.degraded_links) {
     out += "<tr>";
     port_cell(out, l.name, l.port);
-    out += l.down ? "<td>down</td>" : "<td>degraded</td>";
+    if (l.down) {
+      out += "<td>down</td>";
+    } else {
+      out += "<td>degraded: ";
+      append_html(out, l.reason);
+      out += "</td>";
+    }
     out += "<td>" + html_escaped(l.width) + "</td><td>" + html_escaped(l.speed) + "</td>";
     number_cell(out, l.down ? "&ndash;" : fixed(l.rate_gbps, 0));
     number_cell(out, l.down ? "&ndash;" : fixed(l.peers_rate_gbps, 0));
@@ -294,6 +300,10 @@ void append_link_health(std::string& out, const StatusModel& m) {
     }
     out += "<td>";
     append_html(out, l.condition);
+    if (!l.degraded_reason.empty()) {
+      out += l.condition == "degraded" ? ": " : "; degraded: ";
+      append_html(out, l.degraded_reason);
+    }
     out += "</td>";
     number_cell(out, ber(l.symbol_ber, l.symbol_ber_at_least));
     number_cell(out, ber(l.remote_symbol_ber, false));

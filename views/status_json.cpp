@@ -75,7 +75,8 @@ std::string render_status_json(const StatusModel& m) {
            {"link_width", l.width},
            {"link_speed", l.speed},
            {"rate_gbps", number_or_null(!l.down, l.rate_gbps)},
-           {"peers_rate_gbps", number_or_null(!l.down, l.peers_rate_gbps)}};
+           {"peers_rate_gbps", number_or_null(!l.down, l.peers_rate_gbps)},
+           {"reason", l.reason.empty() ? json(nullptr) : json(l.reason)}};
     links.push_back(remote_fields(std::move(j), l.remote));
   }
   out["degraded_links"] = std::move(links);
@@ -93,22 +94,25 @@ std::string render_status_json(const StatusModel& m) {
       return e.name.empty() && e.node == kNoNode ? json(nullptr) : json(e.name);
     };
     auto ber = [](const std::optional<double>& b) { return b ? json(*b) : json(nullptr); };
-    unhealthy.push_back({{"node_guid", guid_hex(l.node.guid)},
-                         {"node_name", end(l.node)},
-                         {"port", l.node.port},
-                         {"remote_node_guid", guid_hex(l.remote.guid)},
-                         {"remote_node_name", end(l.remote)},
-                         {"remote_port", l.remote.port},
-                         {"remote_read", l.remote.read},
-                         {"condition", l.condition},
-                         {"conditions", l.conditions},
-                         {"symbol_ber", ber(l.symbol_ber)},
-                         {"symbol_ber_at_least", l.symbol_ber_at_least},
-                         {"remote_symbol_ber", ber(l.remote_symbol_ber)},
-                         {"downs_last_hour", l.downs_last_hour},
-                         {"since", l.since},
-                         {"link_width", l.width.empty() ? json(nullptr) : json(l.width)},
-                         {"link_speed", l.speed.empty() ? json(nullptr) : json(l.speed)}});
+    unhealthy.push_back(
+        {{"node_guid", guid_hex(l.node.guid)},
+         {"node_name", end(l.node)},
+         {"port", l.node.port},
+         {"remote_node_guid", guid_hex(l.remote.guid)},
+         {"remote_node_name", end(l.remote)},
+         {"remote_port", l.remote.port},
+         {"remote_read", l.remote.read},
+         {"condition", l.condition},
+         {"conditions", l.conditions},
+         {"symbol_ber", ber(l.symbol_ber)},
+         {"symbol_ber_at_least", l.symbol_ber_at_least},
+         {"remote_symbol_ber", ber(l.remote_symbol_ber)},
+         {"downs_last_hour", l.downs_last_hour},
+         {"since", l.since},
+         {"link_width", l.width.empty() ? json(nullptr) : json(l.width)},
+         {"link_speed", l.speed.empty() ? json(nullptr) : json(l.speed)},
+         {"degraded_reason", l.degraded_reason.empty() ? json(nullptr) : json(l.degraded_reason)},
+         {"jobs", l.jobs ? json(*l.jobs) : json(nullptr)}});
   }
   out["links"] = std::move(unhealthy);
   out["links_total"] = m.links_total;

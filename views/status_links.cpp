@@ -1,6 +1,76 @@
 #include "views/status_links.h"
 
+#include <algorithm>
+#include <unordered_map>
+
+#include "links/link_peers.h"
+#include "views/web_escape.h"
+
 namespace ibfx {
+
+std::string link_degraded_reason(const Fabric& fabric, const LinkReport& l) {
+  // The width and speed of an end the fabric still has (both trained alike).
+  std::string width, speed;
+  for (const LinkEnd* e : {&l.a, &l.b}) {
+    if (e->node == kNoNode || e->port_index < 0 ||
+        static_cast<std::size_t>(e->node) >= fabric.nodes.size()) {
+      continue;
+    }
+    const auto& ports = fabric.nodes[static_cast<std::size_t>(e->node)].ports;
+    if (static_cast<std::size_t>(e->port_index) >= ports.size()) continue;
+    const FabricPort& p = ports[static_cast<std::size_t>(e->port_index)];
+    width = std::string(link_width_name(p.width_active));
+    speed = std::string(link_speed_name(p));
+    break;
+  }
+  return degraded_reason(l.below_enabled, std::string(link_width_name(l.enabled.width_active)),
+                         std::string(link_speed_name(l.enabled)), l.below_peers, l.rate_gbps,
+                         l.peers_rate_gbps, width, speed);
+}
+
+std::string job_label(const JobPorts& j) {
+  return valid_utf8(std::to_string(j.job_id) + " " + j.name + " (" + j.user + ")");
+}
+
+namespace {
+
+// The jobs with a port at either end of each listed link: the job join's
+// ports (a job's HCA ports and the leaf ports cabled to them) by fabric
+// port, looked up for the links' ends only.
+void add_link_jobs(const Snapshot& s, std::vector<StatusLinkHealth>& links) {
+  if (!s.jobs.enabled) return;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>>
+      wanted;  // (node << 8 | port) -> links
+  auto key = [](std::int32_t node, int port) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(node)) << 8 |
+           static_cast<std::uint8_t>(port);
+  };
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    links[i].jobs.emplace();
+    for (const StatusLinkEnd* e : {&links[i].node, &links[i].remote}) {
+      if (e->node != kNoNode) wanted[key(e->node, e->port)].push_back(i);
+    }
+  }
+  const auto& ports = s.analysis.result.ports;
+  for (const JobPorts& j : s.jobs.join.jobs) {
+    std::vector<std::size_t> hit;
+    for (const std::size_t p : j.ports) {
+      if (p >= ports.size() || ports[p].node < 0 || !s.fabric) continue;
+      const auto n = static_cast<std::size_t>(ports[p].node);
+      if (n >= s.fabric->nodes.size() || ports[p].port_index >= s.fabric->nodes[n].ports.size()) {
+        continue;
+      }
+      const auto it =
+          wanted.find(key(ports[p].node, s.fabric->nodes[n].ports[ports[p].port_index].number));
+      if (it != wanted.end()) hit.insert(hit.end(), it->second.begin(), it->second.end());
+    }
+    std::sort(hit.begin(), hit.end());
+    hit.erase(std::unique(hit.begin(), hit.end()), hit.end());
+    for (const std::size_t i : hit) links[i].jobs->push_back(job_label(j));
+  }
+}
+
+}  // namespace
 
 std::vector<StatusLinkHealth> status_links(const Snapshot& s,
                                            const std::vector<std::string>& clean_names,
@@ -50,8 +120,10 @@ std::vector<StatusLinkHealth> status_links(const Snapshot& s,
     }
     h.rate_gbps = l.rate_gbps;
     h.peers_rate_gbps = l.peers_rate_gbps;
+    if (l.has(LinkCondition::kDegraded)) h.degraded_reason = link_degraded_reason(*s.fabric, l);
     out.push_back(std::move(h));
   }
+  add_link_jobs(s, out);
   return out;
 }
 
@@ -59,11 +131,7 @@ std::string link_trouble_at(const LinkHealthReport& links, std::uint64_t guid, i
   for (const LinkReport& l : links.links) {
     const bool here =
         (l.a.guid == guid && l.a.port == port) || (l.b.guid == guid && l.b.port == port);
-    if (!here) continue;
-    for (const LinkCondition c : {LinkCondition::kFlapping, LinkCondition::kBerError,
-                                  LinkCondition::kLinkErrors, LinkCondition::kBerWarning}) {
-      if (l.has(c)) return std::string(link_condition_name(c));
-    }
+    if (here) return std::string(link_condition_name(l.condition));
   }
   return "";
 }

@@ -36,7 +36,15 @@ struct StatusLinkHealth {
   std::string speed;     // "HDR"
   double rate_gbps = 0;  // degraded: its rate and its peers' median
   double peers_rate_gbps = 0;
+  std::string degraded_reason;  // degraded: why, degraded_reason(); "" otherwise
+  // The Slurm jobs with a port at either end (job_label()), when the daemon
+  // has a job source; nullopt: not known.
+  std::optional<std::vector<std::string>> jobs;
 };
+
+// A Slurm job as the page and the history name it: "<id> <name> (<user>)",
+// made valid UTF-8 (still untrusted text).
+std::string job_label(const JobPorts& job);
 
 // At most `max_rows` links, worst first (the snapshot's order).
 // `clean_names` are the snapshot's node names made valid UTF-8.
@@ -44,8 +52,14 @@ std::vector<StatusLinkHealth> status_links(const Snapshot& s,
                                            const std::vector<std::string>& clean_names,
                                            std::size_t max_rows);
 
-// The worst condition of the cable at (guid, port) that can slow a port
-// down (ber_error, ber_warning, link_errors, flapping); "" when none.
+// The worst condition of the cable at (guid, port): every one can slow a
+// port down (retransmissions, retraining, a cable down under a flapping
+// one, fewer lanes or a lower speed); "" when the cable is healthy. What a
+// congestion root's row says of its cable, on the page and in /top.
 std::string link_trouble_at(const LinkHealthReport& links, std::uint64_t guid, int port);
+
+// Why a degraded link is (links/link_peers.h, degraded_reason()): below
+// the width and speed both ends enable, below its peers, or both.
+std::string link_degraded_reason(const Fabric& fabric, const LinkReport& link);
 
 }  // namespace ibfx

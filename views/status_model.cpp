@@ -137,8 +137,7 @@ void add_roots(const Snapshot& s, const Names& names, StatusModel& m) {
         if (rj.root != k) continue;
         for (const auto& [job, ports] : rj.jobs) {
           if (job >= s.jobs.join.jobs.size()) continue;
-          const JobPorts& j = s.jobs.join.jobs[job];
-          jobs.push_back(valid_utf8(std::to_string(j.job_id) + " " + j.name + " (" + j.user + ")"));
+          jobs.push_back(job_label(s.jobs.join.jobs[job]));
         }
       }
       out.jobs = std::move(jobs);
@@ -191,17 +190,14 @@ bool link_down(const FabricPort& fp) {
 
 void add_links(const Snapshot& s, const Names& names, StatusModel& m) {
   const Fabric& f = *s.fabric;
-  // The ports below the median rate of their peers (analysis/link_peers.h:
-  // the recording rule's grouping), by the port they are.
+  // The ports below what both ends enable or below the median rate of their
+  // peers (links/link_peers.h: the recording rule's grouping), by the port
+  // they are.
   std::map<const FabricPort*, SlowerLink> slower;
-  for (const SlowerLink& l : links_slower_than_peers(f, s.analysis.topology.get())) {
+  for (const SlowerLink& l : links_slower_than_they_should(f, s.analysis.topology.get())) {
     slower.emplace(&f.nodes[static_cast<std::size_t>(l.node)].ports[l.port_index], l);
   }
   auto below = [&](std::size_t /*n*/, const FabricPort& fp) { return slower.contains(&fp); };
-  auto median_of_peers = [&](const FabricPort& fp) {
-    const auto it = slower.find(&fp);
-    return it == slower.end() ? 0.0 : it->second.peers_rate_gbps;
-  };
   for (std::size_t n = 0; n < f.nodes.size(); ++n) {
     for (const FabricPort& fp : f.nodes[n].ports) {
       const bool down = link_down(fp);
@@ -231,7 +227,14 @@ void add_links(const Snapshot& s, const Names& names, StatusModel& m) {
       out.width = std::string(link_width_name(fp.width_active));
       out.speed = std::string(link_speed_name(fp));
       out.rate_gbps = down ? 0 : link_rate_gbps(fp);
-      out.peers_rate_gbps = down ? 0 : median_of_peers(fp);
+      if (const auto it = slower.find(&fp); !down && it != slower.end()) {
+        const SlowerLink& l = it->second;
+        out.peers_rate_gbps = l.peers_rate_gbps;
+        out.reason =
+            degraded_reason(l.below_enabled, std::string(link_width_name(l.enabled.width_active)),
+                            std::string(link_speed_name(l.enabled)), l.below_peers, l.rate_gbps,
+                            l.peers_rate_gbps, out.width, out.speed);
+      }
       m.degraded_links.push_back(std::move(out));
     }
   }

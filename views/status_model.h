@@ -87,9 +87,10 @@ struct StatusPort {
   StatusFarEnd remote;
 };
 
-// A cabled link that is down, or up at a lower data rate than its peers:
-// the ports of the same kind (node type, tier and rail at this end, node
-// type and tier at the far end), as the "below_peers" recording rule of
+// A cabled link that is down, or up at a lower width or speed than both of
+// its ends enable, or at a lower data rate than its peers: the ports of the
+// same kind (node type, tier and rail at this end, node type and tier at
+// the far end), as the "below_peers" recording rule of
 // dashboards/rules/ibfabric_exporter.rules.yaml decides it. Listed once per
 // cable.
 struct StatusLink {
@@ -102,6 +103,7 @@ struct StatusLink {
   std::string speed;  // "HDR"
   double rate_gbps = 0;
   double peers_rate_gbps = 0;  // the median of its peers (0 for a down link)
+  std::string reason;          // why degraded: degraded_reason() ("" for a down link)
 };
 
 struct StatusNode {

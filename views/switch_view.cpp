@@ -133,6 +133,11 @@ std::string render_switch_html(const Snapshot& s, std::size_t node,
         std::snprintf(ber, sizeof ber, "%.1e", into->symbol_ber);
         text += std::string(", BER in ") + (into->at_least ? "&ge;" : "") + ber;
       }
+      // Plain text from numbers and the fixed vocabulary of link_peers.h.
+      if (l.has(LinkCondition::kDegraded)) {
+        text += (l.condition == LinkCondition::kDegraded ? ": " : "; degraded: ") +
+                link_degraded_reason(f, l);
+      }
       link_health[end->port_index] = std::move(text);
     }
   }

@@ -8,6 +8,7 @@
 
 #include "base/utc_time.h"
 #include "snapshot/snapshot.h"
+#include "views/status_links.h"
 
 namespace ibfx {
 namespace {
@@ -110,11 +111,14 @@ void render_links_table(std::string& out, const Snapshot& s, std::size_t rows) {
   for (std::size_t k = 0; k < links.size() && k < rows; ++k) {
     const LinkReport& l = links[k];
     const bool b_first = l.b_receives_worse();
-    line(out, "  %-11s %-32s %-32s %9s %9s %5u  %s\n",
+    // A degraded link says why after its row's fixed columns.
+    const std::string why =
+        l.has(LinkCondition::kDegraded) ? "  degraded: " + link_degraded_reason(*s.fabric, l) : "";
+    line(out, "  %-11s %-32s %-32s %9s %9s %5u  %s%s\n",
          std::string(link_condition_name(l.condition)).c_str(), name(b_first ? l.b : l.a).c_str(),
          name(b_first ? l.a : l.b).c_str(), ber(b_first ? l.into_b : l.into_a).c_str(),
          ber(b_first ? l.into_a : l.into_b).c_str(), l.downs_last_hour,
-         utc_time_text(l.since).c_str());
+         utc_time_text(l.since).c_str(), why.c_str());
   }
   if (links.size() > rows) line(out, "  ... and %zu more\n", links.size() - rows);
 }
@@ -180,18 +184,22 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
   for (const RootJobs& r : s.jobs.join.roots) {
     if (r.root < root_jobs.size()) root_jobs[r.root] = r.jobs.size();
   }
+  // LINK: the worst condition of the root's cable (docs/links.md): the
+  // port may be slow because of it, as the status page's roots say.
   if (!a.congestion.roots.empty()) {
-    line(out, "  %-32s %-20s %7s %8s%s  %s\n", "PORT", "CAUSE", "SCORE", "VICTIMS",
-         jobs ? "     JOBS" : "", "FAR END");
+    line(out, "  %-32s %-20s %7s %8s%s %-11s  %s\n", "PORT", "CAUSE", "SCORE", "VICTIMS",
+         jobs ? "     JOBS" : "", "LINK", "FAR END");
   }
   for (std::size_t k = 0; k < a.congestion.roots.size() && k < rows; ++k) {
     const CongestionRoot& r = a.congestion.roots[k];
     const PortScore& ps = a.ports[r.port];
     char job_column[16] = "";
     if (jobs) std::snprintf(job_column, sizeof job_column, " %8zu", root_jobs[k]);
-    line(out, "  %-32s %-20s %7.3f %8zu%s  %s\n", name_of(ps).c_str(),
+    const std::string link = link_trouble_at(
+        *s.links, f.nodes[static_cast<std::size_t>(ps.node)].guid, port_of(ps).number);
+    line(out, "  %-32s %-20s %7.3f %8zu%s %-11s  %s\n", name_of(ps).c_str(),
          std::string(cause_name(r.cause)).c_str(), r.score, static_cast<std::size_t>(r.victims),
-         job_column, far_end(s, port_of(ps)).c_str());
+         job_column, link.empty() ? "-" : link.c_str(), far_end(s, port_of(ps)).c_str());
   }
   if (jobs) out += top_jobs(s, rows);
 

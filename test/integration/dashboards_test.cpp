@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -197,6 +198,14 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
        "infiniband_node_info{node_name=\"gpu0007 mlx5_0\"} == 0"},
       {"the flapped link is down",
        link_up_expr("gpu0003 mlx5_1", 1) + " == 0 or " + link_up_expr("leaf-r1-01", 3) + " == 0"},
+      // Link health (issue #34): the daemon's verdicts, named by the rule.
+      {"the link rule has the cable with symbol errors",
+       "link:infiniband_link_unhealthy:named{condition=\"ber_error\",node_name=\"spine-02\","
+       "port=\"1\"}"},
+      {"the link rule has the flapped link down",
+       "link:infiniband_link_unhealthy:named{condition=\"down\"}"},
+      {"the link rule has the 1x link degraded",
+       "link:infiniband_link_unhealthy:named{condition=\"degraded\"}"},
   };
   auto unsettled = [&] {
     std::string out;
@@ -225,6 +234,60 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
     }
   }
   CHECK(rule_count == 24);
+
+  // The link alerts' queries (issue #34) find each injected fault on its
+  // cable, as the rules API hands them to Prometheus: the symbol errors
+  // counted at spine-02 port 1's receiver, the flapped link down (either
+  // end may be node_*), the 1x cable degraded.
+  {
+    std::map<std::string, std::string> alert_query;
+    for (const Json& g : rules["data"]["groups"].array) {
+      for (const Json& r : g["rules"].array) {
+        if (r["type"].str() == "alerting") alert_query[r["name"].str()] = r["query"].str();
+      }
+    }
+    auto cable = [&](const std::string& alert, const std::string& end, const std::string& port,
+                     const std::string& other) {
+      REQUIRE(alert_query.count(alert) == 1);
+      const auto found = samples(prom.query(alert_query[alert]));
+      std::string listing;
+      for (const Sample& s : found) listing += describe(s) + "\n";
+      INFO(alert << ": " << alert_query[alert] << "\n" << listing);
+      return std::any_of(found.begin(), found.end(), [&](const Sample& s) {
+        auto label = [&](const char* k) {
+          const auto it = s.labels.find(k);
+          return it == s.labels.end() ? std::string() : it->second;
+        };
+        const bool here = label("node_name") == end && (port.empty() || label("port") == port) &&
+                          (other.empty() || label("remote_node_name") == other);
+        const bool there = port.empty() && label("remote_node_name") == end &&
+                           (other.empty() || label("node_name") == other);
+        return here || there;
+      });
+    };
+    CHECK(cable("InfinibandLinkBerError", kCulprit, "1", ""));
+    CHECK(cable("InfinibandLinkDown", "gpu0003 mlx5_1", "", "leaf-r1-01"));
+    CHECK(cable("InfinibandLinkDegraded", "gpu0005 mlx5_0", "", "leaf-r0-02"));
+    // The BER itself, of the receiving port only (sparse), and the events
+    // each condition opened.
+    const auto ber = samples(
+        prom.query("infiniband_port_symbol_ber * on (instance, node_guid) group_left (node_name) "
+                   "infiniband_node_info"));
+    std::string listing;
+    for (const Sample& s : ber) listing += describe(s) + "\n";
+    INFO("infiniband_port_symbol_ber:\n" << listing);
+    REQUIRE(ber.size() == 1);
+    CHECK(ber[0].labels.at("node_name") == kCulprit);
+    CHECK(ber[0].labels.at("port") == "1");
+    CHECK(ber[0].value >= 1e-12);
+    for (const char* condition : {"ber_error", "down", "degraded"}) {
+      INFO("infiniband_link_events_total{condition=\"" << condition << "\"}");
+      const auto events = samples(
+          prom.query("infiniband_link_events_total{condition=\"" + std::string(condition) + "\"}"));
+      REQUIRE(events.size() == 1);
+      CHECK(events[0].value >= 1);
+    }
+  }
 
   const std::string culprit = kCulprit;
   const std::vector<std::string> files = dashboard_files();

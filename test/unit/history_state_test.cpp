@@ -30,6 +30,8 @@ HistoryFrames sample_history() {
   link.symbol_ber = 2.5e-9F;
   link.symbol_ber_at_least = true;
   link.downs_last_hour = 3;
+  link.jobs_known = true;
+  link.jobs = {"4711 train (alice)"};
   sweep->links = {link, test::history_link(3, 1, "down", 1020)};
   sweep->links_total = 5;
   sweep->sweep.duration_seconds = 1.5;

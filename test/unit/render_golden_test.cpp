@@ -405,12 +405,61 @@ TEST_CASE("render_top: a LINKS table, worst first, the receiving end first", "[t
   CHECK(render_top(*snap, 1).find("... and 1 more") != std::string::npos);
 }
 
+namespace {
+
+// The row of the roots table that names `port`, "" when none.
+std::string root_row(const std::string& top, const std::string& port) {
+  const auto table = top.find("ROOTS OF CONGESTION");
+  const auto end = top.find("\nCONGESTION EVENTS");
+  const auto at = top.find("  " + port + " ", table);
+  if (table == std::string::npos || at == std::string::npos || at > end) return "";
+  return top.substr(at, top.find('\n', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("render_top: a root on an unhealthy cable names its condition, a degraded link says why",
+          "[top][links]") {
+  // The root, leaf-01 port 2: a healthy cable, then the down one of
+  // links_snapshot(), then the same cable degraded below what both ends enable.
+  const std::string healthy = root_row(render_top(*fixed_snapshot(false), 10), "leaf-01:2");
+  INFO(healthy);
+  CHECK(healthy.find(" -            gpu-b:1") != std::string::npos);
+  auto snap = links_snapshot();
+  const std::string top = render_top(*snap, 10);
+  INFO(top);
+  CHECK(top.find("VICTIMS LINK         FAR END") != std::string::npos);
+  CHECK(root_row(top, "leaf-01:2").find(" down         gpu-b:1") != std::string::npos);
+
+  auto links = std::make_shared<LinkHealthReport>(*snap->links);
+  LinkReport& cable = links->links[0];
+  cable.condition = LinkCondition::kDegraded;
+  cable.conditions = 1u << static_cast<unsigned>(LinkCondition::kDegraded);
+  cable.down = false;
+  cable.below_enabled = true;
+  cable.rate_gbps = 50;
+  cable.enabled.width_active = 8;      // 12x (IBA LinkWidthEnabled bit 3)
+  cable.enabled.speed_ext_active = 4;  // HDR
+  snap->links = links;
+  const std::string degraded = render_top(*snap, 10);
+  INFO(degraded);
+  CHECK(root_row(degraded, "leaf-01:2").find(" degraded     gpu-b:1") != std::string::npos);
+  const auto row = degraded.find("degraded    leaf-01:2");
+  REQUIRE(row != std::string::npos);
+  // Its own width and speed (the fabric's), then the best both ends enable.
+  const FabricPort& port = snap->fabric->nodes[0].ports[1];
+  const std::string why = "  degraded: " + std::string(link_width_name(port.width_active)) + " " +
+                          std::string(link_speed_name(port)) +
+                          ", below the 12x HDR both ends enable\n";
+  CHECK(degraded.find(why, row) == degraded.find('\n', row) + 1 - why.size());
+}
+
 TEST_CASE("render_top with jobs: a JOBS column per root, the jobs hurt most first", "[top]") {
   const std::string top = render_top(*jobs_snapshot(), 10);
   INFO(top);
   // The root's row ends with its one job before the far end.
-  CHECK(top.find("VICTIMS     JOBS  FAR END") != std::string::npos);
-  CHECK(top.find("       2        1  gpu-b:1") != std::string::npos);
+  CHECK(top.find("VICTIMS     JOBS LINK         FAR END") != std::string::npos);
+  CHECK(top.find("       2        1 -            gpu-b:1") != std::string::npos);
   const auto table = top.find("JOBS HURT MOST");
   REQUIRE(table != std::string::npos);
   CHECK(top.find("job source down", table) != std::string::npos);

@@ -4,9 +4,11 @@
 #include "views/status_model.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "test/support/status_support.h"
+#include "views/status_json.h"
 
 namespace ibfx {
 
@@ -144,6 +146,46 @@ TEST_CASE("the status model names the Slurm jobs in each root's tree", "[status_
   CHECK(*m.roots[0].jobs == std::vector<std::string>{"4242 train<1> (alice)"});
   REQUIRE(m.roots[1].jobs.has_value());
   CHECK(m.roots[1].jobs->empty());
+}
+
+TEST_CASE("the status model names the Slurm jobs at either end of each unhealthy link",
+          "[status_model]") {
+  test::StatusFixture fx = test::status_fixture();
+  fx.snapshot->links = test::unhealthy_links(fx);
+  CHECK_FALSE(build_status_model(*fx.snapshot).links[1].jobs.has_value());
+  // Job 4242 has the HCA port of the BER cable (its leaf end is the other
+  // end of the same cable); job 4243 has none of the links' ports.
+  const int hca = fx.rail.hca[0][0];
+  const auto& ports = fx.snapshot->analysis.result.ports;
+  std::size_t hca_port = ports.size();
+  for (std::size_t p = 0; p < ports.size(); ++p) {
+    if (ports[p].node == hca && ports[p].port_index == 0) hca_port = p;
+  }
+  REQUIRE(hca_port < ports.size());
+  fx.snapshot->jobs.enabled = true;
+  JobPorts job;
+  job.job_id = 4242;
+  job.name = "train";
+  job.user = "alice";
+  job.ports = {hca_port};
+  JobPorts other = job;
+  other.job_id = 4243;
+  other.ports = {};
+  fx.snapshot->jobs.join.jobs = {job, other};
+  const StatusModel m = build_status_model(*fx.snapshot);
+  REQUIRE(m.links.size() == 2);
+  REQUIRE(m.links[1].condition == "ber_error");
+  REQUIRE(m.links[1].jobs.has_value());
+  CHECK(*m.links[1].jobs == std::vector<std::string>{"4242 train (alice)"});
+  REQUIRE(m.links[0].jobs.has_value());
+  CHECK(m.links[0].jobs->empty());
+  // /status.json says the same; null without a job source.
+  const auto j = nlohmann::json::parse(render_status_json(m));
+  CHECK(j["links"][1]["jobs"] == nlohmann::json::array({"4242 train (alice)"}));
+  fx.snapshot->jobs.enabled = false;
+  CHECK(nlohmann::json::parse(
+            render_status_json(build_status_model(*fx.snapshot)))["links"][1]["jobs"]
+            .is_null());
 }
 
 TEST_CASE("the status model's sweep health: time, duration, nodes answering, own port",
