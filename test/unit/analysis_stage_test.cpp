@@ -78,7 +78,14 @@ TEST_CASE(
     "AnalysisStage judges each sweep's cables by its links: settings and a reload changes them",
     "[analysis_stage]") {
   Bench bench;
-  auto& [fabric, names, ticks, acc, stage, t0] = bench;
+  // References, not a structured binding: clang 14 (the ASan tree's
+  // compiler) cannot capture a binding in a lambda, a C++20 rule it lacks.
+  auto& fabric = bench.fabric;
+  auto& names = bench.names;
+  auto& ticks = bench.ticks;
+  auto& acc = bench.acc;
+  auto& stage = bench.stage;
+  auto& t0 = bench.t0;
   // gpu0's end of its cable (switch port 1) recovers from link errors
   // `recoveries` times in all.
   auto sweep = [&](int s, std::uint64_t recoveries) {
