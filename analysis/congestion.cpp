@@ -41,6 +41,10 @@ std::string_view cause_name(CongestionCause cause) {
       return "slow_receiver";
     case CongestionCause::kDegradedLink:
       return "degraded_link";
+    case CongestionCause::kFlowCollision:
+      return "flow_collision";
+    case CongestionCause::kUnevenUplinks:
+      return "uneven_uplinks";
     case CongestionCause::kUnexplained:
       break;
   }
@@ -57,13 +61,14 @@ class ForestBuilder {
  public:
   ForestBuilder(const Topology& topo, const Fabric& fabric, const std::vector<PortScore>& ports,
                 const std::vector<PortSample>& samples, const CongestionConfig& config,
-                const RootMemory& memory)
+                const RootMemory& memory, const RouteEvidence* routes)
       : topo_(topo),
         fabric_(fabric),
         ports_(ports),
         samples_(samples),
         config_(config),
         memory_(memory),
+        routes_(routes),
         count_(std::min(ports.size(), samples.size())),
         nodes_(std::min({fabric.nodes.size(), topo.tier.size(), topo.direction.size()})),
         by_evidence_(ports.size(), 0) {}
@@ -340,11 +345,46 @@ class ForestBuilder {
       if (into_hca) return CongestionCause::kIncast;
       if (ports_[k].direction == PortDirection::kUp &&
           imbalance_[a] >= config_.imbalance_threshold) {
-        return CongestionCause::kRoutingImbalance;
+        return uplink_cause(r);
       }
       return CongestionCause::kOversubscribed;
     }
     return into_hca ? CongestionCause::kSlowReceiver : CongestionCause::kUnexplained;
+  }
+
+  // A saturated up port whose switch's up ports carry uneven bytes: the
+  // routing, if its table puts more destinations on this port than on its
+  // peers (by imbalance_threshold, the same factor as the bytes'); else a
+  // collision of a few heavy flows on balanced routes; or, with no table,
+  // not known (docs/scores.md, "Routing or traffic").
+  CongestionCause uplink_cause(const CongestionRoot& r) const {
+    if (r.routes < 0 || r.peer_routes < 0) return CongestionCause::kUnevenUplinks;
+    const auto routes = static_cast<double>(r.routes);
+    return routes > 0 && routes >= config_.imbalance_threshold * r.peer_routes
+               ? CongestionCause::kRoutingImbalance
+               : CongestionCause::kFlowCollision;
+  }
+
+  // The route evidence of root port k: its destinations, and for an up
+  // port the mean of the switch's other up ports (active links only).
+  void add_route_evidence(std::size_t k, CongestionRoot& r) const {
+    if (routes_ == nullptr) return;
+    const auto a = static_cast<std::size_t>(ports_[k].node);
+    const std::vector<std::uint32_t>* per_port = routes_->of(a);
+    const std::size_t i = ports_[k].port_index;
+    if (per_port == nullptr || i >= per_port->size()) return;
+    r.routes = (*per_port)[i];
+    if (ports_[k].direction != PortDirection::kUp) return;
+    const FabricNode& node = fabric_.nodes[a];
+    double sum = 0;
+    std::size_t peers = 0;
+    for (std::size_t j = 0; j < node.ports.size() && j < per_port->size(); ++j) {
+      if (j == i || topo_.direction[a][j] != PortDirection::kUp) continue;
+      if (!node.ports[j].linked() || !node.ports[j].up()) continue;
+      sum += (*per_port)[j];
+      ++peers;
+    }
+    if (peers > 0) r.peer_routes = sum / static_cast<double>(peers);
   }
 
   // Tally victims per chain end; a saturated port is a root only when it has
@@ -372,6 +412,7 @@ class ForestBuilder {
       r.continued = !r.by_evidence && severity(k) <= 0;
       r.score += r.by_evidence || r.continued ? std::max(ports_[k].stall, ports_[k].utilization)
                                               : severity(k);
+      add_route_evidence(k, r);
       r.cause = cause_of(k, r);
       roots.push_back(r);
     }
@@ -392,6 +433,7 @@ class ForestBuilder {
   const std::vector<PortSample>& samples_;
   const CongestionConfig& config_;
   const RootMemory& memory_;
+  const RouteEvidence* routes_;
   const std::size_t count_;
   const std::size_t nodes_;
   CongestionForest f_;
@@ -408,8 +450,9 @@ class ForestBuilder {
 CongestionForest build_congestion_forest(const Topology& topo, const Fabric& fabric,
                                          const std::vector<PortScore>& ports,
                                          const std::vector<PortSample>& samples,
-                                         const CongestionConfig& config, const RootMemory& memory) {
-  return ForestBuilder(topo, fabric, ports, samples, config, memory).build();
+                                         const CongestionConfig& config, const RootMemory& memory,
+                                         const RouteEvidence* routes) {
+  return ForestBuilder(topo, fabric, ports, samples, config, memory, routes).build();
 }
 
 }  // namespace ibfx

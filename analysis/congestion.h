@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/port_score.h"
+#include "analysis/route_evidence.h"
 #include "analysis/topology.h"
 #include "fabric/fabric.h"
 
@@ -44,14 +45,19 @@ struct CongestionConfig {
 enum class CongestionCause : std::uint8_t {
   kIncast,            // saturated port into an HCA: many senders, one receiver
   kOversubscribed,    // saturated switch-to-switch port, its switch's uplinks evenly loaded
-  kRoutingImbalance,  // saturated up port while its switch's other up ports idle
+  kRoutingImbalance,  // saturated up port, its switch's up ports unevenly used, and the
+                      // forwarding tables put more destinations on it than on its peers
   kSlowReceiver,      // stalled into an HCA that is not full: it does not return credits
   kDegradedLink,      // stalled, nothing downstream congested, the link has errors or runs
                       // below its node's widest/fastest link
   kUnexplained,       // stalled, nothing downstream congested, no evidence why
+  kFlowCollision,     // as kRoutingImbalance, but the tables spread the destinations evenly:
+                      // a few heavy flows happen to share this up port
+  kUnevenUplinks,     // as kRoutingImbalance, but the switch's routes are not known (not read
+                      // yet, or routes.enabled off): routing or traffic cannot be told apart
 };
 // "incast", "oversubscribed", "routing_imbalance", "slow_receiver",
-// "degraded_link", "unexplained".
+// "degraded_link", "unexplained", "flow_collision", "uneven_uplinks".
 std::string_view cause_name(CongestionCause cause);
 
 inline constexpr std::size_t kNoPort = std::numeric_limits<std::size_t>::max();
@@ -72,6 +78,11 @@ struct CongestionRoot {
   bool held = false;
   bool by_evidence = false;
   bool continued = false;
+  // Route evidence (a switch port whose table is known; else -1):
+  // destinations its switch routes out of the root port, and for an up
+  // port the mean of its peers' (the switch's other up ports).
+  std::int64_t routes = -1;
+  double peer_routes = -1;
 };
 
 // What the previous sweeps say of each analysed port (RootHistory::recall),
@@ -126,6 +137,7 @@ CongestionForest build_congestion_forest(const Topology& topology, const Fabric&
                                          const std::vector<PortScore>& ports,
                                          const std::vector<PortSample>& samples,
                                          const CongestionConfig& config,
-                                         const RootMemory& memory = {});
+                                         const RootMemory& memory = {},
+                                         const RouteEvidence* routes = nullptr);
 
 }  // namespace ibfx

@@ -16,7 +16,8 @@ using nlohmann::json;
 constexpr std::array<CongestionCause, kCauseCount> kCauses{
     CongestionCause::kIncast,           CongestionCause::kOversubscribed,
     CongestionCause::kRoutingImbalance, CongestionCause::kSlowReceiver,
-    CongestionCause::kDegradedLink,     CongestionCause::kUnexplained};
+    CongestionCause::kDegradedLink,     CongestionCause::kUnexplained,
+    CongestionCause::kFlowCollision,    CongestionCause::kUnevenUplinks};
 
 json node_json(const EventNode& n) {
   return json{{"node_guid", guid_hex(n.guid)}, {"node_name", n.name}};
@@ -97,7 +98,43 @@ CongestionEvent decode_event(const json& j, const std::string& where) {
     if (!jobs_truncated.is_boolean()) throw BadField(where + ".jobs_truncated: not a boolean");
     e.jobs_truncated = jobs_truncated.get<bool>();
   }
+  // The senders came with the routes (issue #41): a file without them has none.
+  if (j.contains("senders")) {
+    const json& senders = j["senders"];
+    if (!senders.is_array() || senders.size() > kMaxSendersPerEvent) {
+      throw BadField(where + ".senders: not an array of at most " +
+                     std::to_string(kMaxSendersPerEvent));
+    }
+    for (std::size_t i = 0; i < senders.size(); ++i) {
+      const std::string at = where + ".senders[" + std::to_string(i) + "]";
+      EventSender s;
+      s.node = event_node(senders[i], at);
+      s.port = static_cast<std::uint8_t>(count(senders[i], "port", at, 255));
+      s.bytes_per_second = number(senders[i], "bytes_per_second", at);
+      const json& jobs = field(senders[i], "jobs", at);
+      if (!jobs.is_array() || jobs.size() > kMaxJobsPerEvent) {
+        throw BadField(at + ".jobs: not an array of at most " + std::to_string(kMaxJobsPerEvent));
+      }
+      for (const json& id : jobs) {
+        if (!id.is_number_unsigned()) throw BadField(at + ".jobs: not a job id");
+        s.jobs.push_back(id.get<std::uint64_t>());
+      }
+      e.senders.push_back(std::move(s));
+    }
+  }
   return e;
+}
+
+json senders_json(const std::vector<EventSender>& senders) {
+  json list = json::array();
+  for (const EventSender& s : senders) {
+    json one = node_json(s.node);
+    one["port"] = s.port;
+    one["bytes_per_second"] = s.bytes_per_second;
+    one["jobs"] = s.jobs;
+    list.push_back(std::move(one));
+  }
+  return list;
 }
 
 // One event as the file keeps it.
@@ -127,6 +164,7 @@ json event_state_json(const CongestionEvent& e) {
   j["leaves_truncated"] = e.leaves_truncated;
   j["jobs"] = e.jobs;
   j["jobs_truncated"] = e.jobs_truncated;
+  j["senders"] = senders_json(e.senders);
   j["absent_sweeps"] = e.absent_sweeps;
   return j;
 }

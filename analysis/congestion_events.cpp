@@ -60,7 +60,7 @@ std::size_t cause_index(CongestionCause c) { return static_cast<std::size_t>(c);
 // more interval, its peak, and what its tree touched.
 void absorb(CongestionEvent& e, const TreeSeen& tree, const EventNode& root, const Fabric& fabric,
             const std::vector<std::string>& node_names, double now, double interval,
-            const std::vector<std::uint64_t>* jobs) {
+            const std::vector<std::uint64_t>* jobs, const std::vector<EventSender>* senders) {
   const CongestionRoot& r = *tree.root;
   e.root.name = root.name;
   e.far =
@@ -70,7 +70,13 @@ void absorb(CongestionEvent& e, const TreeSeen& tree, const EventNode& root, con
   e.absent_sweeps = 0;
   ++e.sweeps;
   e.congested_seconds += interval;
-  if (r.score > e.peak_score) {
+  const bool peak = r.score > e.peak_score;
+  if (senders != nullptr && !senders->empty() && (peak || e.senders.empty())) {
+    e.senders.assign(senders->begin(),
+                     senders->begin() + static_cast<std::ptrdiff_t>(
+                                            std::min(senders->size(), kMaxSendersPerEvent)));
+  }
+  if (peak) {
     e.peak_score = r.score;
     e.peak_at = now;
     e.cause = r.cause;
@@ -92,7 +98,8 @@ void absorb(CongestionEvent& e, const TreeSeen& tree, const EventNode& root, con
 
 void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric& fabric,
                                      const std::vector<std::string>& node_names, double now,
-                                     const std::vector<std::vector<std::uint64_t>>& root_jobs) {
+                                     const std::vector<std::vector<std::uint64_t>>& root_jobs,
+                                     const std::vector<std::vector<EventSender>>& root_senders) {
   const AnalysisResult& result = analysis.result;
   if (result.ports.empty()) return;
   const CongestionForest& forest = result.congestion;
@@ -150,9 +157,10 @@ void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric
     };
     const auto k = static_cast<std::size_t>(tree.root - forest.roots.data());
     const std::vector<std::uint64_t>* jobs = k < root_jobs.size() ? &root_jobs[k] : nullptr;
+    const std::vector<EventSender>* senders = k < root_senders.size() ? &root_senders[k] : nullptr;
     if (auto it = std::find_if(active_.begin(), active_.end(), same_root); it != active_.end()) {
       seen[static_cast<std::size_t>(it - active_.begin())] = true;
-      absorb(*it, tree, root, fabric, node_names, now, interval, jobs);
+      absorb(*it, tree, root, fabric, node_names, now, interval, jobs, senders);
       counters_.seconds[cause_index(r.cause)] += interval;
       changed = true;
       continue;
@@ -168,7 +176,7 @@ void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric
       draft.peak_score = r.score;
       draft.peak_at = now;
     }
-    absorb(draft, tree, root, fabric, node_names, now, interval, jobs);
+    absorb(draft, tree, root, fabric, node_names, now, interval, jobs, senders);
     // A named mechanism opens at once (and takes the pending sweeps with
     // it); `unexplained` only once it has persisted.
     if (r.cause != CongestionCause::kUnexplained || draft.sweeps >= kPersistSweeps) {

@@ -37,7 +37,7 @@
 
 namespace ibfx {
 
-inline constexpr std::size_t kCauseCount = 6;  // CongestionCause values
+inline constexpr std::size_t kCauseCount = 8;  // CongestionCause values
 // Absent from this many consecutive sweeps...
 inline constexpr std::uint32_t kGraceSweeps = 3;
 // ...and for this long (whichever is later) before an event ends: at a 1 s
@@ -62,6 +62,19 @@ struct EventNode {
   std::string name;  // node-name-map, else NodeDescription: untrusted text
   friend bool operator==(const EventNode&, const EventNode&) = default;
 };
+
+// An HCA port whose routes cross an event's root port, as the routes
+// stage ranked it at the event's peak (routing/root_senders.h): who was
+// sending into it, and the Slurm jobs on that port.
+struct EventSender {
+  EventNode node;
+  std::uint8_t port = 0;
+  double bytes_per_second = 0;
+  std::vector<std::uint64_t> jobs;  // ascending
+  friend bool operator==(const EventSender&, const EventSender&) = default;
+};
+// Senders an event keeps (the routes stage ranks ten per root).
+inline constexpr std::size_t kMaxSendersPerEvent = 10;
 
 struct CongestionEvent {
   std::uint64_t id = 0;  // 1, 2, ... in order of start; never reused
@@ -93,6 +106,10 @@ struct CongestionEvent {
   bool jobs_truncated = false;  // more than kMaxJobsPerEvent
   // Seconds of congestion so far: the intervals in which the root was seen.
   double congested_seconds = 0;
+  // The top senders behind the root in the sweep of its peak score (the
+  // first sweep that named any, until a higher peak); empty when the
+  // routes were not known (issue #41).
+  std::vector<EventSender> senders;
 
   bool active() const { return !end.has_value(); }
   friend bool operator==(const CongestionEvent&, const CongestionEvent&) = default;
@@ -129,9 +146,12 @@ class CongestionEventTracker {
   // sweep) changes nothing: no evidence is not absence.
   // `root_jobs`, when given, is parallel to the forest's roots: the Slurm
   // job ids in each root's tree this sweep (JobJoinResult::roots).
+  // `root_senders`, when given, is parallel to them too: the top senders
+  // behind each root this sweep.
   void observe(const SweepAnalysis& analysis, const Fabric& fabric,
                const std::vector<std::string>& node_names, double now,
-               const std::vector<std::vector<std::uint64_t>>& root_jobs = {});
+               const std::vector<std::vector<std::uint64_t>>& root_jobs = {},
+               const std::vector<std::vector<EventSender>>& root_senders = {});
 
   // Continues from a saved state (start-up): events whose root has been
   // gone longer than the grace end at their last_seen; the history bounds

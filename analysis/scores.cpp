@@ -198,7 +198,7 @@ PortSample make_port_sample(std::int32_t node, std::uint32_t port_index,
 
 AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
                        const std::vector<PortSample>& samples, const ScoreConfig& config,
-                       const RootMemory& memory) {
+                       const RootMemory& memory, const RouteEvidence* routes) {
   AnalysisResult result;
   const std::size_t n = std::min({fabric.nodes.size(), topo.tier.size(), topo.rail.size(),
                                   topo.single_rail.size(), topo.direction.size()});
@@ -385,7 +385,8 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
   for (int rail : hca_rails) result.worst_paths.push_back(worst_path(topo, fabric, matrix, rail));
 
   result.congestion =
-      build_congestion_forest(topo, fabric, result.ports, samples, config.congestion, memory);
+      build_congestion_forest(topo, fabric, result.ports, samples, config.congestion, memory,
+                              routes);
   return result;
 }
 

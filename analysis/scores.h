@@ -115,7 +115,7 @@ struct AnalysisResult {
 // the roots of congestion of the previous sweeps.
 AnalysisResult analyze(const Topology& topology, const Fabric& fabric,
                        const std::vector<PortSample>& samples, const ScoreConfig& config,
-                       const RootMemory& memory = {});
+                       const RootMemory& memory = {}, const RouteEvidence* routes = nullptr);
 
 // Helpers, exposed for tests: median, 1.4826-scaled MAD and the linear
 // interpolated percentile (q in [0, 1]) of `values` (reordered in place).

@@ -6,7 +6,7 @@ SweepAnalysis SweepAnalyzer::analyze(const std::shared_ptr<const Fabric>& fabric
                                      const std::vector<std::string>& node_names,
                                      const std::vector<SweepPortTotals>& ports,
                                      std::chrono::system_clock::time_point started_at,
-                                     const AnalysisConfig& config) {
+                                     const AnalysisConfig& config, const RouteEvidence* routes) {
   // The topology follows discovery: rebuilt only when the fabric changed.
   if (fabric != topology_fabric_) {
     topology_ =
@@ -36,7 +36,7 @@ SweepAnalysis SweepAnalyzer::analyze(const std::shared_ptr<const Fabric>& fabric
   if (!a.samples.empty()) {
     a.interval_seconds = dt;
     a.result = ibfx::analyze(*topology_, *fabric, a.samples, config.scores,
-                             roots_.recall(*fabric, a.samples));
+                             roots_.recall(*fabric, a.samples), routes);
     roots_.update(*fabric, a.result.ports, a.result.congestion);
     clamped_total_ += a.result.clamped;
     for (const PortScore& ps : a.result.ports) {

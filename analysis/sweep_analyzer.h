@@ -55,7 +55,7 @@ class SweepAnalyzer {
                         const std::vector<std::string>& node_names,
                         const std::vector<SweepPortTotals>& ports,
                         std::chrono::system_clock::time_point started_at,
-                        const AnalysisConfig& config);
+                        const AnalysisConfig& config, const RouteEvidence* routes = nullptr);
   // The next analyze() classifies the topology again (new names or overrides).
   void reclassify() { topology_fabric_.reset(); }
   // A port that left the known fabric: should it come back, its first

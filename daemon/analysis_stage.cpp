@@ -9,7 +9,8 @@ namespace ibfx {
 SweepAnalysis AnalysisStage::analyze(const std::shared_ptr<const Fabric>& fabric,
                                      const std::vector<std::string>& node_names,
                                      const std::vector<int>& device_ticks, const SweepResult& sweep,
-                                     const CounterAccumulator& accumulator) {
+                                     const CounterAccumulator& accumulator,
+                                     const RouteEvidence* routes) {
   const std::size_t wait = static_cast<std::size_t>(Counter::kTransmitWait);
   // Every discovered port in fabric order, as the snapshot lists them; the
   // totals are the accumulator's, which nothing changes until the next sweep.
@@ -25,7 +26,7 @@ SweepAnalysis AnalysisStage::analyze(const std::shared_ptr<const Fabric>& fabric
                        st != nullptr ? &st->total : &kNoTotals});
     }
   }
-  return analyzer_.analyze(fabric, node_names, ports, sweep.started_at, config_);
+  return analyzer_.analyze(fabric, node_names, ports, sweep.started_at, config_, routes);
 }
 
 std::shared_ptr<const LinkHealthReport> AnalysisStage::judge_links(

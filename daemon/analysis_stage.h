@@ -33,7 +33,8 @@ class AnalysisStage {
   SweepAnalysis analyze(const std::shared_ptr<const Fabric>& fabric,
                         const std::vector<std::string>& node_names,
                         const std::vector<int>& device_ticks, const SweepResult& sweep,
-                        const CounterAccumulator& accumulator);
+                        const CounterAccumulator& accumulator,
+                        const RouteEvidence* routes = nullptr);
 
   // The same sweep's link health (LinkHealthTracker::observe): `analysis`
   // is what analyze() made of it (its topology), `now` its time in Unix

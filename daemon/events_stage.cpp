@@ -37,8 +37,9 @@ void EventsStage::keep_in(const std::string& directory) {
 
 void EventsStage::observe(const SweepAnalysis& analysis, const Fabric& fabric,
                           const std::vector<std::string>& node_names, double now,
-                          const std::vector<std::vector<std::uint64_t>>& root_jobs) {
-  tracker_.observe(analysis, fabric, node_names, now, root_jobs);
+                          const std::vector<std::vector<std::uint64_t>>& root_jobs,
+                          const std::vector<std::vector<EventSender>>& root_senders) {
+  tracker_.observe(analysis, fabric, node_names, now, root_jobs, root_senders);
   save_if_changed(now);
 }
 

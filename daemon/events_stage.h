@@ -36,7 +36,8 @@ class EventsStage {
   // sweep's interval (its start).
   void observe(const SweepAnalysis& analysis, const Fabric& fabric,
                const std::vector<std::string>& node_names, double now,
-               const std::vector<std::vector<std::uint64_t>>& root_jobs);
+               const std::vector<std::vector<std::uint64_t>>& root_jobs,
+               const std::vector<std::vector<EventSender>>& root_senders = {});
 
   std::shared_ptr<const EventList> events() const { return tracker_.events(); }
 

@@ -178,12 +178,17 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     in.node_names = node_display_names(*f, names_);
     in.device_ticks = sweep_.device_ticks(*f);
     in.lanes = lane_totals(*f, accumulator.lanes());
-    in.analysis = analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator);
     // The intervals end when the sweep starts (SweepAnalyzer::analyze).
     const double now = unix_seconds(sweep.started_at);
+    // The routes first: a saturated up port's cause rests on them.
+    routes_.update(f, sweep_.routes(), now);
+    in.analysis =
+        analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator, routes_.evidence());
+    in.routes = routes_.after_analysis(in.analysis);
     in.jobs = jobs_.join(f, in.analysis);
     events_.observe(in.analysis, *f, in.node_names, now,
-                    JobsStage::root_job_ids(in.jobs, in.analysis));
+                    JobsStage::root_job_ids(in.jobs, in.analysis),
+                    JobsStage::root_senders(in.routes, in.jobs, in.analysis, *f, in.node_names));
     in.links = analysis_.judge_links(f, in.analysis, sweep, accumulator, now);
     events_.observe_links(*in.links, in.node_names, now);
   }

@@ -32,6 +32,7 @@
 #include "jobs/job_source.h"
 #include "links/link_events.h"
 #include "mad/mad_transport.h"
+#include "routing/route_stage.h"
 #include "snapshot/snapshot.h"
 #include "sweep/sweep_stage.h"
 
@@ -143,6 +144,9 @@ class Exporter {
   // Sweep thread: what one sweep hands to the next (previous totals,
   // topology, ...) and every cable's health (issue #34).
   AnalysisStage analysis_;
+  // Sweep thread: the route model of the tables the sweep stage reads, the
+  // re-routes, the senders behind each root (issue #41).
+  RouteStage routes_;
   // Sweep thread: the roots of congestion followed over sweeps, and where
   // they are kept across restarts.
   EventsStage events_;

@@ -1,5 +1,6 @@
 #include "daemon/jobs_stage.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -98,6 +99,34 @@ std::vector<std::vector<std::uint64_t>> JobsStage::root_job_ids(const JobsView& 
     }
   }
   return ids;
+}
+
+std::vector<std::vector<EventSender>> JobsStage::root_senders(
+    const RouteSweep& routes, const JobsView& jobs, const SweepAnalysis& analysis,
+    const Fabric& fabric, const std::vector<std::string>& node_names) {
+  std::vector<std::vector<EventSender>> out;
+  if (routes.senders.empty()) return out;
+  out.resize(analysis.result.congestion.roots.size());
+  for (const RootSenders& rs : routes.senders) {
+    if (rs.root >= out.size()) continue;
+    for (const RootSender& sender : rs.top) {
+      const auto n = static_cast<std::size_t>(sender.endpoint.node);
+      if (n >= fabric.nodes.size()) continue;
+      EventSender e;
+      e.node = {fabric.nodes[n].guid, n < node_names.size() ? node_names[n] : std::string()};
+      e.port = sender.endpoint.port;
+      e.bytes_per_second = sender.bytes_per_second;
+      if (jobs.enabled && sender.port != kNoPort) {
+        for (const std::size_t j : jobs_on_port(jobs.join, sender.port)) {
+          e.jobs.push_back(jobs.join.jobs[j].job_id);
+        }
+        std::sort(e.jobs.begin(), e.jobs.end());
+        e.jobs.erase(std::unique(e.jobs.begin(), e.jobs.end()), e.jobs.end());
+      }
+      out[rs.root].push_back(std::move(e));
+    }
+  }
+  return out;
 }
 
 }  // namespace ibfx

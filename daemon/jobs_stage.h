@@ -18,6 +18,7 @@
 #include "fabric/fabric.h"
 #include "jobs/job_join.h"
 #include "jobs/job_source.h"
+#include "routing/route_stage.h"
 #include "snapshot/snapshot.h"
 
 namespace ibfx {
@@ -61,6 +62,12 @@ class JobsStage {
   // The Slurm job ids in each root's tree, parallel to the forest's roots
   // of `analysis` (what each congestion event records of the jobs its tree
   // hurt); empty when jobs are off.
+  // The top senders behind each root (RouteSweep::senders) as the events
+  // keep them, with the Slurm jobs on each sender's port; parallel to the
+  // forest's roots (empty without routes).
+  static std::vector<std::vector<EventSender>> root_senders(
+      const RouteSweep& routes, const JobsView& jobs, const SweepAnalysis& analysis,
+      const Fabric& fabric, const std::vector<std::string>& node_names);
   static std::vector<std::vector<std::uint64_t>> root_job_ids(const JobsView& jobs,
                                                               const SweepAnalysis& analysis);
 

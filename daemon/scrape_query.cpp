@@ -75,6 +75,12 @@ ScrapeQuery parse_scrape_query(std::string_view target) {
       q.to = *value;
     } else if (*key == "step") {
       q.step = *value;
+    } else if (*key == "from_port") {
+      q.from_port = *value;
+    } else if (*key == "to_port") {
+      q.to_port = *value;
+    } else if (*key == "format") {
+      q.format = *value;
     }
   }
   return q;

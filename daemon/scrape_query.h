@@ -17,6 +17,8 @@ struct ScrapeQuery {
   // The status page's history (issue #35): /?at=, /status.json?at=, /?window=,
   // /?job=, /history.json?from=&to=&step=; empty when absent.
   std::string at, window, job, from, to, step;
+  // /route?from=&from_port=&to=&to_port=&format=text (from and to above).
+  std::string from_port, to_port, format;
   std::string error;  // non-empty: malformed (e.g. a bad %-escape)
 };
 

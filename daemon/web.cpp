@@ -7,10 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "base/utc_time.h"
 #include "daemon/history_view.h"
 #include "daemon/scrape_query.h"
 #include "exposition/gzip.h"
 #include "views/events_view.h"
+#include "views/route_view.h"
 #include "views/status_page_frame.h"
 #include "views/switch_view.h"
 #include "views/top_view.h"
@@ -41,6 +43,7 @@ std::string landing_page(std::string_view telemetry_path) {
 <li><a href=")" +
          path + "\">" + path +
          R"(</a> &mdash; the latest sweep, in the Prometheus text format</li>
+<li><a href="/route">/route</a> &mdash; the path of a pair of ports through the switches' forwarding tables, with each hop's W and U (<code>?from=NODE&amp;to=NODE</code>; <code>&amp;format=text</code>)</li>
 <li><a href="/top">/top</a> &mdash; roots of congestion, hottest ports, silent nodes (plain text)</li>
 <li><a href="/events">/events</a> &mdash; congestion events with their start and end (JSON; <code>?since=</code>UNIX_SECONDS)</li>
 <li><a href="/status.json">/status.json</a> &mdash; the status page as JSON</li>
@@ -243,6 +246,37 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     r.body = render_top(*snap, rows);
     return r;
   }
+  if (request.path == "/route") {
+    auto snap = exporter.snapshot();
+    if (!snap) return no_sweep_yet();
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    if (!q.error.empty()) return bad_request(q.error + "\n");
+    if (!q.format.empty() && q.format != "text" && q.format != "json") {
+      return bad_request("format must be text or json\n");
+    }
+    RouteAnswer a =
+        render_route(*snap, {q.from, q.from_port, q.to, q.to_port, q.format == "text"},
+                     unix_seconds_now());
+    r.status = a.status;
+    r.content_type = std::move(a.content_type);
+    r.body = std::move(a.body);
+    return r;
+  }
+  if (request.path == "/routes") {
+    auto snap = exporter.snapshot();
+    if (!snap) return no_sweep_yet();
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    if (!q.error.empty()) return bad_request(q.error + "\n");
+    if (!q.format.empty() && q.format != "text" && q.format != "json") {
+      return bad_request("format must be text or json\n");
+    }
+    RouteAnswer a = render_switch_routes(*snap, q.nodes.empty() ? std::string() : q.nodes.front(),
+                                         q.format == "text", unix_seconds_now());
+    r.status = a.status;
+    r.content_type = std::move(a.content_type);
+    r.body = std::move(a.body);
+    return r;
+  }
   if (request.path == "/events") {
     // Before the first sweep, the events restored from the state directory:
     // right after a restart they are what an operator looks for.
@@ -260,7 +294,8 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     }
     r.content_type = "application/json";
     r.body = snap ? render_events_json(*snap->events, snap->sweep_timestamp_seconds, since,
-                                       *snap->link_events)
+                                       *snap->link_events, *snap->routes.changes,
+                                       snap->fabric.get(), &snap->node_names)
                   : render_events_json(*restored, std::nullopt, since,
                                        restored_links ? *restored_links : LinkEventList{});
     return r;

@@ -116,6 +116,22 @@ inline constexpr MetricFamily kUplinkImbalance{
     "Per switch with two or more up ports: max over mean of their transmitted bytes in the last "
     "interval (1: evenly spread).",
     "node_guid"};
+inline constexpr MetricFamily kRouteImbalance{
+    "infiniband_switch_route_imbalance", "gauge",
+    "Per switch with a forwarding table read and two or more active up ports: max over mean of "
+    "the destination LIDs its table routes out of each up port (1: evenly spread; "
+    "docs/routes.md).",
+    "node_guid"};
+inline constexpr MetricFamily kRouteChanges{
+    "infiniband_route_changes_total", "counter",
+    "Re-routes seen since the daemon started: the switches' forwarding tables changed after "
+    "they had been read whole (each is an /events entry of kind \"route\").",
+    ""};
+inline constexpr MetricFamily kRouteBrokenEntries{
+    "infiniband_route_broken_entries", "gauge",
+    "(switch, destination LID) pairs whose path through the forwarding tables loops or ends "
+    "before the destination (a hole or a link down), over the tables read.",
+    ""};
 inline constexpr MetricFamily kHotspot{
     "infiniband_hotspot_score", "gauge",
     "How far a switch (port=\"\") or one of the top-K ports stands out from its peers (same "

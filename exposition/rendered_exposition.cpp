@@ -5,6 +5,7 @@
 
 #include "exposition/deflate_block_cache.h"
 #include "exposition/render_events.h"
+#include "exposition/render_routes.h"
 #include "exposition/render_health.h"
 #include "exposition/render_jobs.h"
 #include "exposition/render_link_ber.h"
@@ -19,7 +20,7 @@ namespace ibfx {
 namespace {
 
 // Every concern of the exposition, in the order the full text lists them.
-const std::array<const Renderer*, 10>& renderers() {
+const std::array<const Renderer*, 11>& renderers() {
   static const TopologyRenderer kTopology;
   static const PortInfoRenderer kPortInfo;
   static const PortCounterRenderer kPortCounters;
@@ -27,12 +28,13 @@ const std::array<const Renderer*, 10>& renderers() {
   static const ScoresRenderer kScores;
   static const LinkBerRenderer kLinkBer;
   static const EventsRenderer kEvents;
+  static const RoutesRenderer kRoutes;
   static const LinksRenderer kLinks;
   static const JobsRenderer kJobs;
   static const ExporterHealthRenderer kHealth;
-  static const std::array<const Renderer*, 10> kAll{
-      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kLinkBer,
-      &kScores,   &kEvents,   &kLinks,        &kJobs,         &kHealth};
+  static const std::array<const Renderer*, 11> kAll{
+      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kLinkBer, &kScores,
+      &kEvents,   &kRoutes,   &kLinks,        &kJobs,         &kHealth};
   return kAll;
 }
 

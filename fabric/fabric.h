@@ -20,6 +20,8 @@ inline constexpr std::int32_t kNoNode = -1;
 struct FabricPort {
   std::uint8_t number = 0;
   std::uint16_t lid = 0;  // LID that addresses this port's PMA (switch: the node's LID)
+  // PortInfo:LMC (IBA 14.2.5.6): the port answers at lid .. lid + 2^lmc - 1.
+  std::uint8_t lmc = 0;
   // PortInfo (IBA 14.2.5.6): PortState 1=Down 2=Init 3=Armed 4=Active;
   // PortPhysicalState 5=LinkUp.
   std::uint8_t state = 0;

@@ -198,4 +198,13 @@ JobJoinResult JobJoin::join(const std::shared_ptr<const Fabric>& fabric,
   return out;
 }
 
+std::vector<std::size_t> jobs_on_port(const JobJoinResult& result, std::size_t port) {
+  std::vector<std::size_t> jobs;
+  for (std::size_t j = 0; j < result.jobs.size(); ++j) {
+    const std::vector<std::size_t>& ports = result.jobs[j].ports;
+    if (std::find(ports.begin(), ports.end(), port) != ports.end()) jobs.push_back(j);
+  }
+  return jobs;
+}
+
 }  // namespace ibfx

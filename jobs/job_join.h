@@ -69,6 +69,10 @@ struct JobJoinResult {
 
 inline constexpr std::size_t kUnknownHostExamples = 5;
 
+// The jobs (indices into result.jobs) whose HCA ports include analysed
+// port `port` (JobPorts::ports), in the job list's order.
+std::vector<std::size_t> jobs_on_port(const JobJoinResult& result, std::size_t port);
+
 class JobJoin {
  public:
   // Throws ConfigError for a host_regex that does not compile.

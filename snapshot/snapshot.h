@@ -24,6 +24,7 @@
 #include "jobs/job_join.h"
 #include "links/link_events.h"
 #include "links/link_report.h"
+#include "routing/route_stage.h"
 
 namespace ibfx {
 
@@ -70,6 +71,10 @@ struct Snapshot {
   // Link health after this sweep (issue #34, analysis/link_health_tracker.h).
   std::shared_ptr<const LinkHealthReport> links = std::make_shared<const LinkHealthReport>();
   std::shared_ptr<const LinkEventList> link_events = std::make_shared<const LinkEventList>();
+  // The routes (issue #41): the route model this sweep's analysis used,
+  // the switches' routing balance, the senders behind its roots and the
+  // re-routes seen so far. Empty model: no tables read (or routes off).
+  RouteSweep routes;
 };
 
 // The names every series and view shows for the nodes of `fabric`: the
@@ -97,6 +102,7 @@ struct SnapshotInputs {
   JobsView jobs;
   std::shared_ptr<const LinkHealthReport> links;     // null: none
   std::shared_ptr<const LinkEventList> link_events;  // null: none
+  RouteSweep routes;
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.

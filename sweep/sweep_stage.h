@@ -18,6 +18,7 @@
 #include "config/node_name_map.h"
 #include "fabric/counter_accumulator.h"
 #include "fabric/fabric.h"
+#include "fabric/route_tables.h"
 #include "fabric/sweep_result.h"
 #include "mad/mad_engine.h"
 #include "mad/mad_transport.h"
@@ -66,6 +67,8 @@ class SweepStage {
   // The totals after the last sweep: what the analysis and the snapshot read.
   const CounterAccumulator& accumulator() const { return accumulator_; }
   const MadEngineStats& engine_stats() const { return engine_.stats(); }
+  // The switches' forwarding tables as last read (null: none yet).
+  std::shared_ptr<const RouteTables> routes() const { return nullptr; }
 
  private:
   // What the configuration asks of a sweep of `fabric` (the guard's lines

@@ -48,6 +48,16 @@ json congestion_event_json(const CongestionEvent& e) {
   j["leaves_truncated"] = e.leaves_truncated;
   j["jobs"] = e.jobs;
   j["jobs_truncated"] = e.jobs_truncated;
+  // Who sent into the root at its peak (issue #41; empty: routes not known).
+  json senders = json::array();
+  for (const EventSender& s : e.senders) {
+    json one = node_json(s.node);
+    one["port"] = s.port;
+    one["bytes_per_second"] = s.bytes_per_second;
+    one["jobs"] = s.jobs;
+    senders.push_back(std::move(one));
+  }
+  j["senders"] = std::move(senders);
   return j;
 }
 
@@ -72,6 +82,52 @@ json link_event_json(const LinkEvent& e) {
   return j;
 }
 
+json route_port_json(const PortRouteDelta& d, const Fabric* fabric,
+                     const std::vector<std::string>* names) {
+  std::string name;
+  if (fabric != nullptr && names != nullptr) {
+    if (auto it = fabric->by_guid.find(d.node_guid);
+        it != fabric->by_guid.end() && static_cast<std::size_t>(it->second) < names->size()) {
+      name = (*names)[static_cast<std::size_t>(it->second)];
+    }
+  }
+  return json{{"node_guid", guid_hex(d.node_guid)},
+              {"node_name", name},
+              {"port", d.port},
+              {"routes_before", d.before},
+              {"routes_after", d.after},
+              {"link_up", d.link_up}};
+}
+
+json route_event_json(const RouteChange& c, const Fabric* fabric,
+                      const std::vector<std::string>* names) {
+  json j;
+  j["kind"] = "route";
+  j["id"] = c.id;
+  j["state"] = "ended";
+  j["start"] = c.at;
+  j["end"] = c.at;
+  j["last_seen"] = c.at;
+  j["duration_seconds"] = 0.0;
+  j["destinations_moved"] = c.destinations_moved;
+  j["entries_changed"] = c.entries_changed;
+  j["switches_changed"] = c.switches_changed;
+  json lost = json::array();
+  json cause = json::array();
+  for (const PortRouteDelta& d : c.lost) {
+    lost.push_back(route_port_json(d, fabric, names));
+    // What the SM routed around: a port that lost every destination and
+    // whose link is down now.
+    if (d.after == 0 && !d.link_up) cause.push_back(route_port_json(d, fabric, names));
+  }
+  json gained = json::array();
+  for (const PortRouteDelta& d : c.gained) gained.push_back(route_port_json(d, fabric, names));
+  j["ports_lost_routes"] = std::move(lost);
+  j["ports_gained_routes"] = std::move(gained);
+  j["links_down"] = std::move(cause);
+  return j;
+}
+
 }  // namespace
 
 std::optional<double> parse_events_since(std::string_view text, std::string& error) {
@@ -79,7 +135,9 @@ std::optional<double> parse_events_since(std::string_view text, std::string& err
 }
 
 std::string render_events_json(const EventList& events_in, std::optional<double> sweep_timestamp,
-                               std::optional<double> since, const LinkEventList& link_events) {
+                               std::optional<double> since, const LinkEventList& link_events,
+                               const std::vector<RouteChange>& route_changes,
+                               const Fabric* fabric, const std::vector<std::string>* node_names) {
   json out;
   out["sweep_timestamp"] = sweep_timestamp ? json(*sweep_timestamp) : json();
   if (since) out["since"] = *since;
@@ -95,6 +153,11 @@ std::string render_events_json(const EventList& events_in, std::optional<double>
     if (e.active()) ++active;
     if (since && !e.active() && *e.end < *since) continue;
     events.push_back(link_event_json(e));
+  }
+  // Re-routes last, newest first.
+  for (auto it = route_changes.rbegin(); it != route_changes.rend(); ++it) {
+    if (since && it->at < *since) continue;
+    events.push_back(route_event_json(*it, fabric, node_names));
   }
   out["active"] = active;
   out["events"] = std::move(events);

@@ -146,6 +146,41 @@ void append_heatmap(std::string& out, const StatusModel& m) {
   append_stall_legend(out);
 }
 
+// Who sends into a root (issue #41): the top few HCA ports whose routes
+// cross it, by bytes sent, with the jobs on them; how many more; and how
+// many destinations the root port carries against its peers.
+void append_senders_cell(std::string& out, const StatusRoot& r) {
+  constexpr std::size_t kShown = 3;
+  out += "<td>";
+  if (!r.sender_ports) {
+    out += "<span class=\"muted\">routes unknown</span></td>";
+    return;
+  }
+  for (std::size_t i = 0; i < r.senders.size() && i < kShown; ++i) {
+    const StatusSender& s = r.senders[i];
+    if (i > 0) out += "<br>";
+    append_html(out, s.name);
+    out += ":" + std::to_string(s.port) + " " + fixed(s.bytes_per_second / 1e9, 2) + " GB/s";
+    if (s.jobs && !s.jobs->empty()) {
+      out += " (";
+      for (std::size_t j = 0; j < s.jobs->size(); ++j) {
+        if (j > 0) out += ", ";
+        append_job_link(out, (*s.jobs)[j]);
+      }
+      out += ")";
+    }
+  }
+  if (*r.sender_ports > std::min(kShown, r.senders.size())) {
+    out += "<br><span class=\"muted\">of " + std::to_string(*r.sender_ports) + " ports routed through it";
+    if (r.routes) {
+      out += ", " + std::to_string(*r.routes) + " destinations";
+      if (r.peer_routes >= 0) out += " (its peers " + fixed(r.peer_routes, 1) + ")";
+    }
+    out += "</span>";
+  }
+  out += "</td>";
+}
+
 void append_roots(std::string& out, const StatusModel& m) {
   out += "<h2>Roots of congestion</h2>\n";
   if (!m.sweep.scored) {
@@ -160,7 +195,8 @@ void append_roots(std::string& out, const StatusModel& m) {
       "<p>Where congestion starts; the stalled ports upstream are its victims: fix the root, "
       "not them (docs/scores.md, \"Root or victim\").</p>\n"
       "<table id=\"roots\"><thead><tr><th>Root port</th><th>Tier</th><th>Cause</th>"
-      "<th>Score</th><th>Victims</th><th>W</th><th>U</th><th>Far end</th><th>Jobs hurt</th>";
+      "<th>Score</th><th>Victims</th><th>W</th><th>U</th><th>Far end</th><th>Jobs hurt</th>"
+      "<th>Sending into it</th>";
   if (m.history) out += "<th>Score over time</th>";
   out += "</tr></thead><tbody>\n";
   for (const StatusRoot& r : m.roots) {
@@ -193,6 +229,7 @@ void append_roots(std::string& out, const StatusModel& m) {
       }
     }
     out += "</td>";
+    append_senders_cell(out, r);
     if (m.history) {
       out += "<td>";
       const double to = m.sweep.timestamp_seconds;

@@ -38,6 +38,18 @@ std::string render_status_json(const StatusModel& m) {
     json j = remote_fields(history_root_json(history_root(r)), r.remote);
     j["held"] = r.held;
     j["link_condition"] = r.link_condition.empty() ? json(nullptr) : json(r.link_condition);
+    j["routes"] = r.routes ? json(*r.routes) : json(nullptr);
+    j["peer_routes"] = r.routes && r.peer_routes >= 0 ? json(r.peer_routes) : json(nullptr);
+    j["sender_ports"] = r.sender_ports ? json(*r.sender_ports) : json(nullptr);
+    json senders = json::array();
+    for (const StatusSender& sender : r.senders) {
+      senders.push_back({{"node_guid", guid_hex(sender.guid)},
+                         {"node_name", sender.name},
+                         {"port", sender.port},
+                         {"bytes_per_second", sender.bytes_per_second},
+                         {"jobs", sender.jobs ? json(*sender.jobs) : json(nullptr)}});
+    }
+    j["senders"] = r.sender_ports ? std::move(senders) : json(nullptr);
     roots.push_back(std::move(j));
   }
   out["roots"] = std::move(roots);

@@ -107,6 +107,44 @@ void add_switches(const Snapshot& s, const Names& names, StatusModel& m) {
   lay_out_status_rows(m);
 }
 
+// The jobs whose HCA ports include analysed port `port` (JobPorts::ports
+// lists its HCA ports first, then the leaf ports into them).
+std::optional<std::vector<std::string>> jobs_on_port(const Snapshot& s, std::size_t port) {
+  if (!s.jobs.enabled) return std::nullopt;
+  std::vector<std::string> jobs;
+  for (const std::size_t j : jobs_on_port(s.jobs.join, port)) {
+    jobs.push_back(job_label(s.jobs.join.jobs[j]));
+  }
+  return jobs;
+}
+
+// What the routes say of root k (issue #41): its destinations, and who
+// sends into it.
+void add_route_evidence(const Snapshot& s, const Names& names, std::size_t k, StatusRoot& out) {
+  const CongestionRoot& r = s.analysis.result.congestion.roots[k];
+  if (r.routes >= 0) {
+    out.routes = r.routes;
+    out.peer_routes = r.peer_routes;
+  }
+  const Fabric& f = *s.fabric;
+  for (const RootSenders& rs : s.routes.senders) {
+    if (rs.root != k) continue;
+    if (rs.routes >= 0) out.routes = rs.routes;
+    out.sender_ports = rs.sources;
+    for (const RootSender& sender : rs.top) {
+      const auto n = static_cast<std::size_t>(sender.endpoint.node);
+      if (n >= f.nodes.size()) continue;
+      StatusSender one;
+      one.guid = f.nodes[n].guid;
+      one.name = names.clean[n];
+      one.port = sender.endpoint.port;
+      one.bytes_per_second = sender.bytes_per_second;
+      if (sender.port != kNoPort) one.jobs = jobs_on_port(s, sender.port);
+      out.senders.push_back(std::move(one));
+    }
+  }
+}
+
 void add_roots(const Snapshot& s, const Names& names, StatusModel& m) {
   const AnalysisResult& a = s.analysis.result;
   const Fabric& f = *s.fabric;
@@ -142,6 +180,7 @@ void add_roots(const Snapshot& s, const Names& names, StatusModel& m) {
       }
       out.jobs = std::move(jobs);
     }
+    add_route_evidence(s, names, k, out);
     m.roots.push_back(std::move(out));
     for (StatusSwitch& sw : m.switches) sw.root = sw.root || sw.node == n;
   }

@@ -56,6 +56,17 @@ struct StatusFarEnd {
   int port = 0;
 };
 
+// An HCA port whose routes cross a root port (issue #41), ranked by what it
+// sent over the interval.
+struct StatusSender {
+  std::uint64_t guid = 0;
+  std::string name;
+  int port = 0;
+  double bytes_per_second = 0;
+  // The Slurm jobs on its host: "<id> <name> (<user>)" (nullopt: not known).
+  std::optional<std::vector<std::string>> jobs;
+};
+
 struct StatusRoot {
   std::uint64_t guid = 0;
   std::string name;
@@ -74,6 +85,14 @@ struct StatusRoot {
   // The worst BER, link-error or flapping condition of its cable (issue
   // #34; "" none): it may be why the port is slow.
   std::string link_condition;
+  // From the forwarding tables (issue #41); nullopt: the root's switch has
+  // no table read. Destinations routed out of the root port, the mean of
+  // its switch's other up ports' (an up port only; -1 otherwise), the HCA
+  // ports whose routes cross it and the top of them by bytes sent.
+  std::optional<std::int64_t> routes;
+  double peer_routes = -1;
+  std::optional<std::size_t> sender_ports;
+  std::vector<StatusSender> senders;
 };
 
 struct StatusPort {

@@ -84,6 +84,41 @@ std::string table_cell(const std::string& text, std::size_t width) {
   return out;
 }
 
+// Who sends into each root (issue #41): the HCA ports whose routes cross
+// it, by bytes sent over the interval, with the jobs on their ports.
+void render_senders(std::string& out, const Snapshot& s, std::size_t rows) {
+  const AnalysisResult& a = s.analysis.result;
+  if (a.congestion.roots.empty()) return;
+  out += "\nSENDING INTO THE ROOTS (HCA ports routed through each root, by bytes sent; "
+         "docs/routes.md)\n";
+  if (!s.routes.model) {
+    out += "  (routes not read yet, or routes.enabled is off)\n";
+    return;
+  }
+  const Fabric& f = *s.fabric;
+  for (const RootSenders& rs : s.routes.senders) {
+    if (rs.root >= rows || rs.root >= a.congestion.roots.size()) continue;
+    const PortScore& ps = a.ports[a.congestion.roots[rs.root].port];
+    const FabricNode& root_node = f.nodes[static_cast<std::size_t>(ps.node)];
+    line(out, "  %s:%u  %s destinations routed out, %zu sender ports\n",
+         table_cell(s.node_names[static_cast<std::size_t>(ps.node)], 40).c_str(),
+         unsigned{root_node.ports[ps.port_index].number},
+         rs.routes >= 0 ? std::to_string(rs.routes).c_str() : "?", rs.sources);
+    for (const RootSender& sender : rs.top) {
+      const auto n = static_cast<std::size_t>(sender.endpoint.node);
+      std::string job_ids;
+      if (s.jobs.enabled && sender.port != kNoPort) {
+        for (const std::size_t j : jobs_on_port(s.jobs.join, sender.port)) {
+          job_ids += (job_ids.empty() ? "  jobs " : ",") + std::to_string(s.jobs.join.jobs[j].job_id);
+        }
+      }
+      line(out, "    %-40s %10.3f GB/s%s\n",
+           (table_cell(s.node_names[n], 36) + ":" + std::to_string(sender.endpoint.port)).c_str(),
+           sender.bytes_per_second / 1e9, job_ids.c_str());
+    }
+  }
+}
+
 // The unhealthy cables (issue #34), worst first: the end whose receiver
 // sees the worse direction first. Names are untrusted: printable() them.
 void render_links_table(std::string& out, const Snapshot& s, std::size_t rows) {
@@ -202,6 +237,7 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
          job_column, link.empty() ? "-" : link.c_str(), far_end(s, port_of(ps)).c_str());
   }
   if (jobs) out += top_jobs(s, rows);
+  render_senders(out, s, rows);
 
   render_events_table(out, s, rows);
   render_links_table(out, s, rows);

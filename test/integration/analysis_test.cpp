@@ -2,15 +2,20 @@
 // driver: the culprit ranks first, and a uniform baseline raises nothing.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "daemon_fixture.h"
 #include "link_status.h"
 #include "test/scenario/scenario.h"
 #include "test/support/config_yaml.h"
+#include "test/support/temp_dir.h"
 
 using namespace ibfx::test;
 
@@ -209,11 +214,20 @@ namespace {
 struct TreeRun {
   explicit TreeRun(const std::string& file)
       : TreeRun(load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/" + file)) {}
-  explicit TreeRun(Scenario scenario, const std::string& interval = "3s")
+  // `options`: the simulator's (opensm's routing); `before_daemon` runs on
+  // the fabric before the daemon starts (a routing to load).
+  explicit TreeRun(Scenario scenario, const std::string& interval = "3s",
+                   SimOptions options = {},
+                   const std::function<void(SimFabric&, const Fabric&)>& before_daemon = {})
       : driver(faster(std::move(scenario))),
-        sim(driver.fabric()),
-        daemon(sim, {"--config.file=" + tree_config(sim), "--sweep.interval=" + interval}) {
+        sim(driver.fabric(), std::move(options)),
+        daemon(start_daemon(sim, driver.fabric(), interval, before_daemon)) {
     REQUIRE(daemon.wait_ready());
+  }
+  static Daemon start_daemon(SimFabric& sim, const Fabric& fabric, const std::string& interval,
+                             const std::function<void(SimFabric&, const Fabric&)>& before) {
+    if (before) before(sim, fabric);
+    return Daemon(sim, {"--config.file=" + tree_config(sim), "--sweep.interval=" + interval});
   }
   static Scenario faster(Scenario s) {
     s.tick = 0.5;
@@ -264,14 +278,16 @@ struct TreeRun {
   std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
 };
 
-void check_root(const std::vector<TreeRun::Root>& roots, const CongestionTree& truth) {
-  INFO("expected " << truth.cause << " at " << truth.root.node << "[" << truth.root.port << "]");
+void check_root(const std::vector<TreeRun::Root>& roots, const CongestionTree& truth,
+                const std::string& cause = "") {
+  const std::string expected_cause = cause.empty() ? truth.cause : cause;
+  INFO("expected " << expected_cause << " at " << truth.root.node << "[" << truth.root.port << "]");
   REQUIRE(!roots.empty());
   INFO("first " << roots.front().cause << " at " << roots.front().node << "[" << roots.front().port
                 << "] score " << roots.front().score);
   CHECK(roots.front().node == truth.root.node);
   CHECK(roots.front().port == std::to_string(truth.root.port));
-  CHECK(roots.front().cause == truth.cause);
+  CHECK(roots.front().cause == expected_cause);
   // No victim ranks above the root (nor as a root at all), and at least
   // half of the victims are attributed to it.
   for (const auto& r : roots) {
@@ -500,12 +516,97 @@ effects:
   for (const auto& e : all["events"]) CHECK(e["kind"] == "congestion");
 }
 
-TEST_CASE("Roots of congestion on ibsim: a routing imbalance and its uplink imbalance",
-          "[analysis][integration][congestion]") {
-  TreeRun run("tree_routing_imbalance.yaml");
+// ibroute's dump of every switch, as opensm's `file` routing engine reads
+// it (opensm(8), "-R file -U"), with every up port of `leaf` forwarding
+// through `hot` instead: the skewed routing an operator may load by
+// mistake, or a re-route that left one uplink with every destination.
+std::string skewed_lfts(SimFabric& sim, const Fabric& fabric, const std::string& leaf, int hot) {
+  std::string all;
+  const auto lids = sim.lids();
+  for (const auto& node : fabric.nodes()) {
+    if (!node.is_switch()) continue;
+    const RunResult dump = sim.run({"ibroute", std::to_string(lids.at(node.name))});
+    REQUIRE(dump.ok());
+    if (node.name != leaf) {
+      all += dump.out;
+      continue;
+    }
+    std::set<int> up;
+    for (int p = 1; p <= node.num_ports(); ++p) {
+      const PortRef& far = node.ports[static_cast<std::size_t>(p)];
+      if (far.connected() && fabric.nodes()[static_cast<std::size_t>(far.node)].is_switch()) {
+        up.insert(p);
+      }
+    }
+    REQUIRE(up.contains(hot));
+    static const std::regex entry(R"(^(0x[0-9a-fA-F]+) ([0-9]{3})( :.*)$)");
+    std::istringstream in(dump.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_match(line, m, entry) && up.contains(std::stoi(m[2]))) {
+        char port[8];
+        std::snprintf(port, sizeof port, "%03d", hot);
+        line = m[1].str() + " " + port + m[3].str();
+      }
+      all += line + "\n";
+    }
+  }
+  return all;
+}
+
+TEST_CASE("Roots of congestion on ibsim: uneven uplinks are a routing imbalance only when the "
+          "tables put the destinations there",
+          "[analysis][integration][congestion][routes]") {
+  // The same traffic (every flow up from leaf-r1-01 through port 6), on
+  // opensm's balanced routing and on a routing file that sends every
+  // destination up through port 6.
+  const bool skewed = GENERATE(false, true);
+  TempDir files;
+  const std::string lfts = files.path() + "/lfts.dump";
+  SimOptions options;
+  // A routing file that does not exist yet: opensm routes as it would
+  // without one (opensm(8): "the default routing algorithm is utilized").
+  options.opensm_config = {"routing_engine file", "lfts_file " + lfts};
+  auto load = [&](SimFabric& sim, const Fabric& fabric) {
+    if (!skewed) return;
+    std::ofstream(lfts) << skewed_lfts(sim, fabric, "leaf-r1-01", 6);
+    sim.restart_opensm();
+  };
+  TreeRun run(load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/tree_routing_imbalance.yaml"),
+              "3s", options, load);
   const auto trees = run.driver.congestion_trees();
   REQUIRE(trees.size() == 1);
-  check_root(run.play_until(16), trees[0]);
+  // The tables are read before the tree starts (at 10 s).
+  REQUIRE(eventually(
+      [&] { return http_get(run.daemon.port(), "/routes?node=leaf-r1-01").status == 200; },
+      std::chrono::seconds(30)));
+  check_root(run.play_until(16), trees[0], skewed ? "routing_imbalance" : "flow_collision");
+  // The evidence: the root port's destinations against its peers'.
+  const nlohmann::json status = status_json(run.daemon);
+  REQUIRE(!status["roots"].empty());
+  const auto& root = status["roots"][0];
+  REQUIRE(root["routes"].is_number());
+  REQUIRE(root["peer_routes"].is_number());
+  if (skewed) {
+    CHECK(root["routes"].get<double>() >= 1.5 * root["peer_routes"].get<double>());
+    CHECK(root["peer_routes"].get<double>() == 0);
+  } else {
+    CHECK(root["routes"].get<double>() < 1.5 * root["peer_routes"].get<double>());
+  }
+  double route_imbalance = 0;
+  const std::string leaf_guid = "node_guid=\"" + guid_of(run.last, "leaf-r1-01") + "\"";
+  for (const auto& [key, v] : run.last) {
+    if (key.rfind("infiniband_switch_route_imbalance{", 0) == 0 &&
+        key.find(leaf_guid) != std::string::npos) {
+      route_imbalance = v;
+    }
+  }
+  if (skewed) {
+    CHECK(route_imbalance > 2.0);
+  } else {
+    CHECK(route_imbalance < 1.5);
+  }
   double leaf_imbalance = 0, others = 0;
   const std::string leaf = "node_guid=\"" + guid_of(run.last, "leaf-r1-01") + "\"";
   for (const auto& [key, v] : run.last) {

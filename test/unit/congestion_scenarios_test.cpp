@@ -12,9 +12,12 @@
 #include "analysis/root_history.h"
 #include "analysis/scores.h"
 #include "analysis/topology.h"
+#include "routing/route_balance.h"
+#include "routing/route_model.h"
 #include "test/scenario/scenario.h"
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fabric_gen.h"
+#include "test/support/route_tables_builder.h"
 #include "test/support/scenario_samples.h"
 
 using ibfx::test::CongestionTree;
@@ -32,6 +35,7 @@ class OfflineRun {
         fabric_(ibfx::test::discovered_fabric(driver_.fabric())),
         topology_(ibfx::classify_topology(fabric_, {}, {})) {
     config_.xmit_wait.global_seconds = driver_.scenario().xmit_wait_tick_ns * 1e-9;
+    routes_ = route_evidence();
   }
 
   // Plays the scenario up to `from`, then analyses [from, to). With
@@ -43,9 +47,9 @@ class OfflineRun {
     while (driver_.time() < to) driver_.step();
     samples_ =
         ibfx::test::samples_between(before, ibfx::test::read_totals(driver_, fabric_), to - from);
-    if (history == nullptr) return ibfx::analyze(topology_, fabric_, samples_, config_);
-    auto r =
-        ibfx::analyze(topology_, fabric_, samples_, config_, history->recall(fabric_, samples_));
+    if (history == nullptr) return ibfx::analyze(topology_, fabric_, samples_, config_, {}, &routes_);
+    auto r = ibfx::analyze(topology_, fabric_, samples_, config_,
+                           history->recall(fabric_, samples_), &routes_);
     history->update(fabric_, r.ports, r.congestion);
     return r;
   }
@@ -58,11 +62,38 @@ class OfflineRun {
   const ibfx::ScoreConfig& config() const { return config_; }
 
  private:
+  // The tables a subnet manager's min-hop routing makes of the fabric; a
+  // routing_imbalance tree is one because the routing put every
+  // destination up through its root port: its leaf's table says so.
+  ibfx::RouteEvidence route_evidence() {
+    ibfx::RouteTables tables = ibfx::test::min_hop_tables(fabric_);
+    for (const CongestionTree& tree : driver_.congestion_trees()) {
+      if (tree.cause != "routing_imbalance") continue;
+      for (std::size_t n = 0; n < fabric_.nodes.size(); ++n) {
+        const ibfx::FabricNode& node = fabric_.nodes[n];
+        if (node.description != tree.root.node) continue;
+        std::set<std::uint8_t> up;
+        for (std::size_t i = 0; i < node.ports.size(); ++i) {
+          if (topology_.direction[n][i] == ibfx::PortDirection::kUp) up.insert(node.ports[i].number);
+        }
+        auto& table = tables.switches[tables.by_guid.at(node.guid)].out_port;
+        for (auto& port : table) {
+          if (up.contains(port)) port = static_cast<std::uint8_t>(tree.root.port);
+        }
+      }
+    }
+    model_ = ibfx::RouteModel::build(std::make_shared<const ibfx::Fabric>(fabric_),
+                                     std::make_shared<const ibfx::RouteTables>(tables));
+    return ibfx::route_evidence(*model_);
+  }
+
   ScenarioDriver driver_;
   ibfx::Fabric fabric_;
   ibfx::Topology topology_;
   ibfx::ScoreConfig config_;
   std::vector<ibfx::PortSample> samples_;
+  std::shared_ptr<const ibfx::RouteModel> model_;
+  ibfx::RouteEvidence routes_;
 };
 
 // The acceptance: the root ranks first with the right cause, no

@@ -83,11 +83,12 @@ struct Run {
   }
 };
 
-Run analyse(const ibfx::Fabric& f, const Interval& in) {
+Run analyse(const ibfx::Fabric& f, const Interval& in,
+            const ibfx::RouteEvidence* routes = nullptr) {
   const ibfx::Topology topo = ibfx::classify_topology(f, {}, {});
   Run r;
   r.samples = in.samples(f);
-  r.result = ibfx::analyze(topo, f, r.samples, {});
+  r.result = ibfx::analyze(topo, f, r.samples, {}, {}, routes);
   return r;
 }
 
@@ -171,8 +172,8 @@ TEST_CASE("a slow receiver: stalled into an HCA that is not full", "[congestion]
 }
 
 TEST_CASE(
-    "a full uplink: oversubscribed when the uplinks are evenly loaded, routing imbalance "
-    "when the others idle",
+    "a full uplink: oversubscribed when the uplinks are evenly loaded and when the others idle "
+    "routing imbalance with the tables' evidence or flow collision without",
     "[congestion]") {
   const RailFabric rf = rail_fabric(kShape);
   const int leaf = rf.leaf[1][2];
@@ -193,12 +194,30 @@ TEST_CASE(
     const Port up{leaf, towards(rf.fabric, leaf, spine)};
     if (up != root) in.u[up] = balanced ? 0.85 : 0.05;
   }
-  const Run r = analyse(rf.fabric, in);
+  // The leaf's table: every up port forwards `per_port` destinations, the
+  // root's `root_routes` (none given: routes not known).
+  const int routes_case = GENERATE(0, 1, 2);  // unknown, skewed, balanced
+  ibfx::RouteEvidence evidence;
+  evidence.destinations.resize(rf.fabric.nodes.size());
+  auto& leaf_routes = evidence.destinations[static_cast<std::size_t>(leaf)];
+  leaf_routes.assign(rf.fabric.nodes[static_cast<std::size_t>(leaf)].ports.size(), 1);
+  for (int spine : rf.spine[1]) {
+    const auto i = static_cast<std::size_t>(towards(rf.fabric, leaf, spine));
+    leaf_routes[i] = routes_case == 1 && Port{leaf, static_cast<int>(i)} != root ? 4 : 24;
+  }
+  if (routes_case == 1) leaf_routes[static_cast<std::size_t>(root.second)] = 52;
+  const Run r = analyse(rf.fabric, in, routes_case == 0 ? nullptr : &evidence);
   const auto& f = r.result.congestion;
   REQUIRE(!f.roots.empty());
   CHECK(r.port(f.roots[0].port) == root);
   CHECK(f.roots[0].victims == victims.size());
   CHECK(r.attributed(root, victims) == victims.size());
+  if (routes_case == 0) {
+    CHECK(f.roots[0].routes == -1);
+  } else {
+    CHECK(f.roots[0].routes == (routes_case == 1 ? 52 : 24));
+    CHECK(f.roots[0].peer_routes == Approx(routes_case == 1 ? 4.0 : 24.0));
+  }
   const auto imbalance = std::find_if(f.imbalance.begin(), f.imbalance.end(),
                                       [&](const auto& u) { return u.node == leaf; });
   REQUIRE(imbalance != f.imbalance.end());
@@ -207,7 +226,10 @@ TEST_CASE(
     CHECK(f.roots[0].cause == CongestionCause::kOversubscribed);
     CHECK(imbalance->ratio == Approx(0.97 * 4 / (0.97 + 3 * 0.85)).epsilon(1e-6));
   } else {
-    CHECK(f.roots[0].cause == CongestionCause::kRoutingImbalance);
+    // Uneven bytes: the routing only with the tables' evidence.
+    CHECK(f.roots[0].cause == (routes_case == 0   ? CongestionCause::kUnevenUplinks
+                               : routes_case == 1 ? CongestionCause::kRoutingImbalance
+                                                  : CongestionCause::kFlowCollision));
     CHECK(imbalance->ratio == Approx(0.97 * 4 / (0.97 + 3 * 0.05)).epsilon(1e-6));
   }
   // The other leaves spread evenly: their imbalance is 1.

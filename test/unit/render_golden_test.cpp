@@ -11,6 +11,7 @@
 #include <string>
 
 #include "exposition/gzip.h"
+#include "exposition/metric_families.h"
 #include "exposition/render_events.h"
 #include "exposition/render_health.h"
 #include "exposition/render_jobs.h"
@@ -18,6 +19,7 @@
 #include "exposition/render_links.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
+#include "exposition/render_routes.h"
 #include "exposition/render_scores.h"
 #include "exposition/render_topology.h"
 #include "exposition/render_vl_counters.h"
@@ -204,6 +206,20 @@ TEST_CASE("ScoresRenderer matches its golden file", "[golden]") {
 
 TEST_CASE("EventsRenderer matches its golden file: every cause, zeros included", "[golden]") {
   check_golden("events", render(EventsRenderer{}, *fixed_snapshot(false)));
+}
+
+TEST_CASE("RoutesRenderer matches its golden file and counts re-routes before any table",
+          "[golden][routes]") {
+  auto snap = fixed_snapshot(false);
+  // No table read yet: the counter alone, at its value.
+  snap->routes.changes_total = 0;
+  CHECK(render(RoutesRenderer{}, *snap) ==
+        "# HELP infiniband_route_changes_total " + std::string(families::kRouteChanges.help) +
+            "\n# TYPE infiniband_route_changes_total counter\ninfiniband_route_changes_total 0\n");
+  snap->routes.model = RouteModel::build(snap->fabric, std::make_shared<const RouteTables>());
+  snap->routes.balance = {{0, 2, 6, 4.0, 1.5, 3}};
+  snap->routes.changes_total = 3;
+  check_golden("routes", render(RoutesRenderer{}, *snap));
 }
 
 // fixed_snapshot with two unhealthy cables: symbol errors at gpu0's receiver
