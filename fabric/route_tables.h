@@ -35,8 +35,8 @@ struct SwitchRoutes {
   // one at this time; epoch: never).
   std::chrono::system_clock::time_point read_at{};
 
-  std::uint8_t port_for(std::uint16_t lid) const {
-    return lid < out_port.size() ? out_port[lid] : kNoRoute;
+  std::uint8_t port_for(std::uint16_t dlid) const {
+    return dlid < out_port.size() ? out_port[dlid] : kNoRoute;
   }
 };
 
