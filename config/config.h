@@ -152,7 +152,7 @@ struct HistoryConfig {
 };
 
 // The switches' unicast forwarding tables (YAML section "routes",
-// docs/configuration.md, docs/routes.md): read with LID-routed SMP Gets
+// docs/configuration.md, docs/route-reader.md): read with LID-routed SMP Gets
 // (SwitchInfo, LinearForwardingTable) alongside the sweeps, at most
 // smps_per_second of them.
 struct RoutesConfig {

@@ -56,6 +56,8 @@ void RouteReader::forget(std::uint64_t guid) {
   std::erase_if(known_, [guid](const auto& k) { return k.first == guid; });
   content_changed_ = true;
   check_pass_done();
+  // Handed on at once: forgetting happens between sweeps.
+  after_run();
 }
 
 void RouteReader::sync_fabric(const Fabric& fabric) {
@@ -184,6 +186,7 @@ void RouteReader::allot(std::size_t budget) {
   const std::size_t n = readers_.size();
   if (n == 0) return;
   next_first_ %= n;
+  std::size_t last_given = next_first_;
   for (const Priority level : {Priority::kChanged, Priority::kPass, Priority::kRotation}) {
     std::vector<std::pair<std::size_t, std::size_t>> wanting;  // index, cap
     for (std::size_t k = 0; k < n; ++k) {
@@ -203,12 +206,15 @@ void RouteReader::allot(std::size_t budget) {
         const std::size_t give = std::min({share, cap - r.allot, budget});
         r.allot += give;
         budget -= give;
+        if (give > 0) last_given = i;
         if (r.allot < cap) still.emplace_back(i, cap);
       }
       wanting = std::move(still);
     }
   }
-  ++next_first_;
+  // The next call starts after the last switch served, so that a budget
+  // smaller than the switches' count reaches all of them in turn.
+  next_first_ = last_given + 1;
 }
 
 void RouteReader::submit(const Fabric& fabric, Clock::time_point now,

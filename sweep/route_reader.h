@@ -2,7 +2,7 @@
 // LinearForwardingTable, 64 LIDs a block, up to SwitchInfo:LinearFDBTop,
 // IBA 14.2.5.4), read with LID-routed SMP Gets (never a Set) through the
 // sweep's own MadEngine, and handed on as an immutable RouteTables
-// (fabric/route_tables.h). docs/routes.md says what an operator sees.
+// (fabric/route_tables.h). docs/route-reader.md says what an operator sees.
 //
 // How it rides the sweep. SweepStage calls submit() before the Sweeper
 // runs each sweep: the SMPs it queues go through the same pipeline, the
@@ -116,7 +116,7 @@ class RouteReader {
   std::shared_ptr<const RouteTables> tables() const { return published_; }
   const RouteReaderStats& stats() const { return stats_; }
 
-  // A switch that left the fabric: its table goes.
+  // A switch that left the fabric: its table goes, published at once.
   void forget(std::uint64_t guid);
   // New settings (SIGHUP): disabling drops every table; enabling again
   // starts afresh with a full read.
