@@ -9,14 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "fabric/fabric.h"
 #include "test/sim/fabric_gen.h"
 #include "test/sim/sim_fabric.h"
 
 namespace {
 
-using ibfx::Fabric;
-using ibfx::FabricNode;
 using ibfx::test::FatTreeSpec;
 using ibfx::test::SimFabric;
 
@@ -65,13 +62,13 @@ std::map<int, Table> parse_dump(const std::string& text, std::map<int, int>& top
 }
 
 void check_against_ibroute(const FatTreeSpec& spec) {
-  const Fabric fabric = ibfx::test::make_fat_tree(spec);
-  SimFabric sim(fabric);
+  const ibfx::test::Fabric fabric = ibfx::test::make_fat_tree(spec);
+  SimFabric sim(spec);
   std::vector<std::string> argv{IBFX_ROUTE_DUMP_PATH};
   std::vector<int> lids;
-  for (const FabricNode& n : fabric.nodes) {
-    if (n.type != ibfx::NodeType::kSwitch) continue;
-    lids.push_back(sim.lid_of(n.description));
+  for (const ibfx::test::FabricNode& n : fabric.nodes()) {
+    if (!n.is_switch()) continue;
+    lids.push_back(sim.lid_of(n.name));
     argv.push_back(std::to_string(lids.back()));
   }
   REQUIRE(lids.size() >= 2);

@@ -135,8 +135,8 @@ class FakePma final : public MadTransport {
       } else if (attr == IB_ATTR_LINEARFORWTBL && node.sma_switch) {
         const auto block = static_cast<std::size_t>(mad_get_field(m, 0, IB_MAD_ATTRMOD_F));
         for (std::size_t i = 0; i < 64; ++i) {
-          const std::size_t lid = block * 64 + i;
-          data[i] = lid < node.lft.size() ? node.lft[lid] : 0xFF;
+          const std::size_t dlid = block * 64 + i;
+          data[i] = dlid < node.lft.size() ? node.lft[dlid] : 0xFF;
         }
       } else {
         mad_set_field(m, 0, IB_MAD_STATUS_F, 0x0C);
