@@ -240,7 +240,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 58> kKeys{{
+const std::array<Key, 60> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -423,6 +423,13 @@ const std::array<Key, 58> kKeys{{
            to_duration_within(v, std::chrono::seconds(10), std::chrono::hours(1));
      },
      [](const Config& c) { return format_duration(c.history.save_interval); }},
+    {"routes.enabled", [](Config& c, const Scalar& v) { c.routes.enabled = to_bool(v); },
+     [](const Config& c) { return bool_text(c.routes.enabled); }},
+    // At least 10/s, so that a table is ever read whole; at most what a
+    // MAD worker sends at all (~1M/s), beyond which the cap means nothing.
+    {"routes.smps_per_second",
+     [](Config& c, const Scalar& v) { c.routes.smps_per_second = to_int(v, 10, 1000000); },
+     [](const Config& c) { return std::to_string(c.routes.smps_per_second); }},
 }};
 
 const Key* find_key(std::string_view name) {

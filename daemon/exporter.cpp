@@ -142,6 +142,7 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     std::lock_guard lock(metrics_mu_);
     finished = metrics_.on_sweep(sweep, not_answering, overrun);
     metrics_.update_totals(sweep_.engine_stats(), sweep_.accumulator().stats());
+    metrics_.on_routes(sweep_.route_stats());
     if (http_stats_) {
       const auto [evicted, refused] = http_stats_();
       metrics_.on_http(evicted, refused);

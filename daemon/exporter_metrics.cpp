@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iterator>
 
@@ -191,6 +192,52 @@ void ExporterMetrics::on_worker(bool up, std::uint64_t restarts) {
   }
   worker_up_->Set(up ? 1 : 0);
   add_since(worker_restarts_, restarts, last_worker_restarts_);
+}
+
+void ExporterMetrics::on_routes(const RouteReaderStats& routes) {
+  if (!routes_) {
+    auto& r = *registry_;
+    auto& smps = prometheus::BuildCounter()
+                     .Name("infiniband_exporter_route_smps_total")
+                     .Help(
+                         "SwitchInfo and LinearForwardingTable SMP Gets the route reader sent, by "
+                         "result: answered, failed (timed out or refused), cancelled (cut by the "
+                         "sweep's deadline, asked again later).")
+                     .Register(r);
+    routes_ = std::make_unique<RouteMetrics>(RouteMetrics{
+        &smps.Add({{"result", "answered"}}), &smps.Add({{"result", "failed"}}),
+        &smps.Add({{"result", "cancelled"}}),
+        counter(r, "infiniband_exporter_route_full_reads_total",
+                "Full reads of every switch's forwarding table finished (start-up, a changed "
+                "fabric, a re-route found)."),
+        counter(r, "infiniband_exporter_route_table_changes_total",
+                "Forwarding tables, read whole before, found changed (a re-route)."),
+        gauge(r, "infiniband_exporter_route_full_read_seconds",
+              "How long the last finished full read of the forwarding tables took."),
+        gauge(r, "infiniband_exporter_route_tables", "Switches whose forwarding table is kept."),
+        gauge(r, "infiniband_exporter_route_tables_stale",
+              "Switches whose last route SMP went unanswered: their last table is kept."),
+        gauge(r, "infiniband_exporter_route_tables_incomplete",
+              "Switches whose forwarding table has not been read whole yet."),
+        gauge(r, "infiniband_exporter_route_table_age_seconds",
+              "Age of the least recently confirmed forwarding table (0: none read whole yet)."),
+        RouteReaderStats{}});
+  }
+  RouteMetrics& m = *routes_;
+  add_since(m.answered, routes.smps_answered, m.last.smps_answered);
+  add_since(m.failed, routes.smps_failed, m.last.smps_failed);
+  add_since(m.cancelled, routes.smps_cancelled, m.last.smps_cancelled);
+  add_since(m.full_reads, routes.full_reads, m.last.full_reads);
+  add_since(m.reroutes, routes.reroutes, m.last.reroutes);
+  m.full_read_seconds->Set(routes.full_read_seconds);
+  m.tables->Set(static_cast<double>(routes.switches));
+  m.stale->Set(static_cast<double>(routes.stale));
+  m.incomplete->Set(static_cast<double>(routes.incomplete));
+  const bool any = routes.oldest_read_at != std::chrono::system_clock::time_point{};
+  m.age->Set(any ? std::max(0.0, std::chrono::duration<double>(std::chrono::system_clock::now() -
+                                                               routes.oldest_read_at)
+                                     .count())
+                 : 0.0);
 }
 
 void ExporterMetrics::on_http(std::uint64_t evicted, std::uint64_t refused) {

@@ -18,6 +18,7 @@
 #include "fabric/counter_accumulator.h"
 #include "fabric/fabric.h"
 #include "mad/mad_engine.h"
+#include "sweep/route_reader.h"
 #include "sweep/sweeper.h"
 
 namespace ibfx {
@@ -37,6 +38,11 @@ class ExporterMetrics {
   // The engine's and the accumulator's cumulative totals, exported as they
   // are (daemon/engine_totals.h) at the next serialize().
   void update_totals(const MadEngineStats& mad, const AccumulatorStats& acc);
+
+  // The route reader's own health after a sweep (sweep/route_reader.h):
+  // its SMPs, the last full read, stale and incomplete tables, the oldest
+  // table's age. Registered on first use, like the worker's.
+  void on_routes(const RouteReaderStats& routes);
 
   // The MAD worker: up or not, and how often it was replaced. Registered on
   // first use, so that in-process transports (tests) export neither.
@@ -86,6 +92,20 @@ class ExporterMetrics {
   prometheus::Gauge* stale_nodes_;
   prometheus::Gauge* oldest_reading_age_;
   prometheus::Histogram* sweep_duration_;
+  struct RouteMetrics {
+    prometheus::Counter* answered;
+    prometheus::Counter* failed;
+    prometheus::Counter* cancelled;
+    prometheus::Counter* full_reads;
+    prometheus::Counter* reroutes;
+    prometheus::Gauge* full_read_seconds;
+    prometheus::Gauge* tables;
+    prometheus::Gauge* stale;
+    prometheus::Gauge* incomplete;
+    prometheus::Gauge* age;
+    RouteReaderStats last;  // the counts already added
+  };
+  std::unique_ptr<RouteMetrics> routes_;
   prometheus::Gauge* worker_up_ = nullptr;
   prometheus::Counter* worker_restarts_ = nullptr;
   std::uint64_t last_worker_restarts_ = 0;

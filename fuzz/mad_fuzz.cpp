@@ -2,12 +2,12 @@
 //
 // Even first byte: the PMA decoders on one MAD (the rest of the input), with
 // capability masks taken from bytes 1..6 and, separately, from the MAD
-// itself decoded as ClassPortInfo. Odd first byte: the MadEngine driven by a
-// transport whose every answer is chosen by the fuzzer (matching, stale and
-// unknown TIDs, odd statuses, kernel send failures, local send errors).
-// The engine's contract is that every submitted request completes exactly
-// once, so callers can account for every port; a broken count is a finding
-// just like a crash (__builtin_trap makes libFuzzer keep the input).
+// itself decoded as ClassPortInfo, and the SMP decoders (NodeInfo,
+// SwitchInfo, LinearForwardingTable) on the same data area. Odd first byte: the MadEngine driven by
+// a transport whose every answer is chosen by the fuzzer (matching, stale and unknown TIDs, odd
+// statuses, kernel send failures, local send errors). The engine's contract is that every submitted
+// request completes exactly once, so callers can account for every port; a broken count is a
+// finding just like a crash (__builtin_trap makes libFuzzer keep the input).
 #include <fuzzer/FuzzedDataProvider.h>
 #include <infiniband/mad.h>
 
@@ -22,6 +22,7 @@
 #include "mad/mad_engine.h"
 #include "mad/mad_transport.h"
 #include "mad/pma.h"
+#include "mad/smp_switch.h"
 
 namespace {
 
@@ -79,6 +80,18 @@ void fuzz_decoders(FuzzedDataProvider& in) {
   all.cap_mask2 = 0xFFFFFFFF;
   decode_all(data, all);
   decode_all(data, PmaCapabilities{});
+  // The route reader's SMP decoders (mad/smp_switch.h): the LinearFDBTop it
+  // sizes a table by must stay within the unicast LIDs and the cap, or a
+  // garbled SwitchInfo would make it allocate and ask for blocks no table
+  // has.
+  const ibfx::SmpSwitchInfo info = ibfx::decode_smp_switch_info(data);
+  const std::uint16_t top = info.usable_top();
+  if (top > ibfx::kMaxUnicastLid) __builtin_trap();
+  if (info.linear_fdb_cap > 0 && top >= info.linear_fdb_cap) __builtin_trap();
+  if (ibfx::lft_blocks(top) > ibfx::lft_blocks(ibfx::kMaxUnicastLid)) __builtin_trap();
+  const ibfx::LftBlock block = ibfx::decode_smp_lft_block(data);
+  if (!std::equal(block.begin(), block.end(), data.begin())) __builtin_trap();
+  (void)ibfx::decode_smp_node_info(data);
 }
 
 // Answers are read from the fuzz input on each receive(); once the input is

@@ -18,6 +18,7 @@ SweepStage::SweepStage(std::unique_ptr<MadTransport> transport, const Config& co
     : transport_(std::move(transport)),
       engine_(*transport_, mad_limits(config.mad)),
       sweeper_(engine_, accumulator_),
+      routes_(engine_, config.routes),
       mad_(config.mad),
       counters_(config.counters),
       sharding_(config.sharding),
@@ -26,7 +27,16 @@ SweepStage::SweepStage(std::unique_ptr<MadTransport> transport, const Config& co
 SweepResult SweepStage::sweep(const Fabric& fabric, const LocalPort& local,
                               const NodeNameMap& names) {
   ++sweeps_;
-  return sweeper_.sweep(fabric, options(fabric, local, names));
+  SweepOptions o = options(fabric, local, names);
+  // The route reader's SMPs are queued first, so that they ride this
+  // sweep's engine run: its pipeline, per-node limit and deadline (what
+  // the deadline cuts is asked again at a later sweep). Its budget,
+  // routes.smps_per_second x the time since the last sweep, bounds what
+  // they add to the sweep.
+  routes_.submit(fabric, std::chrono::steady_clock::now(), interval_);
+  SweepResult result = sweeper_.sweep(fabric, o);
+  routes_.after_run();
+  return result;
 }
 
 SweepOptions SweepStage::options(const Fabric& fabric, const LocalPort& local,
@@ -67,6 +77,7 @@ void SweepStage::log_sweep(const SweepResult& sweep, std::size_t not_answering, 
 void SweepStage::forget(std::uint64_t guid, const std::vector<std::uint8_t>& ports) {
   for (const std::uint8_t port : ports) accumulator_.forget(PortKey{guid, port});
   sweeper_.forget(guid);
+  routes_.forget(guid);
 }
 
 void SweepStage::reload(const Config& config) {
@@ -75,6 +86,7 @@ void SweepStage::reload(const Config& config) {
   sharding_ = config.sharding;
   interval_ = config.sweep_interval;
   engine_.set_limits(mad_limits(mad_));
+  routes_.reload(config.routes);
 }
 
 std::vector<int> SweepStage::device_ticks(const Fabric& fabric) const {

@@ -5,7 +5,9 @@
 // budget that leaves the sweep thread room for what follows a sweep, and
 // each sweep's log line (SweepTroubleLog). What it keeps from one sweep to
 // the next (the totals, each node's PMA capabilities) lives here, so that
-// forgetting a node is one call. Sweep thread, but for the constructor.
+// forgetting a node is one call. It also owns the route reader
+// (sweep/route_reader.h), whose SMPs ride each sweep's engine run. Sweep
+// thread, but for the constructor.
 #pragma once
 
 #include <chrono>
@@ -22,6 +24,7 @@
 #include "fabric/sweep_result.h"
 #include "mad/mad_engine.h"
 #include "mad/mad_transport.h"
+#include "sweep/route_reader.h"
 #include "sweep/sm_guard_tracker.h"
 #include "sweep/sweep_trouble_log.h"
 #include "sweep/sweeper.h"
@@ -54,8 +57,16 @@ class SweepStage {
 
   // A node that left the known fabric, with its port numbers: its totals
   // and what its PMA said go with it, so that should it come back its
-  // series start again rather than resume from totals hours old.
+  // series start again rather than resume from totals hours old. A
+  // switch's forwarding table goes too.
   void forget(std::uint64_t guid, const std::vector<std::uint8_t>& ports);
+
+  // The switches' forwarding tables as the route reader last published
+  // them: null when routes.enabled is false, the transport cannot send
+  // SMPs, or before the first table was read whole. The same pointer
+  // until something changes (RouteTables::version: the content).
+  std::shared_ptr<const RouteTables> routes() const { return routes_.tables(); }
+  const RouteReaderStats& route_stats() const { return routes_.stats(); }
 
   // New settings (SIGHUP): MAD limits at once, the rest from the next sweep.
   // The totals stay.
@@ -67,8 +78,6 @@ class SweepStage {
   // The totals after the last sweep: what the analysis and the snapshot read.
   const CounterAccumulator& accumulator() const { return accumulator_; }
   const MadEngineStats& engine_stats() const { return engine_.stats(); }
-  // The switches' forwarding tables as last read (null: none yet).
-  std::shared_ptr<const RouteTables> routes() const { return nullptr; }
 
  private:
   // What the configuration asks of a sweep of `fabric` (the guard's lines
@@ -80,6 +89,7 @@ class SweepStage {
   CounterAccumulator accumulator_;
   Sweeper sweeper_;
   SmGuardTracker guard_;
+  RouteReader routes_;
   // Sweep trouble is logged at most once a minute, summed up since.
   SweepTroubleLog trouble_;
   std::uint64_t sweeps_ = 0;

@@ -51,6 +51,15 @@ struct FakeNode {
   std::uint8_t local_port = 1;
   int smps = 0;             // SMPs received
   bool sma_silent = false;  // drops SMPs while the PMA answers
+  // A switch's SMA (FakePma::smp): SwitchInfo (IBA 14.2.5.4, LinearFDBCap
+  // and LinearFDBTop = lft.size() - 1, set with libibmad's field table) and
+  // LinearForwardingTable blocks (IBA 14.2.5.10: 64 one-byte ports, block
+  // number in the attribute modifier; 0xFF past the top).
+  bool sma_switch = false;
+  std::uint16_t linear_fdb_cap = 0xC000;
+  std::vector<std::uint8_t> lft;            // out port by LID
+  std::map<std::uint8_t, int> smp_methods;  // every SMP received, by method
+  std::map<std::uint16_t, int> smp_attrs;   // every SMP received, by attribute ID
 };
 
 class FakePma final : public MadTransport {
@@ -68,6 +77,12 @@ class FakePma final : public MadTransport {
     if (it == nodes.end()) return true;  // nobody there: silence
     FakeNode& node = it->second;
     if (node.silent) return true;
+    if (mad_get_field(const_cast<std::uint8_t*>(mad.data()), 0, IB_MAD_MGMTCLASS_F) ==
+        IB_SMI_CLASS) {
+      auto* raw = const_cast<std::uint8_t*>(mad.data());
+      ++node.smp_methods[static_cast<std::uint8_t>(mad_get_field(raw, 0, IB_MAD_METHOD_F))];
+      ++node.smp_attrs[static_cast<std::uint16_t>(mad_get_field(raw, 0, IB_MAD_ATTRID_F))];
+    }
     if (node.sma_silent && mad_get_field(const_cast<std::uint8_t*>(mad.data()), 0,
                                          IB_MAD_MGMTCLASS_F) == IB_SMI_CLASS) {
       ++node.smps;
@@ -113,6 +128,16 @@ class FakePma final : public MadTransport {
       if (attr == IB_ATTR_NODE_INFO) {
         mad_set_field64(data, 0, IB_NODE_GUID_F, node.guid);
         mad_set_field(data, 0, IB_NODE_LOCAL_PORT_F, node.local_port);
+      } else if (attr == IB_ATTR_SWITCH_INFO && node.sma_switch) {
+        mad_set_field(data, 0, IB_SW_LINEAR_FDB_CAP_F, node.linear_fdb_cap);
+        mad_set_field(data, 0, IB_SW_LINEAR_FDB_TOP_F,
+                      node.lft.empty() ? 0 : static_cast<std::uint32_t>(node.lft.size() - 1));
+      } else if (attr == IB_ATTR_LINEARFORWTBL && node.sma_switch) {
+        const auto block = static_cast<std::size_t>(mad_get_field(m, 0, IB_MAD_ATTRMOD_F));
+        for (std::size_t i = 0; i < 64; ++i) {
+          const std::size_t dlid = block * 64 + i;
+          data[i] = dlid < node.lft.size() ? node.lft[dlid] : 0xFF;
+        }
       } else {
         mad_set_field(m, 0, IB_MAD_STATUS_F, 0x0C);
       }

@@ -192,6 +192,8 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.history.coarse_step == 5min);
   CHECK(c.history.max_memory_mb == 32);
   CHECK(c.history.save_interval == 1min);
+  CHECK_FALSE(c.routes.enabled);
+  CHECK(c.routes.smps_per_second == 2500);
 
   // Each value differs from the default, so a key silently ignored shows up here.
   for (const std::string_view key : ibfx::config_keys()) {
@@ -477,4 +479,33 @@ TEST_CASE("config: the history section's values and their ranges", "[config]") {
   CHECK(c.history.coarse_step == std::chrono::minutes(5));
   CHECK(c.history.max_memory_mb == 16);
   CHECK(c.history.save_interval == std::chrono::minutes(1));
+}
+
+TEST_CASE("config: the routes section's values and their ranges", "[config]") {
+  auto error_of = [](const std::string& text) {
+    try {
+      ibfx::parse_config_yaml(text, "r.yaml");
+    } catch (const ibfx::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const ibfx::Config defaults;
+  CHECK(defaults.routes.enabled);
+  // A 98k-port fabric's ~450k SMPs within 60 s.
+  CHECK(defaults.routes.smps_per_second * 60 >= 450000);
+  CHECK(error_of("routes:\n  smps_per_second: 0\n") ==
+        "r.yaml:2: routes.smps_per_second: must be between 10 and 1000000, got 0");
+  CHECK(error_of("routes:\n  smps_per_second: fast\n") ==
+        "r.yaml:2: routes.smps_per_second: expected an integer, got \"fast\"");
+  CHECK(error_of("routes:\n  enabled: yes\n") ==
+        "r.yaml:2: routes.enabled: expected true or false, got \"yes\"");
+  CHECK(error_of("routes:\n  budget: 5\n") == "r.yaml:2: routes.budget: unknown key");
+  const ibfx::Config c =
+      ibfx::parse_config_yaml("routes:\n  enabled: false\n  smps_per_second: 50\n", "r.yaml");
+  CHECK_FALSE(c.routes.enabled);
+  CHECK(c.routes.smps_per_second == 50);
+  ibfx::Config flags;
+  ibfx::set_config_value(flags, "routes.smps_per_second", "20000");
+  CHECK(flags.routes.smps_per_second == 20000);
 }
