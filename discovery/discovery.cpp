@@ -53,14 +53,20 @@ FabricPort to_port(const ibnd_node_t* node, const ibnd_port_t* p) {
   // IsExtendedSpeedsSupported (bit 14). A switch reports CapabilityMask on
   // port 0 only (IBA 14.2.5.6).
   const std::uint8_t* cap_info = p->info;
-  if (node->type == IB_NODE_SWITCH && node->ports != nullptr && node->ports[0] != nullptr) {
-    cap_info = node->ports[0]->info;
-  }
+  const bool switch_port0 =
+      node->type == IB_NODE_SWITCH && node->ports != nullptr && node->ports[0] != nullptr;
+  if (switch_port0) cap_info = node->ports[0]->info;
   const bool extended = (mad_get_field(const_cast<std::uint8_t*>(cap_info), 0, IB_PORT_CAPMASK_F) &
                          kCapIsExtendedSpeeds) != 0;
   FabricPort fp = port_from_port_info(p->info, extended);
   fp.number = static_cast<std::uint8_t>(p->portnum);
   fp.lid = node->type == IB_NODE_SWITCH ? node->smalid : p->base_lid;
+  // A switch's external ports have no LID of their own and their LMC field
+  // is reserved: the LID range is port 0's (IBA 14.2.5.6), 0 when its
+  // PortInfo was lost, as the LID then is.
+  if (node->type == IB_NODE_SWITCH) {
+    fp.lmc = switch_port0 ? port_from_port_info(cap_info, false).lmc : 0;
+  }
   return fp;
 }
 
@@ -75,10 +81,13 @@ FabricPort port_from_port_info(const std::uint8_t* port_info, bool extended_spee
   FabricPort fp;
   fp.state = field(IB_PORT_STATE_F);
   fp.phys_state = field(IB_PORT_PHYS_STATE_F);
+  fp.lmc = field(IB_PORT_LMC_F);
   fp.width_active = field(IB_PORT_LINK_WIDTH_ACTIVE_F);
   fp.width_enabled = field(IB_PORT_LINK_WIDTH_ENABLED_F);
   fp.speed_active = field(IB_PORT_LINK_SPEED_ACTIVE_F);
   fp.speed_enabled = field(IB_PORT_LINK_SPEED_ENABLED_F);
+  // 24 bits: mad_get_field's uint32_t, not the 8-bit helper above.
+  fp.link_round_trip_ns = mad_get_field(info, 0, IB_PORT_LINK_ROUND_TRIP_F);
   if (extended_speeds) {
     fp.speed_ext_active = field(IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
     fp.speed_ext_enabled = field(IB_PORT_LINK_SPEED_EXT_ENABLED_F);

@@ -12,11 +12,13 @@
 namespace ibfx {
 
 // A port's state and link rates from its PortInfo attribute (IBA 14.2.5.6,
-// the raw 64 bytes libibnetdisc keeps): PortState, PortPhysicalState,
+// the raw 64 bytes libibnetdisc keeps): PortState, PortPhysicalState, LMC,
 // LinkWidth{Active,Enabled}, LinkSpeed{Active,Enabled} and, when
 // `extended_speeds` (CapabilityMask.IsExtendedSpeedsSupported, which a
-// switch reports on port 0 only), LinkSpeedExt{Active,Enabled}. Number,
-// LID and the far end are not in it.
+// switch reports on port 0 only), LinkSpeedExt{Active,Enabled}, and
+// LinkRoundTripLatency (in ns, 0 when the port does not say). Number,
+// LID and the far end are not in it (nor, for a switch's external port,
+// the LMC: that is port 0's).
 FabricPort port_from_port_info(const std::uint8_t* port_info, bool extended_speeds);
 
 struct DiscoveryResult {

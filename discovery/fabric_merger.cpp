@@ -83,13 +83,19 @@ MergeOutcome FabricMerger::merge(const Fabric& discovered, Clock::time_point now
       // of the node) stays what it was.
       if (node.description.empty()) node.description = before->description;
       // A switch whose port 0 PortInfo was lost comes without its LID (and
-      // so do its ports, which answer at it): keep the one it had. Should
-      // the SM have given that LID to another node meanwhile, the sweep's
-      // NodeInfo check drops the readings.
+      // so do its ports, which answer at it): keep the one it had, and its
+      // LMC (port 0's too, IBA 14.2.5.6). Should the SM have given that LID
+      // to another node meanwhile, the sweep's NodeInfo check drops the
+      // readings.
       if (node.lid == 0 && before->lid != 0) {
         node.lid = before->lid;
         if (node.type == NodeType::kSwitch) {
-          for (FabricPort& p : node.ports) p.lid = p.lid != 0 ? p.lid : before->lid;
+          const std::uint8_t lmc = before->ports.empty() ? 0 : before->ports.front().lmc;
+          for (FabricPort& p : node.ports) {
+            if (p.lid != 0) continue;
+            p.lid = before->lid;
+            p.lmc = lmc;
+          }
         }
       }
       for (std::size_t i = 0; i < node.ports.size(); ++i) {
@@ -102,7 +108,12 @@ MergeOutcome FabricMerger::merge(const Fabric& discovered, Clock::time_point now
             if (old.number != p.number) continue;
             const FabricPort seen_port = p;
             p = old;
-            if (seen_port.lid != 0) p.lid = seen_port.lid;
+            // The LID and its LMC are read together (a switch's from
+            // port 0, which may have answered): what was seen wins.
+            if (seen_port.lid != 0) {
+              p.lid = seen_port.lid;
+              p.lmc = seen_port.lmc;
+            }
             if (seen_port.linked()) {
               p.remote_node = seen_port.remote_node;
               p.remote_port = seen_port.remote_port;

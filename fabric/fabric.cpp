@@ -209,7 +209,7 @@ namespace {
 
 // "IBFXFAB" and a format version: a worker from another build is refused,
 // not misread.
-constexpr std::string_view kFabricMagic{"IBFXFAB\x05", 8};
+constexpr std::string_view kFabricMagic{"IBFXFAB\x06", 8};
 
 class Writer {
  public:
@@ -273,7 +273,10 @@ class Reader {
 // Smallest encoded sizes, to bound counts read from the input before
 // reserving anything.
 constexpr std::size_t kMinNodeBytes = 8 + 1 + 4 + 2 + 4 + 4 + 1 + 1 + 1 + 4;
-constexpr std::size_t kPortBytes = 1 + 2 + 8 + 4 + 1;
+// PortInfo field widths (IBA 14.2.5.6): LMC 3 bits, LinkRoundTripLatency 24.
+constexpr std::uint8_t kMaxLmc = 7;
+constexpr std::uint32_t kMaxRoundTripNs = 0xffffff;
+constexpr std::size_t kPortBytes = 1 + 2 + 1 + 8 + 4 + 4 + 1;
 
 }  // namespace
 
@@ -301,6 +304,7 @@ std::string encode_fabric(const Fabric& fabric) {
     for (const FabricPort& p : n.ports) {
       w.u8(p.number);
       w.u16(p.lid);
+      w.u8(p.lmc);
       w.u8(p.state);
       w.u8(p.phys_state);
       w.u8(p.width_active);
@@ -309,6 +313,7 @@ std::string encode_fabric(const Fabric& fabric) {
       w.u8(p.width_enabled);
       w.u8(p.speed_enabled);
       w.u8(p.speed_ext_enabled);
+      w.u32(p.link_round_trip_ns);
       w.u32(static_cast<std::uint32_t>(p.remote_node));
       w.u8(p.remote_port);
     }
@@ -359,12 +364,17 @@ bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error) {
     n.ports.resize(port_count);
     for (FabricPort& p : n.ports) {
       std::uint32_t remote = 0;
-      if (!r.u8(p.number) || !r.u16(p.lid) || !r.u8(p.state) || !r.u8(p.phys_state) ||
-          !r.u8(p.width_active) || !r.u8(p.speed_active) || !r.u8(p.speed_ext_active) ||
-          !r.u8(p.width_enabled) || !r.u8(p.speed_enabled) || !r.u8(p.speed_ext_enabled) ||
-          !r.u32(remote) || !r.u8(p.remote_port)) {
+      if (!r.u8(p.number) || !r.u16(p.lid) || !r.u8(p.lmc) || !r.u8(p.state) ||
+          !r.u8(p.phys_state) || !r.u8(p.width_active) || !r.u8(p.speed_active) ||
+          !r.u8(p.speed_ext_active) || !r.u8(p.width_enabled) || !r.u8(p.speed_enabled) ||
+          !r.u8(p.speed_ext_enabled) || !r.u32(p.link_round_trip_ns) || !r.u32(remote) ||
+          !r.u8(p.remote_port)) {
         return fail("truncated port");
       }
+      // Wider than their PortInfo fields: not a discovery's (an LMC above 7
+      // would be a LID range no port answers at).
+      if (p.lmc > kMaxLmc) return fail("bad LMC");
+      if (p.link_round_trip_ns > kMaxRoundTripNs) return fail("bad link round trip");
       p.remote_node = static_cast<std::int32_t>(remote);
     }
   }

@@ -20,7 +20,11 @@ inline constexpr std::int32_t kNoNode = -1;
 struct FabricPort {
   std::uint8_t number = 0;
   std::uint16_t lid = 0;  // LID that addresses this port's PMA (switch: the node's LID)
-  // PortInfo:LMC (IBA 14.2.5.6): the port answers at lid .. lid + 2^lmc - 1.
+  // PortInfo:LMC (IBA 14.2.5.6, 3 bits): the port answers at 2^lmc LIDs,
+  // lid .. lid + 2^lmc - 1, so a forwarding table routes all of them to it.
+  // A switch has one LID, its port 0's, and so one LMC: every port of a
+  // switch carries port 0's, as it carries its LID (the external ports'
+  // own LMC field is reserved).
   std::uint8_t lmc = 0;
   // PortInfo (IBA 14.2.5.6): PortState 1=Down 2=Init 3=Armed 4=Active;
   // PortPhysicalState 5=LinkUp.
@@ -35,9 +39,16 @@ struct FabricPort {
   std::uint8_t width_enabled = 0;
   std::uint8_t speed_enabled = 0;
   std::uint8_t speed_ext_enabled = 0;
+  // PortInfo:LinkRoundTripLatency (IBA 14.2.5.6, 24 bits): the round trip
+  // of the link as the port measured it, in ns; 0: not known (ibsim and
+  // some devices report 0). About 5 ns per metre of cable each way, so
+  // parallel cables of one length agree and a longer one stands out.
+  std::uint32_t link_round_trip_ns = 0;
   std::int32_t remote_node = kNoNode;  // index into Fabric::nodes
   std::uint8_t remote_port = 0;
 
+  // How many LIDs the port answers at: 2^LMC, from lid on.
+  unsigned lid_count() const { return 1u << (lmc & 7u); }
   bool linked() const { return remote_node != kNoNode; }
   bool up() const { return state >= 2 && phys_state == 5; }
 };

@@ -187,3 +187,39 @@ TEST_CASE("FabricMerger carries the local port's facts of the latest discovery",
   CHECK(again.fabric->sm_lid == 7);
   CHECK(again.fabric->local_port_state == 2);
 }
+
+TEST_CASE("FabricMerger keeps each port's LMC with its LID", "[fabric_merger]") {
+  Fabric full = ibfx::test::star_fabric(3);
+  for (FabricPort& p : full.nodes[0].ports) p.lmc = 1;  // the switch's (port 0's) LMC
+  full.nodes[1].ports[0].lmc = 2;
+  full.nodes[2].ports[0].lmc = 2;
+  full.index();
+  FabricMerger merger;
+  merger.merge(full, kT0);
+
+  Fabric partial = full;
+  // The switch's port 0 PortInfo was lost: no LID, no LMC on any port.
+  partial.nodes[0].lid = 0;
+  for (FabricPort& p : partial.nodes[0].ports) {
+    p.lid = 0;
+    p.lmc = 0;
+  }
+  // gpu1's own PortInfo was lost (PortState 0): reached as a far end only.
+  FabricPort& lost = partial.nodes[2].ports[0];
+  lost.state = 0;
+  lost.lid = 0;
+  lost.lmc = 0;
+  // gpu0 was given a new LMC by the SM: what is seen wins.
+  partial.nodes[1].ports[0].lmc = 0;
+  partial.index();
+  const MergeOutcome m = merger.merge(partial, kT0 + 1min);
+  for (int n = 1; n <= 3; ++n) {
+    INFO("switch port " << n);
+    REQUIRE(port(*m.fabric, 0x100, n) != nullptr);
+    CHECK(port(*m.fabric, 0x100, n)->lid == 1);
+    CHECK(port(*m.fabric, 0x100, n)->lmc == 1);
+  }
+  CHECK(port(*m.fabric, 0x201, 1)->lid == 3);
+  CHECK(port(*m.fabric, 0x201, 1)->lmc == 2);
+  CHECK(port(*m.fabric, 0x200, 1)->lmc == 0);
+}

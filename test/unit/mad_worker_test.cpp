@@ -40,6 +40,8 @@ void require_same(const Fabric& a, const Fabric& b) {
       const FabricPort& v = y.ports[p];
       CHECK(u.number == v.number);
       CHECK(u.lid == v.lid);
+      CHECK(u.lmc == v.lmc);
+      CHECK(u.link_round_trip_ns == v.link_round_trip_ns);
       CHECK(u.state == v.state);
       CHECK(u.phys_state == v.phys_state);
       CHECK(u.width_active == v.width_active);
@@ -68,6 +70,8 @@ Fabric sample_fabric() {
   f.sm_lid = 0x1234;
   f.local_port_state = 2;  // Initialize
   f.nodes[1].ports[0].speed_ext_active = 4;
+  f.nodes[1].ports[0].lmc = 3;
+  f.nodes[1].ports[0].link_round_trip_ns = 0xabcdef;
   f.nodes[0].ports.back().remote_node = kNoNode;
   f.discovered_at = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)) +
                     std::chrono::microseconds(123456);
