@@ -24,7 +24,14 @@ std::vector<HistoryRoot> merged_roots(const std::vector<HistoryRoot>& a,
   for (const auto* list : {&a, &b}) {
     for (const HistoryRoot& r : *list) {
       auto [it, inserted] = by_port.try_emplace({r.guid, r.port}, r);
-      if (!inserted && r.score > it->second.score) it->second = r;
+      if (inserted) continue;
+      // The worst sweep's root, with every job that fed it in the bucket.
+      std::vector<std::string> sending = std::move(it->second.sending_jobs);
+      if (r.score > it->second.score) it->second = r;
+      for (const std::string& job : r.sending_jobs) {
+        if (std::find(sending.begin(), sending.end(), job) == sending.end()) sending.push_back(job);
+      }
+      it->second.sending_jobs = std::move(sending);
     }
   }
   std::vector<HistoryRoot> out;

@@ -81,6 +81,9 @@ struct HistoryRoot {
   int remote_port = 0;
   bool jobs_known = false;  // a job source was on
   std::vector<std::string> jobs;
+  // The jobs on the HCA ports sending into it (its top senders, issue #41):
+  // a job that feeds the root sees it on its own page.
+  std::vector<std::string> sending_jobs;
   bool operator==(const HistoryRoot&) const = default;
 };
 

@@ -86,7 +86,8 @@ json history_root_json(const HistoryRoot& r) {
               {"remote_node_guid", guid_hex(r.remote_guid)},
               {"remote_node_name", r.remote_name},
               {"remote_port", r.remote_port},
-              {"jobs", r.jobs_known ? json(r.jobs) : json(nullptr)}};
+              {"jobs", r.jobs_known ? json(r.jobs) : json(nullptr)},
+              {"sending_jobs", r.sending_jobs}};
 }
 
 json history_link_json(const HistoryLink& l) {

@@ -150,6 +150,13 @@ HistoryRoot decode_root(const json& j, const std::string& where) {
       r.jobs.push_back(id.get<std::string>());
     }
   }
+  // Kept since the routes (issue #41): a file without them has none.
+  if (j.contains("sending_jobs")) {
+    for (const json& id : array_field(j, "sending_jobs", where, 4096)) {
+      if (!id.is_string()) throw BadField(where + ".sending_jobs: not a job");
+      r.sending_jobs.push_back(id.get<std::string>());
+    }
+  }
   return r;
 }
 

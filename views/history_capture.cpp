@@ -87,6 +87,14 @@ HistoryRoot history_root(const StatusRoot& r) {
   h.remote_port = r.remote.port;
   h.jobs_known = r.jobs.has_value();
   if (r.jobs) h.jobs = *r.jobs;
+  for (const StatusSender& s : r.senders) {
+    if (!s.jobs) continue;
+    for (const std::string& job : *s.jobs) {
+      if (std::find(h.sending_jobs.begin(), h.sending_jobs.end(), job) == h.sending_jobs.end()) {
+        h.sending_jobs.push_back(job);
+      }
+    }
+  }
   return h;
 }
 

@@ -86,6 +86,37 @@ void append_job_links(
   out += "</tbody></table>\n";
 }
 
+// A table of the roots a job's page lists (held its ports, or fed by
+// them), worst peak first; `none` when there are none.
+void append_job_roots(std::string& out,
+                      const std::map<std::pair<std::uint64_t, int>, RootSeen>& roots,
+                      const char* table_id, const char* none) {
+  if (roots.empty()) {
+    out += std::string("<p>") + none + "</p>\n";
+    return;
+  }
+  std::vector<const RootSeen*> order;
+  order.reserve(roots.size());
+  for (const auto& [key, seen_root] : roots) order.push_back(&seen_root);
+  std::stable_sort(order.begin(), order.end(), [](const RootSeen* a, const RootSeen* b) {
+    return a->peak.score > b->peak.score;
+  });
+  out += std::string("<table id=\"") + table_id +
+         "\"><thead><tr><th>Root port</th><th>Cause</th><th>Peak "
+         "score</th><th>Victims</th><th>First seen</th><th>Last seen</th></tr></thead><tbody>\n";
+  for (const RootSeen* r : order) {
+    out += "<tr><td>";
+    append_html(out, r->peak.name);
+    out += " port " + std::to_string(r->peak.port) + "</td><td>";
+    append_html(out, r->peak.cause);
+    out += "</td><td class=\"n\">" + fixed(r->peak.score, 2) + "</td><td class=\"n\">" +
+           std::to_string(r->peak.victims) + "</td>";
+    append_seen(out, r->first, r->last);
+    out += "</tr>\n";
+  }
+  out += "</tbody></table>\n";
+}
+
 }  // namespace
 
 void append_job_link(std::string& out, std::string_view job) {
@@ -111,6 +142,7 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
   double peak = -1;
   double peak_at = 0;
   std::map<std::pair<std::uint64_t, int>, RootSeen> roots;
+  std::map<std::pair<std::uint64_t, int>, RootSeen> fed;  // roots its ports sent into
   std::map<std::tuple<std::uint64_t, int, std::string>, LinkSeen> links;
   std::vector<std::pair<double, double>> stall;  // (time, worst W)
   for (const HistoryFramePtr& f : history->frames) {
@@ -134,10 +166,13 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
       it->second.last = f->time + f->span;
     }
     for (const HistoryRoot& r : f->roots) {
-      if (!names_job(r.jobs, id)) continue;
-      auto [it, inserted] = roots.try_emplace({r.guid, r.port}, RootSeen{r, f->time, f->time});
-      if (!inserted && r.score > it->second.peak.score) it->second.peak = r;
-      it->second.last = f->time + f->span;
+      for (auto* seen : {names_job(r.jobs, id) ? &roots : nullptr,
+                         names_job(r.sending_jobs, id) ? &fed : nullptr}) {
+        if (seen == nullptr) continue;
+        auto [it, inserted] = seen->try_emplace({r.guid, r.port}, RootSeen{r, f->time, f->time});
+        if (!inserted && r.score > it->second.peak.score) it->second.peak = r;
+        it->second.last = f->time + f->span;
+      }
     }
   }
   if (!latest) return {};
@@ -164,30 +199,13 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
   out += "</p>\n";
 
   out += "<h2>Roots of congestion that held its ports</h2>\n";
-  if (roots.empty()) {
-    out += "<p>None: the history saw no congestion tree over its ports.</p>\n";
-  } else {
-    std::vector<const RootSeen*> order;
-    order.reserve(roots.size());
-    for (const auto& [key, seen_root] : roots) order.push_back(&seen_root);
-    std::stable_sort(order.begin(), order.end(), [](const RootSeen* a, const RootSeen* b) {
-      return a->peak.score > b->peak.score;
-    });
-    out +=
-        "<table id=\"job-roots\"><thead><tr><th>Root port</th><th>Cause</th><th>Peak "
-        "score</th><th>Victims</th><th>First seen</th><th>Last seen</th></tr></thead><tbody>\n";
-    for (const RootSeen* r : order) {
-      out += "<tr><td>";
-      append_html(out, r->peak.name);
-      out += " port " + std::to_string(r->peak.port) + "</td><td>";
-      append_html(out, r->peak.cause);
-      out += "</td><td class=\"n\">" + fixed(r->peak.score, 2) + "</td><td class=\"n\">" +
-             std::to_string(r->peak.victims) + "</td>";
-      append_seen(out, r->first, r->last);
-      out += "</tr>\n";
-    }
-    out += "</tbody></table>\n";
-  }
+  append_job_roots(out, roots, "job-roots",
+                   "None: the history saw no congestion tree over its ports.");
+  // Issue #41: the roots whose top senders (by the routes) were its ports.
+  out += "<h2>Roots of congestion it sent into</h2>\n";
+  append_job_roots(out, fed, "job-fed-roots",
+                   "None: its ports were not among the top senders of any root the history saw "
+                   "(or the routes were not known).");
   append_job_links(out, links);
 
   // Its leaves over its lifetime: the heatmap over time, of them only.

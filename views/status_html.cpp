@@ -171,7 +171,8 @@ void append_senders_cell(std::string& out, const StatusRoot& r) {
     }
   }
   if (*r.sender_ports > std::min(kShown, r.senders.size())) {
-    out += "<br><span class=\"muted\">of " + std::to_string(*r.sender_ports) + " ports routed through it";
+    out += "<br><span class=\"muted\">of " + std::to_string(*r.sender_ports) +
+           " ports routed through it";
     if (r.routes) {
       out += ", " + std::to_string(*r.routes) + " destinations";
       if (r.peer_routes >= 0) out += " (its peers " + fixed(r.peer_routes, 1) + ")";
@@ -441,6 +442,23 @@ void append_sweep(std::string& out, const StatusModel& m) {
   if (s.stale_nodes > 0) {
     out += "<tr><th>Stale nodes</th><td>" + std::to_string(s.stale_nodes) + "</td></tr>\n";
   }
+  // The forwarding tables behind /route and the senders (docs/routes.md).
+  out += "<tr><th>Forwarding tables</th><td>";
+  if (!s.routes_known) {
+    out += "none read yet (or routes.enabled is off)";
+  } else {
+    out += std::to_string(s.route_tables) + " switches, the oldest confirmed " +
+           fixed(s.route_oldest_age_seconds, 0) + " s ago";
+    if (s.route_tables_stale > 0) out += ", " + std::to_string(s.route_tables_stale) + " stale";
+    if (s.route_tables_incomplete > 0) {
+      out += ", " + std::to_string(s.route_tables_incomplete) + " not read whole yet";
+    }
+    out += s.route_full_read_seconds > 0
+               ? "; last full read " + fixed(s.route_full_read_seconds, 1) + " s"
+               : std::string("; first full read under way");
+    out += "; " + std::to_string(s.route_changes) + " re-routes seen";
+  }
+  out += "</td></tr>\n";
   out += "<tr><th>This daemon's port</th><td>";
   if (s.local_name.empty()) {
     out += "&ndash;";

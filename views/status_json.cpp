@@ -30,6 +30,13 @@ std::string render_status_json(const StatusModel& m) {
   json sweep = history_sweep_json(history_sweep(s));
   sweep["timestamp_seconds"] = s.timestamp_seconds;
   sweep["stale_nodes"] = s.stale_nodes;
+  sweep["routes"] = s.routes_known ? json{{"tables", s.route_tables},
+                                          {"stale", s.route_tables_stale},
+                                          {"incomplete", s.route_tables_incomplete},
+                                          {"oldest_age_seconds", s.route_oldest_age_seconds},
+                                          {"full_read_seconds", s.route_full_read_seconds},
+                                          {"changes", s.route_changes}}
+                                   : json(nullptr);
   sweep["local_node_name"] = s.local_name.empty() ? json(nullptr) : json(s.local_name);
   sweep["local_port_state"] = s.local_name.empty() ? json(nullptr) : json(s.local_port_state);
   out["sweep"] = std::move(sweep);

@@ -1,6 +1,7 @@
 #include "views/status_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -288,6 +289,24 @@ void add_sweep(const Snapshot& s, const Names& names, StatusModel& m) {
   w.ports_read = s.sweep_totals.ports_read;
   w.stale_nodes = s.sweep_totals.stale_nodes;
   w.scored = !s.analysis.result.ports.empty();
+  if (s.routes.model) {
+    const RouteTables& t = s.routes.model->tables();
+    w.routes_known = true;
+    w.route_full_read_seconds = t.full_read_seconds;
+    w.route_changes = s.routes.changes_total;
+    double oldest = s.sweep_timestamp_seconds;
+    for (const SwitchRoutes& table : t.switches) {
+      ++w.route_tables;
+      if (table.stale) ++w.route_tables_stale;
+      if (!table.complete) {
+        ++w.route_tables_incomplete;
+        continue;
+      }
+      oldest =
+          std::min(oldest, std::chrono::duration<double>(table.read_at.time_since_epoch()).count());
+    }
+    w.route_oldest_age_seconds = std::max(0.0, s.sweep_timestamp_seconds - oldest);
+  }
   const Fabric& f = *s.fabric;
   w.nodes = f.nodes.size();
   w.ports = f.port_count();

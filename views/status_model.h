@@ -165,6 +165,17 @@ struct StatusSweep {
   // The daemon's own HCA port (Fabric::local_node): empty when unknown.
   std::string local_name;
   std::string local_port_state;  // "Active 4x HDR"
+  // The switches' forwarding tables (issue #41; routes_known false: none
+  // read yet, or routes.enabled off): how many are kept, stale (the switch
+  // stopped answering) or not yet read whole, the least recently confirmed
+  // one's age, how long the last full read took (0: none finished yet).
+  bool routes_known = false;
+  std::size_t route_tables = 0;
+  std::size_t route_tables_stale = 0;
+  std::size_t route_tables_incomplete = 0;
+  double route_oldest_age_seconds = 0;
+  double route_full_read_seconds = 0;
+  std::uint64_t route_changes = 0;
 };
 
 // A page "as it was" (/?at=, /status.json?at=): rebuilt from the history

@@ -31,7 +31,9 @@ ibfx::EventTrackerState sample_state() {
   active.jobs = {12, 4711};
   active.leaves = {{0x0002c90300a1b2c3, "leaf-01"}, {0x0002c90300a1b2c4, "leaf-02"}};
   active.congested_seconds = 600;
+  active.senders = {{{0x0002c90300ffff02, "gpu043 mlx5_3"}, 1, 2.4e10, {4711}}};
   ibfx::CongestionEvent ended = active;
+  ended.senders.clear();
   ended.id = 6;
   ended.cause = ibfx::CongestionCause::kSlowReceiver;
   ended.end = ended.last_seen;
@@ -73,6 +75,23 @@ TEST_CASE("the event state file's format matches its golden file and that file l
   std::string error;
   REQUIRE(ibfx::decode_event_state(saved, back, error));
   CHECK(back == s);
+}
+
+TEST_CASE("a state file written before the routes (no senders) still loads", "[event_state]") {
+  ibfx::EventTrackerState s = sample_state();
+  const std::string text = ibfx::encode_event_state(s, 1764731041);
+  nlohmann::json doc = nlohmann::json::parse(text);
+  for (auto& e : doc["events"]) e.erase("senders");
+  ibfx::EventTrackerState back;
+  std::string error;
+  REQUIRE(ibfx::decode_event_state(doc.dump(), back, error));
+  for (auto& e : s.events) e.senders.clear();
+  CHECK(back == s);
+  // A sender that is not one is refused, with where.
+  doc = nlohmann::json::parse(text);
+  doc["events"][0]["senders"][0]["port"] = "one";
+  CHECK_FALSE(ibfx::decode_event_state(doc.dump(), back, error));
+  CHECK(error.find("senders[0]") != std::string::npos);
 }
 
 TEST_CASE("a corrupt state file is refused with the reason, nothing half read", "[event_state]") {

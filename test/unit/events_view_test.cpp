@@ -129,6 +129,9 @@ TEST_CASE("/events matches its golden file", "[events_view][golden]") {
   active.leaves = {{0x100, "leaf-01"}, {0x101, "leaf-02 \xff<b>"}};
   active.jobs = {42, 4711};
   active.congested_seconds = 80.25;
+  // Its top senders by the routes (issue #41), one with jobs.
+  active.senders = {{{0x201, "gpu1 \"mlx5_0\""}, 1, 2.5e10, {4711}},
+                    {{0x202, "gpu2 mlx5_0"}, 1, 1.25e9, {}}};
   ibfx::CongestionEvent ended = event(3, 100, 200.0);
   ended.cause = ibfx::CongestionCause::kSlowReceiver;
   ended.peak_score = 0.125;
@@ -142,8 +145,27 @@ TEST_CASE("/events matches its golden file", "[events_view][golden]") {
   ber.downs = 0;
   const ibfx::EventList congestion{active, ended};
   const ibfx::LinkEventList links{flap, ber};
-  ibfx::test::check_golden("events.json",
-                           ibfx::render_events_json(congestion, 1100.25, std::nullopt, links) +
-                               ibfx::render_events_json(congestion, std::nullopt, 150.0, links) +
-                               ibfx::render_events_json({}, std::nullopt, std::nullopt));
+  // A re-route (issue #41): leaf-01's port 9 went down and lost its 24
+  // destinations, port 10 took them; named by the fabric given.
+  ibfx::RouteChange reroute;
+  reroute.id = 1;
+  reroute.at = 960;
+  reroute.destinations_moved = 24;
+  reroute.entries_changed = 30;
+  reroute.switches_changed = 2;
+  reroute.lost = {{0x100, 9, 24, 0, false}};
+  reroute.gained = {{0x100, 10, 24, 48, true}};
+  ibfx::Fabric fabric;
+  fabric.nodes.resize(1);
+  fabric.nodes[0].guid = 0x100;
+  fabric.index();
+  const std::vector<std::string> names{"leaf-01"};
+  const std::vector<ibfx::RouteChange> changes{reroute};
+  ibfx::test::check_golden(
+      "events.json",
+      ibfx::render_events_json(congestion, 1100.25, std::nullopt, links, changes, &fabric, &names) +
+          ibfx::render_events_json(congestion, std::nullopt, 150.0, links) +
+          ibfx::render_events_json({}, std::nullopt, std::nullopt) +
+          // since= after the re-route leaves it out.
+          ibfx::render_events_json({}, 1100.25, 970.0, {}, changes, &fabric, &names));
 }
