@@ -155,7 +155,14 @@ std::size_t RouteReader::budget(Clock::time_point now, std::chrono::milliseconds
   const double since = called_ ? Seconds(now - last_call_).count() : Seconds(interval).count();
   called_ = true;
   last_call_ = now;
-  const double smps = config_.smps_per_second * std::clamp(since, 0.0, cap) + carry_;
+  // Under a MADs-per-second cap (mad.max_mads_per_second, the operator's
+  // bound on everything this daemon sends) the tables take at most a
+  // share of it: the counters come first, and a full read just takes
+  // longer.
+  double rate = config_.smps_per_second;
+  const int mad_cap = engine_.limits().max_mads_per_second;
+  if (mad_cap > 0) rate = std::min(rate, kShareOfMadCap * mad_cap);
+  const double smps = rate * std::clamp(since, 0.0, cap) + carry_;
   const double whole = std::floor(smps);
   carry_ = std::min(smps - whole, 1.0);
   return static_cast<std::size_t>(whole);

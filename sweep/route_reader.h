@@ -92,6 +92,10 @@ struct RouteReaderStats {
   std::uint64_t reroutes = 0;
 };
 
+// The share of mad.max_mads_per_second, when set, the route reads may
+// take (the rest is the sweep's).
+inline constexpr double kShareOfMadCap = 0.1;
+
 class RouteReader {
  public:
   using Clock = std::chrono::steady_clock;

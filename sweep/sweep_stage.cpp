@@ -28,12 +28,14 @@ SweepResult SweepStage::sweep(const Fabric& fabric, const LocalPort& local,
                               const NodeNameMap& names) {
   ++sweeps_;
   SweepOptions o = options(fabric, local, names);
-  // The route reader's SMPs are queued first, so that they ride this
-  // sweep's engine run: its pipeline, per-node limit and deadline (what
-  // the deadline cuts is asked again at a later sweep). Its budget,
-  // routes.smps_per_second x the time since the last sweep, bounds what
-  // they add to the sweep.
-  routes_.submit(fabric, std::chrono::steady_clock::now(), interval_);
+  // The route reader's SMPs ride this sweep's engine run: its pipeline,
+  // per-node limit and deadline (what the deadline cuts is asked again at
+  // a later sweep), queued behind the sweep's own reads so that the
+  // sweep's node order stays its own. Its budget, routes.smps_per_second
+  // x the time since the last sweep, bounds what they add to the sweep.
+  o.before_run = [this, &fabric] {
+    routes_.submit(fabric, std::chrono::steady_clock::now(), interval_);
+  };
   SweepResult result = sweeper_.sweep(fabric, o);
   routes_.after_run();
   return result;

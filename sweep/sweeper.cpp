@@ -85,6 +85,7 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
   // tail, as long as the last time, comes off the deadline.
   using Duration = std::chrono::steady_clock::duration;
   const auto deadline = start + options.budget - std::min<Duration>(cut_tail_, options.budget / 2);
+  if (options.before_run) options.before_run();
   const bool finished = engine_.run(deadline);
   finish_nodes(fabric, order, std::chrono::steady_clock::now(), result);
   if (!finished) cut_tail_ = std::chrono::steady_clock::now() - deadline;

@@ -21,6 +21,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -50,6 +51,11 @@ struct SweepOptions {
   // answered it is read, one more Get per port and attribute. All off: not
   // one MAD more than without them.
   CounterGroups groups;
+  // Called once the sweep's own requests are queued, just before the
+  // engine runs: what else rides this sweep's run (the route reader's
+  // SMPs) queues behind them, so the sweep's node order (the round robin
+  // after a cut sweep) stays the sweep's.
+  std::function<void()> before_run;
 };
 
 // Stable hash of a node GUID for sharding (FNV-1a over the 8 bytes), so all

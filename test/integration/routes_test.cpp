@@ -190,8 +190,10 @@ TEST_CASE("Routes: /route equals ibtracert and /routes counts equal ibroute's du
   CHECK(value(s, "infiniband_route_changes_total") == 0);
 }
 
-TEST_CASE("Routes: bad queries get clear errors and hostile names are never reflected raw",
-          "[routes][integration]") {
+TEST_CASE(
+    "Routes: bad queries get clear errors and hostile names are never reflected raw and a silent "
+    "switch is stale",
+    "[routes][integration]") {
   const Fabric f = make_fat_tree(small_fat_tree());
   SimFabric sim(f);
   Daemon daemon(sim);
@@ -225,6 +227,64 @@ TEST_CASE("Routes: bad queries get clear errors and hostile names are never refl
   // A switch as destination: the route ends at it.
   r = route(daemon, hcas[0], "leaf-r0-01");
   CHECK(r.status == 200);
+
+  // A switch that stops answering keeps its last table, marked stale, and
+  // a path through it says so instead of trusting it.
+  const std::string silent = "leaf-r1-01";
+  const auto* node = &f.nodes().front();
+  for (const auto& n : f.nodes()) {
+    if (n.name == silent) node = &n;
+  }
+  REQUIRE(node->name == silent);
+  for (int p = 1; p <= node->num_ports(); ++p) {
+    if (node->ports[static_cast<std::size_t>(p)].connected()) sim.error_rate(silent, p, 100);
+  }
+  REQUIRE(eventually(
+      [&] {
+        const HttpReply t = http_get(daemon.port(), "/routes?node=" + url(silent));
+        return t.status == 200 && json::parse(t.body)["stale"] == true;
+      },
+      std::chrono::seconds(60)));
+  const json kept = json::parse(http_get(daemon.port(), "/routes?node=" + url(silent)).body);
+  std::size_t destinations = 0;
+  for (const json& p : kept["ports"]) destinations += p["destinations"].get<std::size_t>();
+  CHECK(destinations > 0);  // the last table, kept
+  std::string behind;       // an HCA under the silent leaf
+  for (const json& p : kept["ports"]) {
+    if (p["remote_node_name"].is_string() &&
+        p["remote_node_name"].get<std::string>().find("mlx5") != std::string::npos) {
+      behind = p["remote_node_name"];
+    }
+  }
+  REQUIRE(!behind.empty());
+  // From an HCA of the same rail (its suffix, "mlx5_<rail>").
+  const std::string rail = behind.substr(behind.rfind(' '));
+  std::string source;
+  for (const std::string& h : hcas) {
+    if (h != behind && h.size() >= rail.size() &&
+        h.compare(h.size() - rail.size(), rail.size(), rail) == 0) {
+      source = h;
+    }
+  }
+  REQUIRE(!source.empty());
+  r = route(daemon, source, behind);
+  CHECK(r.status == 409);
+  CHECK(json::parse(r.body)["error"] == "stale_table");
+  CHECK(json::parse(r.body)["error_at"]["node_name"] == silent);
+  for (int p = 1; p <= node->num_ports(); ++p) {
+    if (node->ports[static_cast<std::size_t>(p)].connected()) sim.error_rate(silent, p, 0);
+  }
+  CHECK(eventually(
+      [&] {
+        const HttpReply t = http_get(daemon.port(), "/routes?node=" + url(silent));
+        return t.status == 200 && json::parse(t.body)["stale"] == false;
+      },
+      std::chrono::seconds(60)));
+  // The subnet manager is still master, and unharmed (SimFabric's
+  // teardown checks it is still running).
+  const RunResult sm = sim.run({"sminfo"});
+  INFO(sm.out << sm.err);
+  CHECK(sm.out.find("MASTER") != std::string::npos);
 }
 
 TEST_CASE(

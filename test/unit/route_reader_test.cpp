@@ -229,6 +229,20 @@ TEST_CASE("RouteReader: each call sends at most its budget", "[route_reader]") {
   check_tables_match(b);
 }
 
+TEST_CASE("RouteReader: under mad.max_mads_per_second it takes a tenth of the cap",
+          "[route_reader]") {
+  RoutesConfig config;
+  config.smps_per_second = 10000;
+  Bench b(20, 300, config);
+  MadEngineLimits limits = fast_limits();
+  limits.max_mads_per_second = 50;  // the counters' budget: 5 SMPs a second for the tables
+  b.engine.set_limits(limits);
+  for (int i = 0; i < 3; ++i) CHECK(b.step(1000ms) <= 5);
+  limits.max_mads_per_second = 0;  // no cap: the routes' own rate
+  b.engine.set_limits(limits);
+  CHECK(b.step(1000ms) > 5);
+}
+
 TEST_CASE("RouteReader: a re-route found by the rotation replaces the table and reads all",
           "[route_reader]") {
   RoutesConfig config;
