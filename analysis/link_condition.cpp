@@ -8,7 +8,8 @@ namespace ibfx {
 
 namespace {
 constexpr std::array<std::string_view, kLinkConditionCount> kNames = {
-    "none", "degraded", "ber_warning", "link_errors", "ber_error", "flapping", "down"};
+    "none",        "length_outlier", "degraded", "ber_warning",
+    "link_errors", "ber_error",      "flapping", "down"};
 }  // namespace
 
 std::string_view link_condition_name(LinkCondition c) {

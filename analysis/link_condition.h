@@ -19,9 +19,11 @@ namespace ibfx {
 // Ordered by severity: a link shows the worst one it has. `down` is worst
 // (nothing crosses the cable), then `flapping` (every connection crossing it
 // dies at each flap), then the error conditions, then `degraded` (it works,
-// slower than it should).
+// slower than it should), then `length_outlier` (its round trip is longer
+// than its peers': a fact worth knowing, not a fault; it never alarms).
 enum class LinkCondition : std::uint8_t {
   kNone,
+  kLengthOutlier,
   kDegraded,
   kBerWarning,
   kLinkErrors,
@@ -29,13 +31,19 @@ enum class LinkCondition : std::uint8_t {
   kFlapping,
   kDown,
 };
-inline constexpr std::size_t kLinkConditionCount = 7;
+inline constexpr std::size_t kLinkConditionCount = 8;
 
-// "degraded", "ber_warning", "link_errors", "ber_error", "flapping", "down";
-// "none" for kNone.
+// "length_outlier", "degraded", "ber_warning", "link_errors", "ber_error",
+// "flapping", "down"; "none" for kNone.
 std::string_view link_condition_name(LinkCondition c);
 std::optional<LinkCondition> parse_link_condition(std::string_view name);
 inline LinkCondition worst(LinkCondition a, LinkCondition b) { return a < b ? b : a; }
+// Whether a condition makes a link unhealthy: an alert, a link event,
+// infiniband_link_unhealthy. `length_outlier` is shown, never alarmed on
+// (a longer cable works; docs/links.md).
+inline bool link_condition_alarms(LinkCondition c) {
+  return c != LinkCondition::kNone && c != LinkCondition::kLengthOutlier;
+}
 
 // The `links:` section of the config file. Defaults: NVIDIA UFM's port
 // isolation (PDR plugin, Mellanox/ufm_sdk_3.0) for the BER thresholds and

@@ -165,6 +165,12 @@ inline constexpr MetricFamily kLinkUnhealthy{
     "flapping, down, degraded); node_* is the end whose receiver sees a one-direction "
     "condition. Healthy links have no series (docs/links.md).",
     "node_guid,port,remote_node_guid,remote_port,condition"};
+inline constexpr MetricFamily kLinkLengthOutlier{
+    "infiniband_link_length_outlier", "gauge",
+    "PortInfo LinkRoundTripLatency in ns of each cable whose round trip is an outlier among its "
+    "peers' (a longer cable: informational, never unhealthy); node_* is the end with the smaller "
+    "GUID. Other links have no series (docs/links.md).",
+    "node_guid,port,remote_node_guid,remote_port"};
 inline constexpr MetricFamily kLinkEventsTotal{
     "infiniband_link_events_total", "counter",
     "Link conditions that started on a cable since the daemon started, by condition (one per "

@@ -17,7 +17,8 @@ void LinkEventTracker::observe(const LinkHealthReport& report,
     const double ber = std::max(l.into_a.symbol_ber, l.into_b.symbol_ber);
     for (std::size_t c = 1; c < kLinkConditionCount; ++c) {
       const auto condition = static_cast<LinkCondition>(c);
-      if (!l.has(condition)) continue;
+      // A condition that does not alarm (length_outlier) opens no event.
+      if (!l.has(condition) || !link_condition_alarms(condition)) continue;
       // The cable's identity: its a end (smaller GUID, port), then b.
       const Key key{l.a.guid, l.a.port, l.b.guid, l.b.port, condition};
       seen[key] = true;

@@ -96,6 +96,10 @@ void LinkHealthTracker::adopt(const std::shared_ptr<const Fabric>& fabric,
   for (const SlowerLink& s : links_slower_than_they_should(*fabric, topology)) {
     slower_.emplace(first_port_[static_cast<std::size_t>(s.node)] + s.port_index, s);
   }
+  longer_.clear();
+  for (const LongerLink& l : links_longer_than_their_peers(*fabric, topology)) {
+    longer_.emplace(first_port_[static_cast<std::size_t>(l.node)] + l.port_index, l);
+  }
   state_.assign(memory_.size(), nullptr);
   cable_.assign(memory_.size(), 0);
   for (std::size_t n = 0; n < fabric->nodes.size(); ++n) {
@@ -110,7 +114,8 @@ void LinkHealthTracker::adopt(const std::shared_ptr<const Fabric>& fabric,
       if (std::tie(far_guid, p.remote_port) < std::tie(node.guid, p.number)) continue;
       const std::size_t kf = far_port_[k];
       const bool far_up = kf != kNoPort && fabric->nodes[r].ports[kf - first_port_[r]].up();
-      const bool plain = p.up() && far_up && !slower_.contains(k) && !slower_.contains(kf);
+      const bool plain =
+          p.up() && far_up && !slower_.contains(k) && !slower_.contains(kf) && !longer_.contains(k);
       cable_[k] = plain ? 1 : 2;
     }
   }
@@ -275,6 +280,10 @@ void LinkHealthTracker::touch(const PortKey& a, std::size_t ka, const PortKey& b
   if (slow == slower_.end()) slow = slower_.find(kb);
   s.degraded_now = slow != slower_.end();
   s.degraded = s.degraded_now ? slow->second : SlowerLink{};
+  // Listed from the same end as the cable (the smaller (GUID, port)).
+  const auto longer = longer_.find(ka);
+  s.longer_now = longer != longer_.end();
+  s.longer = s.longer_now ? longer->second : LongerLink{};
 }
 
 bool LinkHealthTracker::held_down(LinkState& s,
@@ -346,8 +355,11 @@ LinkReport LinkHealthTracker::judge(LinkState& s, double now, const LinkHealthCo
     }
   }
   if (s.degraded_now) conditions |= bit(LinkCondition::kDegraded);
-  // One event per link and condition: counted when it starts.
+  if (s.longer_now) conditions |= bit(LinkCondition::kLengthOutlier);
+  // One event per link and condition: counted when it starts. A condition
+  // that does not alarm opens none.
   for (std::size_t c = 1; c < kLinkConditionCount; ++c) {
+    if (!link_condition_alarms(static_cast<LinkCondition>(c))) continue;
     if (((conditions & ~s.conditions) >> c) & 1u) ++events_total_[c];
   }
   s.conditions = conditions;
@@ -364,6 +376,8 @@ LinkReport LinkHealthTracker::judge(LinkState& s, double now, const LinkHealthCo
   r.below_peers = s.degraded.below_peers;
   r.below_enabled = s.degraded.below_enabled;
   r.enabled = s.degraded.enabled;
+  r.round_trip_ns = s.longer.round_trip_ns;
+  r.peers_round_trip_ns = s.longer.peers_round_trip_ns;
   return r;
 }
 
@@ -378,6 +392,7 @@ std::shared_ptr<const LinkHealthReport> LinkHealthTracker::observe(
   for (auto& [key, state] : links_) {
     state.down_now = false;
     state.degraded_now = false;
+    state.longer_now = false;
     state.saturated_a = state.saturated_b = false;
   }
   visit_links(now, config);

@@ -22,6 +22,7 @@
 #include "fabric/port_key.h"
 #include "links/link_direction.h"
 #include "links/link_down_history.h"
+#include "links/link_length.h"
 #include "links/link_peers.h"
 #include "links/link_report.h"
 
@@ -70,6 +71,8 @@ class LinkHealthTracker {
     double downed_at = 0;
     bool degraded_now = false;
     SlowerLink degraded;         // when degraded_now
+    bool longer_now = false;     // length_outlier (links/link_length.h)
+    LongerLink longer;           // when longer_now
     double bits_per_second = 0;  // its line rate when last up
     std::uint8_t conditions = 0;
     LinkCondition worst = LinkCondition::kNone;
@@ -99,8 +102,8 @@ class LinkHealthTracker {
   std::vector<std::size_t> far_port_;    // parallel to memory_: the far end's index, or kNoPort
   // Parallel to memory_, per discovery: 0 not the listing end of an up
   // cable, 1 the listing end of a healthy-looking one (looked at only when
-  // an end has an observation), 2 the listing end of a cable down or slower
-  // than its peers (looked at every sweep).
+  // an end has an observation), 2 the listing end of a cable down, slower
+  // or longer than its peers (looked at every sweep).
   std::vector<std::uint8_t> cable_;
   // Parallel to memory_: the accumulator's entry for the port, looked up
   // once (its nodes never move; forget() drops them all, as the exporter
@@ -108,6 +111,7 @@ class LinkHealthTracker {
   std::vector<const CounterAccumulator::State*> state_;
   std::vector<std::pair<std::size_t, PortObservation>> observations_;  // this sweep's
   std::unordered_map<std::size_t, SlowerLink> slower_;                 // by flattened port index
+  std::unordered_map<std::size_t, LongerLink> longer_;  // by the listing end's flattened index
   std::unordered_map<PortKey, PortKey, PortKeyHash> far_end_;  // every cable seen up, both ways
   std::unordered_map<PortKey, LinkState, PortKeyHash> links_;  // by end a
   std::array<std::uint64_t, kLinkConditionCount> events_total_{};

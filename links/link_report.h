@@ -46,7 +46,22 @@ struct LinkReport {
   bool below_peers = false;
   bool below_enabled = false;
   FabricPort enabled;
+  // Length outlier (links/link_length.h): the cable's PortInfo
+  // LinkRoundTripLatency and the median of the peers it was judged against,
+  // in ns, when has(kLengthOutlier).
+  std::uint32_t round_trip_ns = 0;
+  std::uint32_t peers_round_trip_ns = 0;
   bool has(LinkCondition c) const { return (conditions >> static_cast<unsigned>(c)) & 1u; }
+  // Any condition that alarms (link_condition_alarms()): a link with only
+  // `length_outlier` is listed, but not unhealthy.
+  bool unhealthy() const {
+    for (std::size_t c = 1; c < kLinkConditionCount; ++c) {
+      if (has(static_cast<LinkCondition>(c)) &&
+          link_condition_alarms(static_cast<LinkCondition>(c)))
+        return true;
+    }
+    return false;
+  }
   // For a one-direction condition, the end whose receiver sees it (the
   // direction INTO it is the bad one): b when into_b is the worse one.
   bool b_receives_worse() const {
@@ -65,7 +80,10 @@ struct PortBer {
 };
 
 struct LinkHealthReport {
-  std::vector<LinkReport> links;  // unhealthy only, worst condition first, then highest BER
+  // Links with a condition, worst condition first, then highest BER: the
+  // unhealthy ones (LinkReport::unhealthy()), then those that are only
+  // `length_outlier`.
+  std::vector<LinkReport> links;
   std::vector<PortBer> port_ber;  // sparse, by node and port index
   // Conditions that started on a link since the daemon started.
   std::array<std::uint64_t, kLinkConditionCount> events_total{};

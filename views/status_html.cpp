@@ -304,6 +304,10 @@ void append_link_health(std::string& out, const StatusModel& m) {
       out += l.condition == "degraded" ? ": " : "; degraded: ";
       append_html(out, l.degraded_reason);
     }
+    if (!l.length_reason.empty()) {
+      out += l.condition == "length_outlier" ? ": " : "; length_outlier: ";
+      append_html(out, l.length_reason);
+    }
     out += "</td>";
     number_cell(out, ber(l.symbol_ber, l.symbol_ber_at_least));
     number_cell(out, ber(l.remote_symbol_ber, false));

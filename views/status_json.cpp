@@ -112,6 +112,7 @@ std::string render_status_json(const StatusModel& m) {
          {"link_width", l.width.empty() ? json(nullptr) : json(l.width)},
          {"link_speed", l.speed.empty() ? json(nullptr) : json(l.speed)},
          {"degraded_reason", l.degraded_reason.empty() ? json(nullptr) : json(l.degraded_reason)},
+         {"length_reason", l.length_reason.empty() ? json(nullptr) : json(l.length_reason)},
          {"jobs", l.jobs ? json(*l.jobs) : json(nullptr)}});
   }
   out["links"] = std::move(unhealthy);

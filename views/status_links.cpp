@@ -121,10 +121,16 @@ std::vector<StatusLinkHealth> status_links(const Snapshot& s,
     h.rate_gbps = l.rate_gbps;
     h.peers_rate_gbps = l.peers_rate_gbps;
     if (l.has(LinkCondition::kDegraded)) h.degraded_reason = link_degraded_reason(*s.fabric, l);
+    if (l.has(LinkCondition::kLengthOutlier)) h.length_reason = link_length_reason(l);
     out.push_back(std::move(h));
   }
   add_link_jobs(s, out);
   return out;
+}
+
+std::string link_length_reason(const LinkReport& link) {
+  return "round trip " + std::to_string(link.round_trip_ns) + " ns, its peers' " +
+         std::to_string(link.peers_round_trip_ns) + " ns";
 }
 
 std::string link_trouble_at(const LinkHealthReport& links, std::uint64_t guid, int port) {

@@ -1,4 +1,5 @@
-// The unhealthy links of a snapshot (issue #34) as the status page and
+// The links with a condition (issue #34: the unhealthy ones, then those
+// only a length outlier, issue #41) of a snapshot as the status page and
 // /status.json show them: worst first, both ends named (names made valid
 // UTF-8, still untrusted: every renderer escapes them), the BER of each
 // direction. `node` is the end whose receiver sees the worse direction.
@@ -37,6 +38,7 @@ struct StatusLinkHealth {
   double rate_gbps = 0;  // degraded: its rate and its peers' median
   double peers_rate_gbps = 0;
   std::string degraded_reason;  // degraded: why, degraded_reason(); "" otherwise
+  std::string length_reason;    // length_outlier: its round trip and its peers'; "" otherwise
   // The Slurm jobs with a port at either end (job_label()), when the daemon
   // has a job source; nullopt: not known.
   std::optional<std::vector<std::string>> jobs;
@@ -61,5 +63,8 @@ std::string link_trouble_at(const LinkHealthReport& links, std::uint64_t guid, i
 // Why a degraded link is (links/link_peers.h, degraded_reason()): below
 // the width and speed both ends enable, below its peers, or both.
 std::string link_degraded_reason(const Fabric& fabric, const LinkReport& link);
+// Why a link is a length outlier (links/link_length.h): "round trip 180 ns,
+// its peers' 95 ns".
+std::string link_length_reason(const LinkReport& link);
 
 }  // namespace ibfx

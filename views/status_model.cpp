@@ -368,6 +368,7 @@ StatusModel build_status_model(const Snapshot& s) {
   for (StatusRoot& r : m.roots) r.link_condition = link_trouble_at(*s.links, r.guid, r.port);
   std::vector<bool> trouble(s.fabric ? s.fabric->nodes.size() : 0, false);
   for (const LinkReport& l : s.links->links) {
+    if (!l.unhealthy()) continue;  // a length outlier alone is not trouble
     for (const LinkEnd* e : {&l.a, &l.b}) {
       if (e->node != kNoNode && static_cast<std::size_t>(e->node) < trouble.size()) {
         trouble[static_cast<std::size_t>(e->node)] = true;

@@ -199,4 +199,29 @@ inline std::shared_ptr<const LinkHealthReport> unhealthy_links(const StatusFixtu
   return r;
 }
 
+// unhealthy_links() and, after them, a length outlier (issue #41): the first
+// leaf's last cable, round trip 180 ns against its peers' 95 ns, no other
+// condition.
+inline std::shared_ptr<const LinkHealthReport> length_outlier_links(const StatusFixture& fx) {
+  auto links = std::make_shared<LinkHealthReport>(*unhealthy_links(fx));
+  const Fabric& f = fx.rail.fabric;
+  const int leaf = fx.rail.leaf[0][0];
+  // The leaf's last cable (an uplink).
+  const auto& ports = f.nodes[static_cast<std::size_t>(leaf)].ports;
+  std::size_t i = ports.size() - 1;
+  while (i > 0 && !ports[i].linked()) --i;
+  const FabricPort& p = ports[i];
+  const auto far = static_cast<std::size_t>(p.remote_node);
+  LinkReport longer;
+  longer.a = {f.nodes[static_cast<std::size_t>(leaf)].guid, p.number, leaf,
+              static_cast<std::int32_t>(i), true};
+  longer.b = {f.nodes[far].guid, p.remote_port, static_cast<std::int32_t>(far), 0, true};
+  longer.condition = LinkCondition::kLengthOutlier;
+  longer.conditions = 1u << static_cast<unsigned>(LinkCondition::kLengthOutlier);
+  longer.round_trip_ns = 180;
+  longer.peers_round_trip_ns = 95;
+  links->links.push_back(longer);
+  return links;
+}
+
 }  // namespace ibfx::test

@@ -245,6 +245,45 @@ TEST_CASE("LinksRenderer and LinkBerRenderer match their golden files", "[golden
   CHECK(full.find("infiniband_port_symbol_ber") < full.find("infiniband_congestion_root_score"));
 }
 
+TEST_CASE("LinksRenderer: a length outlier is its own series, never unhealthy, no event",
+          "[links][length]") {
+  auto snap = links_snapshot();
+  auto links = std::make_shared<LinkHealthReport>(*snap->links);
+  // leaf port 3 to gpu2 (issue #41): informational only; and the BER cable
+  // a length outlier too, under its ber_error.
+  LinkReport longer;
+  longer.a = {0x100, 3, 0, 2, true};
+  longer.b = {0x202, 1, 3, 0, true};
+  longer.condition = LinkCondition::kLengthOutlier;
+  longer.conditions = 1u << static_cast<unsigned>(LinkCondition::kLengthOutlier);
+  longer.round_trip_ns = 180;
+  longer.peers_round_trip_ns = 100;
+  links->links[1].conditions |= 1u << static_cast<unsigned>(LinkCondition::kLengthOutlier);
+  links->links[1].round_trip_ns = 250;
+  links->links.push_back(longer);
+  snap->links = links;
+  const std::string text = render(LinksRenderer{}, *snap);
+  // The unhealthy series are the golden file's, untouched.
+  const std::string golden = render(LinksRenderer{}, *links_snapshot());
+  CHECK(text.find(golden.substr(0, golden.find("# HELP infiniband_link_events_total"))) == 0);
+  CHECK(text.find("condition=\"length_outlier\"") == std::string::npos);
+  CHECK(text.find("infiniband_link_length_outlier{node_guid=\"0x0000000000000100\",port=\"3\","
+                  "remote_node_guid=\"0x0000000000000202\",remote_port=\"1\"} 180\n") !=
+        std::string::npos);
+  CHECK(text.find("infiniband_link_length_outlier{node_guid=\"0x0000000000000100\",port=\"1\","
+                  "remote_node_guid=\"0x0000000000000200\",remote_port=\"1\"} 250\n") !=
+        std::string::npos);
+  // Only the outlier: no infiniband_link_unhealthy at all.
+  links->links = {longer};
+  const std::string alone = render(LinksRenderer{}, *snap);
+  CHECK(alone.find("infiniband_link_unhealthy") == std::string::npos);
+  CHECK(alone.find("infiniband_link_length_outlier{") != std::string::npos);
+  const std::string path = "/tmp/ibfx_length_" + std::to_string(::getpid()) + ".prom";
+  std::ofstream(path) << text;
+  CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("ExporterHealthRenderer matches its golden file", "[golden]") {
   check_golden("health", render(ExporterHealthRenderer{}, *fixed_snapshot(false)));
 }

@@ -168,6 +168,16 @@ TEST_CASE("the status page lists unhealthy links, names escaped, worst first",
   CHECK(healthy.find("; its cable: ") == std::string::npos);
 }
 
+TEST_CASE("the status page lists a length outlier after the unhealthy links, says why",
+          "[status_html][length]") {
+  test::StatusFixture fx = test::status_fixture();
+  fx.snapshot->links = test::length_outlier_links(fx);
+  const std::string html = render_status_html(build_status_model(*fx.snapshot));
+  const auto at = html.find("length_outlier: round trip 180 ns, its peers&#39; 95 ns");
+  REQUIRE(at != std::string::npos);
+  CHECK(html.find("ber_error") < at);
+}
+
 TEST_CASE("the status page before two sweeps says so", "[status_html]") {
   test::StatusFixture fx = test::status_fixture();
   fx.snapshot->analysis.result = {};

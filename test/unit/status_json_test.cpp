@@ -2,7 +2,6 @@
 // sweep time, and hostile names as valid JSON strings.
 #include "views/status_json.h"
 
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -96,6 +95,31 @@ TEST_CASE("status.json lists unhealthy links, worst first, the receiving end fir
   CHECK(j["roots"][0]["node_name"] == "leaf-r0-0");
   CHECK(j["roots"][0]["link_condition"] == "ber_error");
   CHECK(healthy["roots"][0]["link_condition"].is_null());
+}
+
+TEST_CASE("status.json lists a length outlier after the unhealthy links, says why, no trouble",
+          "[status_json][links][length]") {
+  test::StatusFixture fx = test::status_fixture();
+  auto links = std::make_shared<LinkHealthReport>(*test::length_outlier_links(fx));
+  const LinkReport longer = links->links.back();
+  fx.snapshot->links = links;
+  const StatusModel m = build_status_model(*fx.snapshot);
+  const auto j = nlohmann::json::parse(render_status_json(m));
+  REQUIRE(j["links"].size() == 3);
+  const auto& l = j["links"][2];
+  CHECK(l["condition"] == "length_outlier");
+  CHECK(l["conditions"] == nlohmann::json::array({"length_outlier"}));
+  CHECK(l["length_reason"] == "round trip 180 ns, its peers' 95 ns");
+  CHECK(l["degraded_reason"].is_null());
+  CHECK(j["links"][1]["length_reason"].is_null());
+  CHECK(test::validates_against(render_status_json(m), IBFX_SOURCE_DIR "/docs/status.schema.json"));
+  // Not trouble: a switch whose only listed cable is a length outlier is
+  // not marked as having an unhealthy link.
+  links->links = {longer};
+  const StatusModel alone = build_status_model(*fx.snapshot);
+  for (const StatusSwitch& sw : alone.switches) CHECK_FALSE(sw.link_trouble);
+  REQUIRE(alone.links.size() == 1);
+  CHECK(alone.links[0].condition == "length_outlier");
 }
 
 TEST_CASE("status.json keeps hostile names valid and inert", "[status_json]") {
