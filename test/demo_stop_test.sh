@@ -35,19 +35,27 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-session_processes() {  # the processes left in session $1, one "pid command" a line
-  ps -e -o sid=,pid=,args= | awk -v sid="$1" '$1 == sid { $1 = ""; print }'
+# The processes left in session $1, one "pid command" a line. A zombie is
+# not one: once its parent is gone it is init's to reap (the daemon's MAD
+# worker can be one for a moment after the daemon exited).
+session_processes() {
+  ps -e -o sid=,stat=,pid=,args= | awk -v sid="$1" '$1 == sid && $2 !~ /^Z/ { $1 = $2 = ""; print }'
 }
 
 # One start and stop. how: TERM (to the script), INT-group (Ctrl-C), INT
 # (to the script). when: "early:SECONDS" after the start, or "up:SECONDS"
 # after the demo said its fabric is up.
 run_once() {
-  local how=$1 when=$2 pid rc=0 start waited
+  local how=$1 when=$2 pid rc=0 start waited port
   : >"$work/demo.err"
+  port=$(free_port)  # here, not in the background command: the signal is for the demo
   # setsid: a session (and process group) of its own, led by the demo.
-  BUILD_DIR=$build TMPDIR=$work/tmp LISTEN=127.0.0.1:$(free_port) IBFX_SYSFS_ROOT=$work/nosys \
-    setsid "$src/tools/demo" --log.level=warn >/dev/null 2>"$work/demo.err" &
+  # env --default-signal=INT: a command started with & by a script ignores
+  # SIGINT, and bash cannot trap a signal ignored on entry; from a terminal
+  # the demo gets SIGINT's default, as here.
+  BUILD_DIR=$build TMPDIR=$work/tmp LISTEN=127.0.0.1:$port IBFX_SYSFS_ROOT=$work/nosys \
+    setsid env --default-signal=INT "$src/tools/demo" --log.level=warn >/dev/null \
+    2>"$work/demo.err" &
   pid=$!
   start=$SECONDS
   case $when in
@@ -63,9 +71,9 @@ run_once() {
   esac
   kill -0 "$pid" 2>/dev/null || fail "$how $when: the demo ended before the signal"
   case $how in
-    TERM) kill -TERM "$pid" ;;
-    INT-group) kill -INT -- "-$pid" ;;
-    INT) kill -INT "$pid" ;;
+    TERM) kill -TERM "$pid" || fail "$how $when: kill" ;;
+    INT-group) kill -INT -- "-$pid" || fail "$how $when: kill of its process group" ;;
+    INT) kill -INT "$pid" || fail "$how $when: kill" ;;
   esac
   start=$SECONDS
   # The script: gone within 15 s (each process gets 3 s after SIGTERM, the
