@@ -31,6 +31,10 @@ fail() {
   exit 1
 }
 
+# Whatever way this script ends, no demo of it is left running.
+current=""
+trap '[[ -n $current ]] && kill -KILL -- "-$current" 2>/dev/null; true' EXIT
+
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -57,6 +61,7 @@ run_once() {
     setsid env --default-signal=INT "$src/tools/demo" --log.level=warn >/dev/null \
     2>"$work/demo.err" &
   pid=$!
+  current=$pid
   start=$SECONDS
   case $when in
     early:*) sleep "${when#early:}" ;;
@@ -100,6 +105,7 @@ run_once() {
   if [[ -n $(ls -A "$work/tmp") ]]; then
     fail "$how $when: left in TMPDIR: $(ls -A "$work/tmp")"
   fi
+  current=""
   echo "ok: SIG$how $when: exit $rc after ${waited} s, nothing left"
 }
 
