@@ -21,8 +21,9 @@ std::optional<double> parse_unix_seconds(std::string_view key, std::string_view 
     error = std::string(key) +
             " must be Unix seconds (a number from 0 to 253402300799, 9999-12-31 UTC, e.g. " +
             std::string(key) + "=1764720000)";
-    // The usual slip: a time in milliseconds (JavaScript's, Grafana's).
-    if (ec == std::errc() && end == text.data() + text.size() && value > kMaxUnixSeconds &&
+    // The usual slip: a time in milliseconds (JavaScript's, Grafana's),
+    // after 2001 once read as seconds.
+    if (ec == std::errc() && end == text.data() + text.size() && value / 1000 >= 1e9 &&
         value / 1000 <= kMaxUnixSeconds) {
       error += "; in milliseconds? As seconds that is " + std::string(key) + "=" +
                std::to_string(static_cast<long long>(value / 1000));
