@@ -24,6 +24,19 @@ HistoryAnswer no_history() {
   return refused(404, "this daemon keeps no status page history (it has not published a sweep)");
 }
 
+std::string seconds_text(double t) { return std::to_string(static_cast<long long>(t)); }
+
+// ?at= in the future: no sweep answers it. Said with the newest sweep, the
+// one the page shows without ?at=.
+HistoryAnswer after_history(const HistoryFrames& history, double at, const std::string& at_text) {
+  const double newest = history.frames.back()->time;
+  return refused(404, "at=" + at_text + " (" + utc_time_text(at) +
+                          " UTC) is in the future: the status page history ends at the newest "
+                          "sweep, " +
+                          utc_time_text(newest) + " UTC (" + seconds_text(newest) +
+                          "), which the page shows without ?at=");
+}
+
 }  // namespace
 
 bool wants_history(const ScrapeQuery& query) {
@@ -31,7 +44,7 @@ bool wants_history(const ScrapeQuery& query) {
 }
 
 HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool html,
-                          std::string_view telemetry_path) {
+                          std::string_view telemetry_path, double now) {
   double window = 3600;
   if (!query.window.empty()) {
     // 5m: sweep resolution (5 s columns) for the last minutes of an
@@ -70,6 +83,12 @@ HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool
     const auto when = parse_unix_seconds("at", query.at, error);
     if (!when) return refused(400, error);
     if (!pub.history) return no_history();
+    // A day past now is no link of the page (its newest column may end in
+    // the future, by at most one 24h-window column): a typo or a time in
+    // milliseconds, said so. Up to then, the newest sweep, said so.
+    if (*when > now + 86400 && !pub.history->frames.empty()) {
+      return after_history(*pub.history, *when, query.at);
+    }
     const HistoryFramePtr frame = pub.history->at(*when);
     if (!frame) {
       if (pub.history->frames.empty()) return refused(404, "the status page history is empty");
@@ -79,6 +98,7 @@ HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool
                               "), not to at=" + query.at);
     }
     m = history_status_model(*frame, *when, pub.snapshot->events.get());
+    m.as_of->newest = frame == pub.history->frames.back();
     m.telemetry_path = std::string(telemetry_path);
     m.history = pub.history;
   }

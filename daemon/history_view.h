@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/utc_time.h"
 #include "daemon/publication.h"
 #include "daemon/scrape_query.h"
 
@@ -25,9 +26,12 @@ bool wants_history(const ScrapeQuery& query);
 
 // GET /?at=&window= (`html`) or /status.json?at=: with ?at= the sweep
 // nearest before it; with ?window= (1h, 6h, 24h) the heatmap over that
-// window.
+// window. An ?at= after the last sweep shows the newest one and says so;
+// one before the history starts, or more than a day after `now` (the
+// daemon's clock), is a 404 saying which, with the times the history
+// holds; one that is not a time up to 9999-12-31 a 400.
 HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool html,
-                          std::string_view telemetry_path);
+                          std::string_view telemetry_path, double now = unix_seconds_now());
 
 // GET /history.json: `from` defaults to an hour before `to`, `to` to the
 // newest frame, `step` to 0 (as kept).

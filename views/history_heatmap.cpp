@@ -93,10 +93,15 @@ void append_as_of_banner(std::string& out, const StatusModel& m) {
     out += " (the worst of " + std::to_string(a.sweeps) + " sweeps over " + fixed(a.span, 0) +
            " s: beyond the recent window the history keeps one frame per step)";
   }
-  out += ", the sweep nearest before " + utc_time(a.requested) +
-         ". Ports and far ends are not kept: the hottest ports are each switch's worst; the "
-         "links are the unhealthy ones the page listed (a link down or degraded among them). "
-         "<a href=\"/\">Back to now</a>.</p>\n";
+  if (a.newest && a.requested > a.time + a.span) {
+    out += ", the newest sweep: none is later (asked for " + utc_time(a.requested) + ")";
+  } else {
+    out += ", the sweep nearest before " + utc_time(a.requested);
+  }
+  out +=
+      ". Ports and far ends are not kept: the hottest ports are each switch's worst; the "
+      "links are the unhealthy ones the page listed (a link down or degraded among them). "
+      "<a href=\"/\">Back to now</a>.</p>\n";
 }
 
 void append_history_heatmap(std::string& out, const StatusModel& m) {

@@ -10,7 +10,7 @@ namespace ibfx {
 StatusModel history_status_model(const HistoryFrame& frame, double requested,
                                  const EventList* events) {
   StatusModel m;
-  m.as_of = StatusAsOf{requested, frame.time, frame.span, frame.sweeps};
+  m.as_of = StatusAsOf{requested, frame.time, frame.span, frame.sweeps, false};
   m.sweep = status_sweep(frame.sweep, frame.time);
 
   const auto& table = frame.table->switches;

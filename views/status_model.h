@@ -185,6 +185,9 @@ struct StatusAsOf {
   double time = 0;       // the frame's: its sweep, or its coarse step's start
   double span = 0;       // 0: one sweep; else the step the worst of `sweeps` sweeps is kept for
   std::uint32_t sweeps = 1;
+  // The newest frame of the history: `requested` is at or after the last
+  // sweep, and the page says so rather than "the sweep nearest before".
+  bool newest = false;
 };
 
 struct StatusModel {

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -233,7 +234,7 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
       ++rule_count;
     }
   }
-  CHECK(rule_count == 24);
+  CHECK(rule_count == 25);
 
   // The link alerts' queries (issue #34) find each injected fault on its
   // cable, as the rules API hands them to Prometheus: the symbol errors
@@ -268,6 +269,39 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
     CHECK(cable("InfinibandLinkBerError", kCulprit, "1", ""));
     CHECK(cable("InfinibandLinkDown", "gpu0003 mlx5_1", "", "leaf-r1-01"));
     CHECK(cable("InfinibandLinkDegraded", "gpu0005 mlx5_0", "", "leaf-r0-02"));
+    // docs/dashboards.md's two queries for links down, as the page prints
+    // them (each the indented lines after its comment): the flapped cable,
+    // with both ends named and both ports.
+    const std::string page = read_file(source + "/docs/dashboards.md");
+    auto doc_query = [&](const std::string& comment) {
+      const auto at = page.find("    # " + comment);
+      REQUIRE(at != std::string::npos);
+      std::istringstream lines(page.substr(page.find('\n', at) + 1));
+      std::string query;
+      for (std::string line; std::getline(lines, line);) {
+        const auto text = line.find_first_not_of(' ');
+        if (line.rfind("    ", 0) != 0 || text == std::string::npos || line[text] == '#') break;
+        query += line.substr(text) + " ";
+      }
+      return query;
+    };
+    for (const char* comment : {"Links down, both ends named", "The same without the rules"}) {
+      const std::string query = doc_query(comment);
+      const auto found = samples(prom.query(query));
+      std::string listing;
+      for (const Sample& s : found) listing += describe(s) + "\n";
+      INFO(comment << ": " << query << "\n" << listing);
+      const bool flapped = std::any_of(found.begin(), found.end(), [](const Sample& s) {
+        auto label = [&](const char* k) {
+          const auto it = s.labels.find(k);
+          return it == s.labels.end() ? std::string() : it->second;
+        };
+        return std::set<std::string>{label("node_name"), label("remote_node_name")} ==
+                   std::set<std::string>{"gpu0003 mlx5_1", "leaf-r1-01"} &&
+               !label("port").empty() && !label("remote_port").empty();
+      });
+      CHECK(flapped);
+    }
     // The BER itself, of the receiving port only (sparse), and the events
     // each condition opened.
     const auto ber = samples(

@@ -302,6 +302,37 @@ TEST_CASE("handle_web serves the history: ?at=, ?window=, /history.json, clear 4
   CHECK(old.status == 404);
   CHECK(old.text.find("reaches back to") != std::string::npos);
   CHECK(get(exporter, "/?at=yesterday", false).status == 400);
+  // After the last sweep: the newest sweep, said so (the page's newest
+  // column may link to a second after it).
+  const Reply later =
+      get(exporter, "/?at=" + std::to_string(static_cast<long long>(t) + 3600), false);
+  CHECK(later.status == 200);
+  CHECK(later.text.find("the newest sweep: none is later (asked for ") != std::string::npos);
+  CHECK(later.text.find("nearest before") == std::string::npos);
+  // More than a day in the future: a 404 that names the newest sweep.
+  const std::string future = std::to_string(static_cast<long long>(t) + 3 * 86400);
+  for (const char* path : {"/?at=", "/status.json?at="}) {
+    const Reply r = get(exporter, path + future, false);
+    INFO(path << ": " << r.text);
+    CHECK(r.status == 404);
+    CHECK(r.text.find("at=" + future + " (") == 0);
+    CHECK(r.text.find("is in the future: the status page history ends at the newest sweep") !=
+          std::string::npos);
+    CHECK(r.text.find("(" + std::to_string(static_cast<long long>(t)) + ")") != std::string::npos);
+  }
+  // Out of range (issue #45: it answered 200 "the sweep nearest before
+  // -219246529-01-00"): a 400 that says what ?at= takes.
+  for (const char* path : {"/?at=99999999999999999999", "/status.json?at=1e300"}) {
+    const Reply r = get(exporter, path, false);
+    INFO(path << ": " << r.text);
+    CHECK(r.status == 400);
+    CHECK(r.text.find("at must be Unix seconds (a number from 0 to 253402300799") == 0);
+  }
+  // A time in milliseconds: said so.
+  const Reply ms = get(exporter, "/?at=" + std::to_string(static_cast<long long>(t) * 1000), false);
+  CHECK(ms.status == 400);
+  CHECK(ms.text.find("in milliseconds? As seconds that is at=" +
+                     std::to_string(static_cast<long long>(t))) != std::string::npos);
   CHECK(get(exporter, "/?window=2h", false).status == 400);
   const Reply day = get(exporter, "/?window=24h", false);
   CHECK(day.status == 200);
