@@ -82,7 +82,10 @@ int main(int argc, char** argv) {
   }
   std::printf("fabric: %zu nodes, %zu ports, %zu switches, LinearFDBTop %u\n", fabric->nodes.size(),
               fabric->port_count(), switches, unsigned{top});
-  std::printf("tables: %.1f MB resident\n", static_cast<double>(rss_tables - rss_fabric) / 1024);
+  std::size_t table_bytes = 0;
+  for (const auto& t : tables->switches) table_bytes += t.out_port.capacity() + sizeof(t);
+  std::printf("tables: %.1f MB (one byte per LID per switch)\n",
+              static_cast<double>(table_bytes) / (1024.0 * 1024.0));
 
   Span build_cpu, build_wall, up_sources, hca_sources, balance;
   std::shared_ptr<const ibfx::RouteModel> model;
@@ -131,7 +134,9 @@ int main(int argc, char** argv) {
   std::printf("sources_through: leaf up port %.3f..%.3f s, port into an HCA %.3f..%.3f s\n",
               up_sources.best, up_sources.worst, hca_sources.best, hca_sources.worst);
   std::printf("route_balance: %.4f..%.4f s\n", balance.best, balance.worst);
-  std::printf("memory: fabric %.1f MB, tables %.1f MB, model %.1f MB (resident growth)\n",
+  std::printf("memory: model %.1f MB of its own; resident growth: fabric %.1f MB, tables %.1f MB "
+              "(with the generator's scratch), model %.1f MB\n",
+              static_cast<double>(model->memory_bytes()) / (1024.0 * 1024.0),
               static_cast<double>(rss_fabric - rss_start) / 1024,
               static_cast<double>(rss_tables - rss_fabric) / 1024,
               static_cast<double>(rss_model - rss_tables) / 1024);

@@ -116,6 +116,10 @@ class RouteModel {
   // per destination routed out of the port.
   std::vector<RouteEndpoint> sources_through(std::int32_t node, std::uint8_t port) const;
 
+  // The bytes the model holds besides the fabric and the tables it shares
+  // (capacities of its own vectors): what the bench reports.
+  std::size_t memory_bytes() const;
+
   // Every HCA port with a LID: the sources and destinations of the counts.
   const std::vector<RouteEndpoint>& endpoints() const { return endpoints_; }
 
