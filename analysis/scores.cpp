@@ -384,9 +384,8 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
   result.worst_paths.push_back(worst_path(topo, fabric, matrix, kNoRail));
   for (int rail : hca_rails) result.worst_paths.push_back(worst_path(topo, fabric, matrix, rail));
 
-  result.congestion =
-      build_congestion_forest(topo, fabric, result.ports, samples, config.congestion, memory,
-                              routes);
+  result.congestion = build_congestion_forest(topo, fabric, result.ports, samples,
+                                              config.congestion, memory, routes);
   return result;
 }
 

@@ -183,8 +183,8 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     const double now = unix_seconds(sweep.started_at);
     // The routes first: a saturated up port's cause rests on them.
     routes_.update(f, sweep_.routes(), now);
-    in.analysis =
-        analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator, routes_.evidence());
+    in.analysis = analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator,
+                                    routes_.evidence());
     in.routes = routes_.after_analysis(in.analysis);
     in.jobs = jobs_.join(f, in.analysis);
     events_.observe(in.analysis, *f, in.node_names, now,

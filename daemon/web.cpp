@@ -7,15 +7,15 @@
 #include <optional>
 #include <string>
 
+#include "api/events_view.h"
+#include "api/route_view.h"
+#include "api/top_view.h"
 #include "base/utc_time.h"
 #include "daemon/history_view.h"
 #include "daemon/scrape_query.h"
 #include "exposition/gzip.h"
-#include "views/events_view.h"
-#include "views/route_view.h"
 #include "views/status_page_frame.h"
 #include "views/switch_view.h"
-#include "views/top_view.h"
 
 namespace ibfx {
 namespace {
@@ -254,9 +254,8 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     if (!q.format.empty() && q.format != "text" && q.format != "json") {
       return bad_request("format must be text or json\n");
     }
-    RouteAnswer a =
-        render_route(*snap, {q.from, q.from_port, q.to, q.to_port, q.format == "text"},
-                     unix_seconds_now());
+    RouteAnswer a = render_route(*snap, {q.from, q.from_port, q.to, q.to_port, q.format == "text"},
+                                 unix_seconds_now());
     r.status = a.status;
     r.content_type = std::move(a.content_type);
     r.body = std::move(a.body);

@@ -361,12 +361,11 @@ std::vector<RouteEndpoint> RouteModel::sources_through(std::int32_t node, std::u
 }
 
 std::size_t RouteModel::memory_bytes() const {
-  std::size_t bytes = owners_.capacity() * sizeof(LidOwner) +
-                      table_of_.capacity() * sizeof(std::int32_t) +
-                      attached_.capacity() * sizeof(std::uint32_t) +
-                      endpoints_.capacity() * sizeof(RouteEndpoint) +
-                      base_lids_.capacity() * sizeof(std::uint16_t) +
-                      destination_lids_.capacity() * sizeof(std::uint16_t);
+  std::size_t bytes =
+      owners_.capacity() * sizeof(LidOwner) + table_of_.capacity() * sizeof(std::int32_t) +
+      attached_.capacity() * sizeof(std::uint32_t) + endpoints_.capacity() * sizeof(RouteEndpoint) +
+      base_lids_.capacity() * sizeof(std::uint16_t) +
+      destination_lids_.capacity() * sizeof(std::uint16_t);
   for (const auto& l : links_) bytes += l.capacity() * sizeof(Link) + sizeof(l);
   for (const auto& r : routes_) bytes += r.capacity() * sizeof(PortRoutes) + sizeof(r);
   return bytes;

@@ -1,4 +1,4 @@
-#include "views/events_view.h"
+#include "api/events_view.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -27,7 +27,7 @@
 #include "test/support/fake_fabric.h"
 #include "test/support/golden.h"
 #include "test/support/snapshot_support.h"
-#include "views/top_view.h"
+#include "api/top_view.h"
 
 using namespace ibfx;
 

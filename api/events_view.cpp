@@ -1,4 +1,4 @@
-#include "views/events_view.h"
+#include "api/events_view.h"
 
 #include <nlohmann/json.hpp>
 
@@ -91,12 +91,9 @@ json route_port_json(const PortRouteDelta& d, const Fabric* fabric,
       name = (*names)[static_cast<std::size_t>(it->second)];
     }
   }
-  return json{{"node_guid", guid_hex(d.node_guid)},
-              {"node_name", name},
-              {"port", d.port},
-              {"routes_before", d.before},
-              {"routes_after", d.after},
-              {"link_up", d.link_up}};
+  return json{
+      {"node_guid", guid_hex(d.node_guid)}, {"node_name", name},       {"port", d.port},
+      {"routes_before", d.before},          {"routes_after", d.after}, {"link_up", d.link_up}};
 }
 
 json route_event_json(const RouteChange& c, const Fabric* fabric,
@@ -136,8 +133,8 @@ std::optional<double> parse_events_since(std::string_view text, std::string& err
 
 std::string render_events_json(const EventList& events_in, std::optional<double> sweep_timestamp,
                                std::optional<double> since, const LinkEventList& link_events,
-                               const std::vector<RouteChange>& route_changes,
-                               const Fabric* fabric, const std::vector<std::string>* node_names) {
+                               const std::vector<RouteChange>& route_changes, const Fabric* fabric,
+                               const std::vector<std::string>* node_names) {
   json out;
   out["sweep_timestamp"] = sweep_timestamp ? json(*sweep_timestamp) : json();
   if (since) out["since"] = *since;

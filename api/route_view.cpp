@@ -1,4 +1,4 @@
-#include "views/route_view.h"
+#include "api/route_view.h"
 
 #include <algorithm>
 #include <chrono>

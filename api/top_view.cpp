@@ -1,4 +1,4 @@
-#include "views/top_view.h"
+#include "api/top_view.h"
 
 #include <algorithm>
 #include <cstdarg>
@@ -89,8 +89,9 @@ std::string table_cell(const std::string& text, std::size_t width) {
 void render_senders(std::string& out, const Snapshot& s, std::size_t rows) {
   const AnalysisResult& a = s.analysis.result;
   if (a.congestion.roots.empty()) return;
-  out += "\nSENDING INTO THE ROOTS (HCA ports routed through each root, by bytes sent; "
-         "docs/routes.md)\n";
+  out +=
+      "\nSENDING INTO THE ROOTS (HCA ports routed through each root, by bytes sent; "
+      "docs/routes.md)\n";
   if (!s.routes.model) {
     out += "  (routes not read yet, or routes.enabled is off)\n";
     return;
@@ -109,7 +110,8 @@ void render_senders(std::string& out, const Snapshot& s, std::size_t rows) {
       std::string job_ids;
       if (s.jobs.enabled && sender.port != kNoPort) {
         for (const std::size_t j : jobs_on_port(s.jobs.join, sender.port)) {
-          job_ids += (job_ids.empty() ? "  jobs " : ",") + std::to_string(s.jobs.join.jobs[j].job_id);
+          job_ids +=
+              (job_ids.empty() ? "  jobs " : ",") + std::to_string(s.jobs.join.jobs[j].job_id);
         }
       }
       line(out, "    %-40s %10.3f GB/s%s\n",
