@@ -178,9 +178,11 @@ std::size_t RouteReader::work_left(std::size_t index) const {
   const Reader& r = readers_[index];
   if (r.info_read) return r.blocks.size() - r.blocks_read;
   // Before SwitchInfo: the blocks of the table held, or of the fabric's
-  // highest LID for a switch never read (an estimate of LinearFDBTop).
+  // highest LID, or the highest LinearFDBTop another switch reported, for
+  // a switch never read (an estimate of its LinearFDBTop).
   const SwitchRoutes& held = tables_.switches[index];
-  const std::uint16_t top = held.complete ? held.linear_fdb_top : fabric_max_lid_;
+  const std::uint16_t top =
+      held.complete ? held.linear_fdb_top : std::max(fabric_max_lid_, max_top_seen_);
   return 1 + lft_blocks(top);
 }
 
@@ -324,6 +326,7 @@ void RouteReader::on_info(std::size_t index, std::uint32_t cycle, const MadCompl
     return;
   }
   const std::uint16_t top = decode_smp_switch_info(c.data).usable_top();
+  max_top_seen_ = std::max(max_top_seen_, top);
   const SwitchRoutes& held = tables_.switches[index];
   if (!r.staged && top != held.linear_fdb_top) {
     // The table grew or shrank: the SM re-routed.

@@ -191,6 +191,7 @@ class RouteReader {
   // The switches (GUID, LID) the tables were last synced to.
   std::vector<std::pair<std::uint64_t, std::uint16_t>> known_;
   std::uint16_t fabric_max_lid_ = 0;
+  std::uint16_t max_top_seen_ = 0;  // the highest LinearFDBTop any switch reported
   std::uint32_t next_cycle_ = 0;
   bool pass_running_ = false;
   Clock::time_point pass_started_{};

@@ -482,25 +482,17 @@ TEST_CASE("config: the history section's values and their ranges", "[config]") {
 }
 
 TEST_CASE("config: the routes section's values and their ranges", "[config]") {
-  auto error_of = [](const std::string& text) {
-    try {
-      ibfx::parse_config_yaml(text, "r.yaml");
-    } catch (const ibfx::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   const ibfx::Config defaults;
   CHECK(defaults.routes.enabled);
   // A 98k-port fabric's ~450k SMPs within 60 s.
   CHECK(defaults.routes.smps_per_second * 60 >= 450000);
   CHECK(error_of("routes:\n  smps_per_second: 0\n") ==
-        "r.yaml:2: routes.smps_per_second: must be between 10 and 1000000, got 0");
+        "t.yaml:2: routes.smps_per_second: must be between 10 and 1000000, got 0");
   CHECK(error_of("routes:\n  smps_per_second: fast\n") ==
-        "r.yaml:2: routes.smps_per_second: expected an integer, got \"fast\"");
+        "t.yaml:2: routes.smps_per_second: expected an integer, got \"fast\"");
   CHECK(error_of("routes:\n  enabled: yes\n") ==
-        "r.yaml:2: routes.enabled: expected true or false, got \"yes\"");
-  CHECK(error_of("routes:\n  budget: 5\n") == "r.yaml:2: routes.budget: unknown key");
+        "t.yaml:2: routes.enabled: expected true or false, got \"yes\"");
+  CHECK(error_of("routes:\n  budget: 5\n") == "t.yaml:2: routes.budget: unknown key");
   const ibfx::Config c =
       ibfx::parse_config_yaml("routes:\n  enabled: false\n  smps_per_second: 50\n", "r.yaml");
   CHECK_FALSE(c.routes.enabled);

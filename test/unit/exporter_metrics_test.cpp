@@ -106,3 +106,38 @@ TEST_CASE("ExporterMetrics exports the snapshot publisher's published, dropped a
   CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
   std::remove(path.c_str());
 }
+
+TEST_CASE("ExporterMetrics exports the route reader's health", "[exporter_metrics]") {
+  ExporterMetrics m;
+  CHECK(m.serialize().find("infiniband_exporter_route_") == std::string::npos);
+  RouteReaderStats routes;
+  routes.smps_answered = 40;
+  routes.smps_failed = 2;
+  routes.smps_cancelled = 1;
+  routes.switches = 6;
+  routes.stale = 1;
+  routes.incomplete = 0;
+  routes.full_reads = 1;
+  routes.full_read_seconds = 1.5;
+  routes.oldest_read_at = std::chrono::system_clock::now() - std::chrono::seconds(30);
+  m.on_routes(routes);
+  routes.smps_answered = 50;  // cumulative: 10 more
+  routes.reroutes = 2;
+  m.on_routes(routes);
+  const std::string text = m.serialize();
+  CHECK(has_line(text, "infiniband_exporter_route_smps_total{result=\"answered\"} 50"));
+  CHECK(has_line(text, "infiniband_exporter_route_smps_total{result=\"failed\"} 2"));
+  CHECK(has_line(text, "infiniband_exporter_route_smps_total{result=\"cancelled\"} 1"));
+  CHECK(has_line(text, "infiniband_exporter_route_full_reads_total 1"));
+  CHECK(has_line(text, "infiniband_exporter_route_table_changes_total 2"));
+  CHECK(has_line(text, "infiniband_exporter_route_full_read_seconds 1.5"));
+  CHECK(has_line(text, "infiniband_exporter_route_tables 6"));
+  CHECK(has_line(text, "infiniband_exporter_route_tables_stale 1"));
+  CHECK(has_line(text, "infiniband_exporter_route_tables_incomplete 0"));
+  // The sample line, not its # HELP.
+  const auto age = text.find("\ninfiniband_exporter_route_table_age_seconds ");
+  REQUIRE(age != std::string::npos);
+  const double seconds = std::stod(text.substr(age + 45));
+  CHECK(seconds >= 30);
+  CHECK(seconds < 300);
+}
