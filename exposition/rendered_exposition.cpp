@@ -9,6 +9,7 @@
 #include "exposition/render_jobs.h"
 #include "exposition/render_link_ber.h"
 #include "exposition/render_links.h"
+#include "exposition/render_nodes.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
 #include "exposition/render_scores.h"
@@ -19,7 +20,7 @@ namespace ibfx {
 namespace {
 
 // Every concern of the exposition, in the order the full text lists them.
-const std::array<const Renderer*, 10>& renderers() {
+const std::array<const Renderer*, 11>& renderers() {
   static const TopologyRenderer kTopology;
   static const PortInfoRenderer kPortInfo;
   static const PortCounterRenderer kPortCounters;
@@ -29,10 +30,11 @@ const std::array<const Renderer*, 10>& renderers() {
   static const EventsRenderer kEvents;
   static const LinksRenderer kLinks;
   static const JobsRenderer kJobs;
+  static const NodesRenderer kNodes;
   static const ExporterHealthRenderer kHealth;
-  static const std::array<const Renderer*, 10> kAll{
-      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kLinkBer,
-      &kScores,   &kEvents,   &kLinks,        &kJobs,         &kHealth};
+  static const std::array<const Renderer*, 11> kAll{
+      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kLinkBer, &kScores,
+      &kEvents,   &kLinks,    &kJobs,         &kNodes,        &kHealth};
   return kAll;
 }
 

@@ -24,6 +24,7 @@
 #include "jobs/job_join.h"
 #include "links/link_events.h"
 #include "links/link_report.h"
+#include "nodes/node_health.h"
 
 namespace ibfx {
 
@@ -70,6 +71,8 @@ struct Snapshot {
   // Link health after this sweep (issue #34, analysis/link_health_tracker.h).
   std::shared_ptr<const LinkHealthReport> links = std::make_shared<const LinkHealthReport>();
   std::shared_ptr<const LinkEventList> link_events = std::make_shared<const LinkEventList>();
+  // Each host's fabric health after this sweep (issue #43, nodes/node_health.h).
+  std::shared_ptr<const NodeHealthReport> nodes = std::make_shared<const NodeHealthReport>();
 };
 
 // The names every series and view shows for the nodes of `fabric`: the
@@ -97,6 +100,7 @@ struct SnapshotInputs {
   JobsView jobs;
   std::shared_ptr<const LinkHealthReport> links;     // null: none
   std::shared_ptr<const LinkEventList> link_events;  // null: none
+  std::shared_ptr<const NodeHealthReport> nodes;     // null: none
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.

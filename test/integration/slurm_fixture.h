@@ -57,7 +57,7 @@ class SlurmCluster {
 
  private:
   Process& start(const std::string& name, std::vector<std::string> argv);
-  void write_config(const std::vector<std::string>& nodes);
+  void write_config(const std::vector<std::string>& nodes, const std::string& extra_config);
   void teardown();
   std::string logs() const;
 
