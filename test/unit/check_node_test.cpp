@@ -149,37 +149,36 @@ TEST_CASE("check-node: drains when unhealthy, resumes only its own drains, fails
 TEST_CASE("check-node: scontrol is exec'd with the reason as one argument; dry-run runs nothing",
           "[check_node]") {
   Fake f;
-  f.answer = answered(200, R"({"verdict":"unhealthy","reason":"ibfx: mlx5_3 down (leaf p1)"
-})");
+  f.answer = answered(200, R"j({"verdict":"unhealthy","reason":"ibfx: mlx5_3 down (leaf p1)"})j");
   CHECK(f.check({}) == ibfx::kCheckUnhealthy);
-CHECK(f.asked.target == "/nodes/gpu01");
-REQUIRE(f.runs.size() == 2);
-CHECK(f.runs[0] == std::vector<std::string>{"/usr/bin/scontrol", "-o", "show", "node", "gpu01"});
-CHECK(f.runs[1] == std::vector<std::string>{"/usr/bin/scontrol", "update", "nodename=gpu01",
-                                            "state=drain", "reason=ibfx: mlx5_3 down (leaf p1)"});
-Fake dry;
-dry.answer = f.answer;
-ibfx::CheckNodeOptions o;
-o.dry_run = true;
-CHECK(dry.check(o) == ibfx::kCheckUnhealthy);
-CHECK(dry.runs.size() == 1);  // the show only
-// Unreachable: no scontrol at all.
-Fake down;
-down.answer.error = "Connection refused";
-CHECK(down.check({}) == ibfx::kCheckUnknown);
-CHECK(down.runs.empty());
-// A failing update is reported.
-Fake failing;
-failing.answer = f.answer;
-failing.update_ok = false;
-CHECK(failing.check({}) == ibfx::kCheckFailed);
-// Basic auth from the password file's first line.
-Fake authed;
-authed.answer = answered(200, R"({"verdict":"healthy"})");
-o = {};
-o.user = "slurm";
-o.password_file = "/nonexistent/password";
-CHECK(authed.check(o) == ibfx::kCheckUsage);
+  CHECK(f.asked.target == "/nodes/gpu01");
+  REQUIRE(f.runs.size() == 2);
+  CHECK(f.runs[0] == std::vector<std::string>{"/usr/bin/scontrol", "-o", "show", "node", "gpu01"});
+  CHECK(f.runs[1] == std::vector<std::string>{"/usr/bin/scontrol", "update", "nodename=gpu01",
+                                              "state=drain", "reason=ibfx: mlx5_3 down (leaf p1)"});
+  Fake dry;
+  dry.answer = f.answer;
+  ibfx::CheckNodeOptions o;
+  o.dry_run = true;
+  CHECK(dry.check(o) == ibfx::kCheckUnhealthy);
+  CHECK(dry.runs.size() == 1);  // the show only
+  // Unreachable: no scontrol at all.
+  Fake down;
+  down.answer.error = "Connection refused";
+  CHECK(down.check({}) == ibfx::kCheckUnknown);
+  CHECK(down.runs.empty());
+  // A failing update is reported.
+  Fake failing;
+  failing.answer = f.answer;
+  failing.update_ok = false;
+  CHECK(failing.check({}) == ibfx::kCheckFailed);
+  // Basic auth from the password file's first line.
+  Fake authed;
+  authed.answer = answered(200, R"({"verdict":"healthy"})");
+  o = {};
+  o.user = "slurm";
+  o.password_file = "/nonexistent/password";
+  CHECK(authed.check(o) == ibfx::kCheckUsage);
 }
 
 TEST_CASE("check-node: arguments", "[check_node]") {
