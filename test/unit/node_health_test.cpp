@@ -8,6 +8,7 @@
 
 #include "test/support/fabric_builder.h"
 #include "views/node_health_view.h"
+#include "views/status_nodes.h"
 
 namespace {
 
@@ -256,4 +257,45 @@ TEST_CASE("Node health view: /nodes/<host> answers, unknown hosts and stale swee
   CHECK_FALSE(ibfx::valid_node_host("gpu01;id"));
   CHECK_FALSE(ibfx::valid_node_host(""));
   CHECK_FALSE(ibfx::valid_node_host(std::string(256, 'a')));
+}
+
+TEST_CASE("Unhealthy nodes table: unhealthy hosts first, names escaped, the incident said",
+          "[nodes]") {
+  ibfx::Snapshot s;
+  auto report = std::make_shared<ibfx::NodeHealthReport>();
+  HostHealth sick;
+  sick.host = "gpu<b>01";
+  sick.verdict = NodeVerdict::kUnhealthy;
+  sick.reason = "ibfx: mlx5_0 down (leaf p1) since 02:13Z";
+  sick.since = kT0;
+  sick.rails_active = 1;
+  sick.rails_expected = 2;
+  HostHealth held = sick;
+  held.host = "gpu02";
+  held.verdict = NodeVerdict::kIncident;
+  HostHealth fine;
+  fine.host = "gpu03";
+  report->hosts = {held, sick, fine};
+  report->unhealthy = 1;
+  report->incident = 1;
+  s.nodes = report;
+  const ibfx::StatusUnhealthyNodes nodes = ibfx::status_unhealthy_nodes(s, 50);
+  REQUIRE(nodes.rows.size() == 2);
+  CHECK(nodes.rows[0].host == "gpu<b>01");
+  CHECK(nodes.rows[1].verdict == "fabric incident");
+  CHECK_FALSE(nodes.rows[0].jobs);  // no job source
+  std::string html;
+  ibfx::append_unhealthy_nodes_html(html, nodes, false);
+  CHECK(html.find("<h2>Unhealthy nodes</h2>") != std::string::npos);
+  CHECK(html.find("gpu&lt;b&gt;01") != std::string::npos);
+  CHECK(html.find("<b>") == std::string::npos);
+  CHECK(html.find("<a href=\"/nodes/gpu02?format=text\">gpu02</a>") != std::string::npos);
+  CHECK(html.find("Fabric incident:</strong> 1 hosts") != std::string::npos);
+  CHECK(html.find("1 of 2") != std::string::npos);
+  html.clear();
+  ibfx::append_unhealthy_nodes_html(html, {}, false);
+  CHECK(html.find("None:") != std::string::npos);
+  html.clear();
+  ibfx::append_unhealthy_nodes_html(html, nodes, true);
+  CHECK(html.find("Not kept by the history") != std::string::npos);
 }
