@@ -2,7 +2,7 @@
 // directory"): the tracker's whole state as JSON, written and read back by
 // the daemon. The file is versioned: a file of another version is refused
 // as a whole, never half read. /events shows the events in a form of its
-// own (views/events_view.h), so that the API and the file change apart.
+// own (api/events_view.h), so that the API and the file change apart.
 #pragma once
 
 #include <string>

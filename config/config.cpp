@@ -240,7 +240,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 60> kKeys{{
+const std::array<Key, 65> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -430,6 +430,33 @@ const std::array<Key, 60> kKeys{{
     {"routes.smps_per_second",
      [](Config& c, const Scalar& v) { c.routes.smps_per_second = to_int(v, 10, 1000000); },
      [](const Config& c) { return std::to_string(c.routes.smps_per_second); }},
+    {"nodes.recover_after",
+     [](Config& c, const Scalar& v) {
+       c.nodes.recover_after =
+           to_duration_within(v, std::chrono::seconds(1), std::chrono::hours(24));
+     },
+     [](const Config& c) { return format_duration(c.nodes.recover_after); }},
+    {"nodes.incident_share",
+     [](Config& c, const Scalar& v) { c.nodes.incident_share = to_fraction(v); },
+     [](const Config& c) {
+       std::array<char, 32> buf{};
+       const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), c.nodes.incident_share);
+       return std::string(buf.data(), r.ptr);
+     }},
+    {"nodes.incident_min_hosts",
+     [](Config& c, const Scalar& v) { c.nodes.incident_min_hosts = to_int(v, 1, 1000000); },
+     [](const Config& c) { return std::to_string(c.nodes.incident_min_hosts); }},
+    {"nodes.incident_window",
+     [](Config& c, const Scalar& v) {
+       c.nodes.incident_window =
+           to_duration_within(v, std::chrono::seconds(1), std::chrono::hours(1));
+     },
+     [](const Config& c) { return format_duration(c.nodes.incident_window); }},
+    {"nodes.stale_after",
+     [](Config& c, const Scalar& v) {
+       c.nodes.stale_after = to_duration_within(v, std::chrono::seconds(1), std::chrono::hours(1));
+     },
+     [](const Config& c) { return format_duration(c.nodes.stale_after); }},
 }};
 
 const Key* find_key(std::string_view name) {

@@ -137,6 +137,24 @@ struct JobsConfig {
   friend bool operator==(const JobsConfig&, const JobsConfig&) = default;
 };
 
+// A node's fabric health for Slurm's health check (YAML section "nodes",
+// docs/nodes.md, issue #43). Hosts are found as jobs: finds them
+// (jobs.host_regex, jobs.host_map).
+struct NodesConfig {
+  // A host stays unhealthy this long after its last fault cleared, so that
+  // a flapping cable does not bounce its node in and out of service.
+  Duration recover_after{std::chrono::minutes(10)};
+  // Blast-radius guard: when more than incident_share of the hosts (and at
+  // least incident_min_hosts) turn unhealthy within incident_window, it is
+  // the fabric, not those hosts: they say "fabric incident", not unhealthy.
+  double incident_share = 0.05;
+  int incident_min_hosts = 3;
+  Duration incident_window{std::chrono::minutes(5)};
+  // A published sweep older than this makes every verdict unknown.
+  Duration stale_after{std::chrono::minutes(2)};
+  friend bool operator==(const NodesConfig&, const NodesConfig&) = default;
+};
+
 // The status page's history (YAML section "history", docs/status-page.md
 // "History"): every sweep for `recent_window`, the worst of each
 // `coarse_step` beyond it up to `coarse_window`, never more than
@@ -184,6 +202,7 @@ struct Config {
   JobsConfig jobs;
   HistoryConfig history;
   RoutesConfig routes;
+  NodesConfig nodes;
 
   // Lets a reload tell whether anything changed.
   friend bool operator==(const Config&, const Config&) = default;

@@ -29,6 +29,7 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       // Start-up: an unreadable token or host map file, a bad host_regex is
       // a ConfigError here, before anything runs.
       jobs_(config_.jobs),
+      nodes_(load_job_join_config(config_.jobs), config_.nodes),
       discovery_(std::move(discover), config_.discovery, discovery_events()),
       // Rendering is the publisher's step: it renders each scrape group once
       // and compresses it once (RenderedExposition); every scrape, of any
@@ -192,6 +193,7 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
                     JobsStage::root_senders(in.routes, in.jobs, in.analysis, *f, in.node_names));
     in.links = analysis_.judge_links(f, in.analysis, sweep, accumulator, now);
     events_.observe_links(*in.links, in.node_names, now);
+    in.nodes = nodes_.judge(f, *in.links, in.node_names, in.analysis.topology.get(), now);
   }
   in.events = events_.events();
   in.event_counters = events_.counters();
@@ -247,8 +249,9 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   // settings, all of them. The token file is read again on every SIGHUP.
   JobsStage::Reload jobs = jobs_.prepare_reload(config.jobs);
   std::unique_ptr<JobSource> retired;  // stopped after the sweep thread let it go
+  NodeHealthTracker nodes(load_job_join_config(config.jobs), config.nodes);
   auto apply = [this, config = std::move(config), names = std::move(names),
-                analysis = std::move(analysis), &jobs, &retired]() mutable {
+                analysis = std::move(analysis), &jobs, &retired, &nodes]() mutable {
     const std::string listen = config_.listen_address;
     const WebConnectionLimits web = config_.web;
     const std::string ca = config_.ca;
@@ -266,6 +269,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     sweep_.reload(config_);
     discovery_.set_config(config_.discovery);
     retired = jobs_.apply(std::move(jobs), sweep_thread_.joinable());
+    nodes_.take_settings(std::move(nodes));
     if (rearm && sweep_thread_.joinable()) {
       next_sweep_ = std::chrono::steady_clock::now() + config_.sweep_interval;
       arm_timer(next_sweep_);

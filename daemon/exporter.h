@@ -33,6 +33,7 @@
 #include "links/link_events.h"
 #include "mad/mad_transport.h"
 #include "routing/route_stage.h"
+#include "nodes/node_health.h"
 #include "snapshot/snapshot.h"
 #include "sweep/sweep_stage.h"
 
@@ -165,6 +166,9 @@ class Exporter {
   // Slurm jobs (jobs.source != none, issue #28): the source polls on its
   // own thread; each sweep's analysis joins its latest list (sweep thread).
   JobsStage jobs_;
+  // Each host's fabric health (issue #43), judged after each sweep's links
+  // (sweep thread); its hosts found as the jobs stage finds them.
+  NodeHealthTracker nodes_;
 
   // The discover stage: its thread, the known fabric, pacing. Its events
   // update metrics_ (under metrics_mu_) and the status.

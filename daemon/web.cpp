@@ -14,6 +14,7 @@
 #include "daemon/history_view.h"
 #include "daemon/scrape_query.h"
 #include "exposition/gzip.h"
+#include "api/node_health_view.h"
 #include "views/status_page_frame.h"
 #include "views/switch_view.h"
 
@@ -46,6 +47,7 @@ std::string landing_page(std::string_view telemetry_path) {
 <li><a href="/route">/route</a> &mdash; the path of a pair of ports through the switches' forwarding tables, with each hop's W and U (<code>?from=NODE&amp;to=NODE</code>; <code>&amp;format=text</code>)</li>
 <li><a href="/top">/top</a> &mdash; roots of congestion, hottest ports, silent nodes (plain text)</li>
 <li><a href="/events">/events</a> &mdash; congestion events with their start and end (JSON; <code>?since=</code>UNIX_SECONDS)</li>
+<li><a href="/nodes">/nodes</a> &mdash; hosts whose fabric health is not healthy; /nodes/HOST one host (JSON; <code>?format=text</code>)</li>
 <li><a href="/status.json">/status.json</a> &mdash; the status page as JSON</li>
 <li><a href="/history.json">/history.json</a> &mdash; the status page's history (JSON; <code>?from=&amp;to=&amp;step=</code>)</li>
 <li><a href="/-/healthy">/-/healthy</a> &mdash; the process is alive</li>
@@ -213,6 +215,38 @@ HttpResponse status_page(const Exporter& exporter, const HttpRequest& request,
   }
   return serve_status_body(pub->status.html, r.content_type, request.accepts_gzip);
 }
+// GET /nodes, /nodes/<host> (issue #43): a host's fabric health for
+// check-node, from the published snapshot. The only query is
+// format=text|json.
+HttpResponse nodes_page(const Exporter& exporter, const HttpRequest& request) {
+  auto snap = exporter.snapshot();
+  if (!snap) return no_sweep_yet();
+  bool text = false;
+  if (const std::size_t q = request.target.find('?'); q != std::string::npos) {
+    const std::string_view query = std::string_view(request.target).substr(q + 1);
+    if (query == "format=text") {
+      text = true;
+    } else if (query != "format=json" && !query.empty()) {
+      return bad_request("the only query is format=text or format=json\n");
+    }
+  }
+  const double now = unix_seconds_now();
+  NodeHealthAnswer a;
+  if (request.path == "/nodes") {
+    a = render_nodes_health(*snap, now, text);
+  } else {
+    const std::string_view host = std::string_view(request.path).substr(7);
+    if (!valid_node_host(host)) {
+      return bad_request("a host is 1 to 255 letters, digits, '.', '-' or '_'\n");
+    }
+    a = render_node_health(*snap, host, now, text);
+  }
+  HttpResponse r;
+  r.status = a.status;
+  r.content_type = std::move(a.content_type);
+  r.body = std::move(a.body);
+  return r;
+}
 }  // namespace
 
 HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
@@ -298,6 +332,9 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
                   : render_events_json(*restored, std::nullopt, since,
                                        restored_links ? *restored_links : LinkEventList{});
     return r;
+  }
+  if (request.path == "/nodes" || request.path.starts_with("/nodes/")) {
+    return nodes_page(exporter, request);
   }
   if (request.path == "/") return status_page(exporter, request, telemetry_path);
   if (request.path == "/status.json") {

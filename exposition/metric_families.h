@@ -227,6 +227,25 @@ inline constexpr MetricFamily kRootJobs{
     "Per exported root of congestion, the running jobs with ports in its tree (the root facing "
     "one of the job's HCAs, or a victim port of the job): how many of the job's ports are in it.",
     "node_guid,port,job_id"};
+// --- aggregates group (render_nodes): each host's fabric health (issue #43) ---
+inline constexpr MetricFamily kNodeRailsActive{
+    "infiniband_node_rails_active", "gauge",
+    "Active HCA ports of the host (Slurm node name: jobs.host_regex / jobs.host_map).", "host"};
+inline constexpr MetricFamily kNodeRailsExpected{
+    "infiniband_node_rails_expected", "gauge",
+    "HCA ports the host should have: the most common count among the hosts named like it "
+    "(digits aside), at least its own.",
+    "host"};
+inline constexpr MetricFamily kNodeUnhealthy{
+    "infiniband_node_unhealthy", "gauge",
+    "1 for a host whose fabric health drains it (docs/nodes.md), with the drain reason; "
+    "unhealthy hosts only.",
+    "host,reason"};
+inline constexpr MetricFamily kNodeFabricIncident{
+    "infiniband_node_fabric_incident", "gauge",
+    "1 for a host the blast-radius guard holds back from draining (verdict fabric incident), "
+    "with its reason; those hosts only.",
+    "host,reason"};
 inline constexpr MetricFamily kJobSourceUp{
     "infiniband_exporter_job_source_up", "gauge",
     "Whether the last poll of the Slurm job source (jobs.source) succeeded.", ""};

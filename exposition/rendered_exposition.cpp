@@ -9,6 +9,7 @@
 #include "exposition/render_jobs.h"
 #include "exposition/render_link_ber.h"
 #include "exposition/render_links.h"
+#include "exposition/render_nodes.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
 #include "exposition/render_routes.h"
@@ -20,7 +21,7 @@ namespace ibfx {
 namespace {
 
 // Every concern of the exposition, in the order the full text lists them.
-const std::array<const Renderer*, 11>& renderers() {
+const std::array<const Renderer*, 12>& renderers() {
   static const TopologyRenderer kTopology;
   static const PortInfoRenderer kPortInfo;
   static const PortCounterRenderer kPortCounters;
@@ -31,10 +32,11 @@ const std::array<const Renderer*, 11>& renderers() {
   static const RoutesRenderer kRoutes;
   static const LinksRenderer kLinks;
   static const JobsRenderer kJobs;
+  static const NodesRenderer kNodes;
   static const ExporterHealthRenderer kHealth;
-  static const std::array<const Renderer*, 11> kAll{
+  static const std::array<const Renderer*, 12> kAll{
       &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kLinkBer, &kScores,
-      &kEvents,   &kRoutes,   &kLinks,        &kJobs,         &kHealth};
+      &kEvents,   &kRoutes,   &kLinks,        &kJobs,         &kNodes,   &kHealth};
   return kAll;
 }
 

@@ -128,4 +128,13 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
+std::string base64_encode(std::string_view bytes) {
+  std::string out((bytes.size() + 2) / 3 * 4 + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
 }  // namespace ibfx

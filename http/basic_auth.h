@@ -38,5 +38,7 @@ class BasicAuthenticator {
 
 // RFC 4648 base64 (padding optional); nullopt on any invalid character.
 std::optional<std::string> base64_decode(std::string_view text);
+// RFC 4648 base64, padded: a client's own Authorization header (check-node).
+std::string base64_encode(std::string_view bytes);
 
 }  // namespace ibfx

@@ -115,7 +115,13 @@ HttpGetResult http_get(const HttpGetRequest& get) {
     std::optional<asio::ssl::stream<asio::ip::tcp::socket>> tls_stream;
     asio::ip::tcp::socket plain(io);
     if (tls) {
-      ssl.set_default_verify_paths();
+      if (get.ca_file.empty()) {
+        ssl.set_default_verify_paths();
+      } else {
+        error_code ec;
+        ssl.load_verify_file(get.ca_file, ec);
+        if (ec) return failed(get.ca_file + ": " + ec.message());
+      }
       ssl.set_verify_mode(asio::ssl::verify_peer);
       tls_stream.emplace(io, ssl);
       // SNI, and the certificate must name the host (RFC 6125).

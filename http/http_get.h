@@ -23,6 +23,9 @@ struct HttpGetRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::size_t body_limit = 0;  // a longer body fails the GET
   std::chrono::steady_clock::time_point deadline;
+  // https: the CAs (a PEM file) the server's certificate must chain to;
+  // empty: the system's.
+  std::string ca_file;
 };
 
 struct HttpGetResult {

@@ -3,7 +3,7 @@
 // (link_events.json, next to the congestion events' events.json;
 // docs/links.md). The file is versioned: a file of another version is
 // refused as a whole, never half read. /events shows the events in a form
-// of its own (views/events_view.h).
+// of its own (api/events_view.h).
 #pragma once
 
 #include <string>

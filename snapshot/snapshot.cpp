@@ -58,6 +58,7 @@ std::shared_ptr<const Snapshot> build_snapshot(SnapshotInputs in) {
   s->routes = std::move(in.routes);
   if (in.links) s->links = std::move(in.links);
   if (in.link_events) s->link_events = std::move(in.link_events);
+  if (in.nodes) s->nodes = std::move(in.nodes);
   s->fabric = std::move(in.fabric);
   return s;
 }

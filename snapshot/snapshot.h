@@ -25,6 +25,7 @@
 #include "links/link_events.h"
 #include "links/link_report.h"
 #include "routing/route_stage.h"
+#include "nodes/node_health.h"
 
 namespace ibfx {
 
@@ -75,6 +76,8 @@ struct Snapshot {
   // the switches' routing balance, the senders behind its roots and the
   // re-routes seen so far. Empty model: no tables read (or routes off).
   RouteSweep routes;
+  // Each host's fabric health after this sweep (issue #43, nodes/node_health.h).
+  std::shared_ptr<const NodeHealthReport> nodes = std::make_shared<const NodeHealthReport>();
 };
 
 // The names every series and view shows for the nodes of `fabric`: the
@@ -103,6 +106,7 @@ struct SnapshotInputs {
   std::shared_ptr<const LinkHealthReport> links;     // null: none
   std::shared_ptr<const LinkEventList> link_events;  // null: none
   RouteSweep routes;
+  std::shared_ptr<const NodeHealthReport> nodes;     // null: none
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.

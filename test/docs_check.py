@@ -36,7 +36,7 @@ SRC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path
 
 # Directories of the daemon's own code (not tests, benchmarks or fuzzers).
 CODE_DIRS = ["analysis", "base", "config", "daemon", "discovery", "exposition", "fabric",
-             "history", "http", "jobs", "links", "mad", "snapshot", "sweep", "views"]
+             "history", "http", "jobs", "links", "mad", "nodes", "snapshot", "sweep", "views"]
 
 # The flag namespaces of the daemon; other tools' flags (--preset, --test,
 # benchmark options) are not its business.

@@ -497,6 +497,7 @@ std::string render_status_html(const StatusModel& m) {
   append_roots(out, m);
   append_hottest(out, m);
   append_link_health(out, m);
+  append_unhealthy_nodes_html(out, m.unhealthy_nodes, m.as_of.has_value());
   append_links(out, m);
   append_not_answering(out, m);
   append_events(out, m);

@@ -423,6 +423,7 @@ StatusModel build_status_model(const Snapshot& s) {
   add_links(s, names, m);
   m.links = status_links(s, names.clean, kStatusMaxRows);
   m.links_total = s.links->links.size();
+  m.unhealthy_nodes = status_unhealthy_nodes(s, kStatusMaxRows);
   for (StatusRoot& r : m.roots) r.link_condition = link_trouble_at(*s.links, r.guid, r.port);
   std::vector<bool> trouble(s.fabric ? s.fabric->nodes.size() : 0, false);
   for (const LinkReport& l : s.links->links) {

@@ -18,6 +18,7 @@
 #include "history/history_frame.h"
 #include "snapshot/snapshot.h"
 #include "views/status_links.h"
+#include "views/status_nodes.h"
 
 namespace ibfx {
 
@@ -203,6 +204,8 @@ struct StatusModel {
   // Unhealthy links (issue #34), worst first, at most kStatusMaxRows.
   std::vector<StatusLinkHealth> links;
   std::size_t links_total = 0;
+  // Hosts whose fabric health is not healthy (docs/nodes.md).
+  StatusUnhealthyNodes unhealthy_nodes;
   // Active and recent congestion events, newest start first, at most
   // kStatusMaxRows; nullopt: the snapshot has none tracked (the page says
   // so).

@@ -60,7 +60,8 @@ bool eventually_true(const std::function<bool()>& pred, std::chrono::millisecond
 
 }  // namespace
 
-SlurmCluster::SlurmCluster(std::vector<std::string> nodes) : nodes_(std::move(nodes)) {
+SlurmCluster::SlurmCluster(std::vector<std::string> nodes, std::string extra_config)
+    : nodes_(std::move(nodes)) {
   char tmpl[] = "/tmp/ibfx-slurm-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -85,7 +86,7 @@ SlurmCluster::SlurmCluster(std::vector<std::string> nodes) : nodes_(std::move(no
       key.write(bytes, sizeof bytes);
     }
     ::chmod((dir_ + "/munge/munge.key").c_str(), 0600);
-    write_config(nodes_);
+    write_config(nodes_, extra_config);
 
     // -f: munged would refuse the socket dir otherwise (it is not
     // /run/munge, and it is searchable by nobody, which slurmrestd needs).
@@ -130,7 +131,8 @@ SlurmCluster::SlurmCluster(std::vector<std::string> nodes) : nodes_(std::move(no
 
 SlurmCluster::~SlurmCluster() { teardown(); }
 
-void SlurmCluster::write_config(const std::vector<std::string>& nodes) {
+void SlurmCluster::write_config(const std::vector<std::string>& nodes,
+                                const std::string& extra_config) {
   conf_ = dir_ + "/slurm.conf";
   std::ofstream c(conf_);
   c << "ClusterName=ibfx\n"
@@ -158,7 +160,7 @@ void SlurmCluster::write_config(const std::vector<std::string>& nodes) {
     c << "NodeName=" << n << " NodeAddr=127.0.0.1 Port=" << free_port()
       << " CPUs=1 State=UNKNOWN\n";
   }
-  c << "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
+  c << "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n" << extra_config;
 }
 
 EnvMap SlurmCluster::env() const {

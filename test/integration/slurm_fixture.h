@@ -28,7 +28,8 @@ class SlurmCluster {
   // Brings up munged, slurmctld, one slurmd per name in `nodes` (all in
   // partition "gpu"), and slurmrestd; waits until every node is idle.
   // Throws std::runtime_error (with the daemons' logs) after cleaning up.
-  explicit SlurmCluster(std::vector<std::string> nodes);
+  // `extra_config`: lines appended to slurm.conf (HealthCheckProgram=...).
+  explicit SlurmCluster(std::vector<std::string> nodes, std::string extra_config = {});
   ~SlurmCluster();
   SlurmCluster(const SlurmCluster&) = delete;
   SlurmCluster& operator=(const SlurmCluster&) = delete;
@@ -57,7 +58,7 @@ class SlurmCluster {
 
  private:
   Process& start(const std::string& name, std::vector<std::string> argv);
-  void write_config(const std::vector<std::string>& nodes);
+  void write_config(const std::vector<std::string>& nodes, const std::string& extra_config);
   void teardown();
   std::string logs() const;
 

@@ -194,6 +194,11 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.history.save_interval == 1min);
   CHECK_FALSE(c.routes.enabled);
   CHECK(c.routes.smps_per_second == 2500);
+  CHECK(c.nodes.recover_after == 15min);
+  CHECK(c.nodes.incident_share == 0.1);
+  CHECK(c.nodes.incident_min_hosts == 8);
+  CHECK(c.nodes.incident_window == 2min);
+  CHECK(c.nodes.stale_after == 90s);
 
   // Each value differs from the default, so a key silently ignored shows up here.
   for (const std::string_view key : ibfx::config_keys()) {

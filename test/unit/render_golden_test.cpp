@@ -17,6 +17,7 @@
 #include "exposition/render_jobs.h"
 #include "exposition/render_link_ber.h"
 #include "exposition/render_links.h"
+#include "exposition/render_nodes.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
 #include "exposition/render_routes.h"
@@ -298,6 +299,30 @@ TEST_CASE("LinksRenderer: a length outlier is its own series, never unhealthy, n
   std::ofstream(path) << text;
   CHECK(std::system(("promtool check metrics < " + path + " >/dev/null 2>&1").c_str()) == 0);
   std::remove(path.c_str());
+}
+
+TEST_CASE("NodesRenderer matches its golden file: rails of every host, reasons escaped",
+          "[golden][nodes]") {
+  auto snap = fixed_snapshot(false);
+  auto nodes = std::make_shared<NodeHealthReport>();
+  auto host = [](std::string name, NodeVerdict v, std::string reason, std::uint32_t active) {
+    HostHealth h;
+    h.host = std::move(name);
+    h.verdict = v;
+    h.reason = std::move(reason);
+    h.rails_active = active;
+    h.rails_expected = 2;
+    return h;
+  };
+  nodes->hosts = {
+      host("gpu0001", NodeVerdict::kUnhealthy, "ibfx: mlx5_1 down (leaf-r1-01 p1) since 02:13Z", 1),
+      host("gpu0002", NodeVerdict::kHealthy, "", 2),
+      host("gpu0003", NodeVerdict::kIncident, "ibfx: fabric incident (4 hosts): mlx5_0 down", 1),
+      host("gpu\"x\\", NodeVerdict::kUnhealthy, "ibfx: 1 of 2 rails active", 1)};
+  nodes->unhealthy = 2;
+  nodes->incident = 1;
+  snap->nodes = nodes;
+  check_golden("nodes", render(NodesRenderer{}, *snap));
 }
 
 TEST_CASE("ExporterHealthRenderer matches its golden file", "[golden]") {
