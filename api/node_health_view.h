@@ -18,7 +18,6 @@ struct NodeHealthAnswer {
   std::string body;
 };
 
-
 // `now`: Unix seconds (a snapshot older than nodes.stale_after makes the
 // verdict unknown). Unknown host: 404, verdict unknown.
 NodeHealthAnswer render_node_health(const Snapshot& snapshot, std::string_view host, double now,

@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "api/node_health_view.h"
 #include "base/child_process.h"
 #include "config/config.h"
 #include "config/text_file.h"
 #include "http/basic_auth.h"
 #include "nodes/node_health.h"
-#include "api/node_health_view.h"
 
 namespace ibfx {
 namespace {

@@ -32,8 +32,8 @@
 #include "jobs/job_source.h"
 #include "links/link_events.h"
 #include "mad/mad_transport.h"
-#include "routing/route_stage.h"
 #include "nodes/node_health.h"
+#include "routing/route_stage.h"
 #include "snapshot/snapshot.h"
 #include "sweep/sweep_stage.h"
 

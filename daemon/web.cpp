@@ -8,13 +8,13 @@
 #include <string>
 
 #include "api/events_view.h"
+#include "api/node_health_view.h"
 #include "api/route_view.h"
 #include "api/top_view.h"
 #include "base/utc_time.h"
 #include "daemon/history_view.h"
 #include "daemon/scrape_query.h"
 #include "exposition/gzip.h"
-#include "api/node_health_view.h"
 #include "views/status_page_frame.h"
 #include "views/switch_view.h"
 

@@ -19,9 +19,7 @@ double seconds_of(Duration d) { return std::chrono::duration<double>(d).count();
 // The conditions that take a host out of service. ber_warning does not:
 // the link works, and the warning band is where a cable is watched, not
 // pulled (docs/links.md); nor does length_outlier, which never alarms.
-bool drains(LinkCondition c) {
-  return link_condition_alarms(c) && c != LinkCondition::kBerWarning;
-}
+bool drains(LinkCondition c) { return link_condition_alarms(c) && c != LinkCondition::kBerWarning; }
 
 // "02:13Z": the day is the one the drain shows next to it in sinfo.
 std::string clock_text(double unix_seconds) {

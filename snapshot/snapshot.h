@@ -24,8 +24,8 @@
 #include "jobs/job_join.h"
 #include "links/link_events.h"
 #include "links/link_report.h"
-#include "routing/route_stage.h"
 #include "nodes/node_health.h"
+#include "routing/route_stage.h"
 
 namespace ibfx {
 
@@ -106,7 +106,7 @@ struct SnapshotInputs {
   std::shared_ptr<const LinkHealthReport> links;     // null: none
   std::shared_ptr<const LinkEventList> link_events;  // null: none
   RouteSweep routes;
-  std::shared_ptr<const NodeHealthReport> nodes;     // null: none
+  std::shared_ptr<const NodeHealthReport> nodes;  // null: none
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.
