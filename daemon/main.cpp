@@ -13,9 +13,9 @@
 #include <utility>
 
 #include "base/log.h"
+#include "client/check_node.h"
 #include "config/command_line.h"
 #include "config/config.h"
-#include "daemon/check_node.h"
 #include "daemon/daemon_config.h"
 #include "daemon/exporter.h"
 #include "daemon/systemd_notify.h"
@@ -123,7 +123,7 @@ int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
 }
 
 int run(int argc, char** argv) {
-  // Client mode: Slurm's HealthCheckProgram (daemon/check_node.h, docs/nodes.md).
+  // Client mode: Slurm's HealthCheckProgram (client/check_node.h, docs/nodes.md).
   if (ibfx::is_check_node_invocation(argc, argv)) return ibfx::check_node_main(argc, argv);
   // Hidden mode: the child that owns the umad port (mad/mad_worker.h).
   if (ibfx::is_mad_worker_invocation(argc, argv)) return ibfx::run_mad_worker(argc, argv);

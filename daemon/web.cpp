@@ -11,6 +11,7 @@
 #include "api/node_health_view.h"
 #include "api/route_view.h"
 #include "api/top_view.h"
+#include "base/slurm_node.h"
 #include "base/utc_time.h"
 #include "daemon/history_view.h"
 #include "daemon/scrape_query.h"

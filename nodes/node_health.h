@@ -19,6 +19,7 @@
 
 #include "analysis/link_condition.h"
 #include "analysis/topology.h"
+#include "base/slurm_node.h"
 #include "config/config.h"
 #include "fabric/fabric.h"
 #include "jobs/job_join.h"
@@ -29,16 +30,7 @@ namespace ibfx {
 enum class NodeVerdict : std::uint8_t { kHealthy, kUnhealthy, kIncident, kUnknown };
 
 // "healthy", "unhealthy", "fabric incident", "unknown".
-// A Slurm node name as a URL or the page may carry it: letters, digits,
-// ".-_", 1 to 255 bytes.
-bool valid_node_host(std::string_view host);
 std::string_view node_verdict_name(NodeVerdict v);
-
-// Every reason this daemon gives starts with it: check-node resumes only a
-// node drained with it, never one an administrator drained.
-inline constexpr std::string_view kNodeReasonPrefix = "ibfx:";
-// Slurm keeps a reason of any length; a short one stays readable in sinfo.
-inline constexpr std::size_t kNodeReasonMax = 160;
 
 struct HcaPortHealth {
   std::int32_t node = kNoNode;  // index into the fabric's nodes

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "base/slurm_node.h"
 #include "nodes/node_health.h"
 #include "views/status_links.h"
 #include "views/status_page_frame.h"

@@ -1,4 +1,4 @@
-#include "daemon/check_node.h"
+#include "client/check_node.h"
 
 #include <catch2/catch.hpp>
 #include <string>

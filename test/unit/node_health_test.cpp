@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "test/support/fabric_builder.h"
 #include "api/node_health_view.h"
+#include "base/slurm_node.h"
+#include "test/support/fabric_builder.h"
 #include "views/status_nodes.h"
 
 namespace {
@@ -133,8 +134,7 @@ TEST_CASE("Node health: a down cable drains its host with the port, the far end 
   const auto w = b.judge({b.fault("gpu07 mlx5_0", LinkCondition::kBerWarning, kT0)}, kT0 + 10);
   CHECK(host(*w, "gpu07").verdict == NodeVerdict::kHealthy);
   // A cable longer than its peers (link_round_trip) is informational only.
-  const auto l =
-      b.judge({b.fault("gpu08 mlx5_0", LinkCondition::kLengthOutlier, kT0)}, kT0 + 20);
+  const auto l = b.judge({b.fault("gpu08 mlx5_0", LinkCondition::kLengthOutlier, kT0)}, kT0 + 20);
   CHECK(host(*l, "gpu08").verdict == NodeVerdict::kHealthy);
 }
 

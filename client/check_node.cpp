@@ -1,4 +1,4 @@
-#include "daemon/check_node.h"
+#include "client/check_node.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -11,12 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "api/node_health_view.h"
 #include "base/child_process.h"
+#include "base/slurm_node.h"
 #include "config/config.h"
 #include "config/text_file.h"
 #include "http/basic_auth.h"
-#include "nodes/node_health.h"
 
 namespace ibfx {
 namespace {
