@@ -93,16 +93,16 @@ class ExporterMetrics {
   prometheus::Gauge* oldest_reading_age_;
   prometheus::Histogram* sweep_duration_;
   struct RouteMetrics {
-    prometheus::Counter* answered;
-    prometheus::Counter* failed;
-    prometheus::Counter* cancelled;
-    prometheus::Counter* full_reads;
-    prometheus::Counter* reroutes;
-    prometheus::Gauge* full_read_seconds;
-    prometheus::Gauge* tables;
-    prometheus::Gauge* stale;
-    prometheus::Gauge* incomplete;
-    prometheus::Gauge* age;
+    prometheus::Counter* answered = nullptr;
+    prometheus::Counter* failed = nullptr;
+    prometheus::Counter* cancelled = nullptr;
+    prometheus::Counter* full_reads = nullptr;
+    prometheus::Counter* reroutes = nullptr;
+    prometheus::Gauge* full_read_seconds = nullptr;
+    prometheus::Gauge* tables = nullptr;
+    prometheus::Gauge* stale = nullptr;
+    prometheus::Gauge* incomplete = nullptr;
+    prometheus::Gauge* age = nullptr;
     RouteReaderStats last;  // the counts already added
   };
   std::unique_ptr<RouteMetrics> routes_;

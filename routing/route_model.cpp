@@ -366,8 +366,10 @@ std::size_t RouteModel::memory_bytes() const {
       attached_.capacity() * sizeof(std::uint32_t) + endpoints_.capacity() * sizeof(RouteEndpoint) +
       base_lids_.capacity() * sizeof(std::uint16_t) +
       destination_lids_.capacity() * sizeof(std::uint16_t);
-  for (const auto& l : links_) bytes += l.capacity() * sizeof(Link) + sizeof(l);
-  for (const auto& r : routes_) bytes += r.capacity() * sizeof(PortRoutes) + sizeof(r);
+  for (const auto& l : links_) bytes += l.capacity() * sizeof(Link) + sizeof(std::vector<Link>);
+  for (const auto& r : routes_) {
+    bytes += r.capacity() * sizeof(PortRoutes) + sizeof(std::vector<PortRoutes>);
+  }
   return bytes;
 }
 
