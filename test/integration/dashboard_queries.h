@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loopback_service.h"
@@ -81,6 +83,22 @@ inline std::string describe(const Sample& s) {
 }
 
 // The dashboards' JSON files, sorted.
+// The rules the shipped file holds (its "- alert:" and "- record:"
+// entries): what a Prometheus or vmalert loading it must report, counted
+// from the file rather than written again here (each new rule changed it).
+inline std::size_t shipped_rule_count() {
+  std::ifstream in(std::string(IBFX_SOURCE_DIR) + "/dashboards/rules/ibfabric_exporter.rules.yaml");
+  std::size_t count = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(' ');
+    if (first == std::string::npos) continue;
+    const std::string_view rest = std::string_view(line).substr(first);
+    if (rest.starts_with("- alert:") || rest.starts_with("- record:")) ++count;
+  }
+  return count;
+}
+
 inline std::vector<std::string> dashboard_files() {
   std::vector<std::string> files;
   for (const auto& e :

@@ -296,7 +296,7 @@ TEST_CASE("vmagent scrapes into VictoriaMetrics, vmalert fires the shipped alert
 
     // The shipped rules load in vmalert and evaluate without error; the
     // congestion alerts fire where they should.
-    CHECK(healthy_rules(alert) == 25);
+    CHECK(healthy_rules(alert) == shipped_rule_count());
     check_congestion_alerts(alert, store, daemon);
 
     // Every dashboard query is valid MetricsQL, and the heatmap of pain
@@ -415,7 +415,7 @@ TEST_CASE("Every dashboard query answers the same from VictoriaMetrics as from P
 
   // The same rules fire the same way in Prometheus under this layout.
   check_congestion_alerts(prom, prom, fabric.daemon.port());
-  CHECK(healthy_rules(prom) == 25);
+  CHECK(healthy_rules(prom) == shipped_rule_count());
 
   // An instant a few seconds back, which both stores have: Prometheus sends
   // a batch every second.

@@ -146,7 +146,7 @@ TEST_CASE("check-node: drains when unhealthy, resumes only its own drains, fails
   CHECK(d.action == CheckAction::kNothing);
 }
 
-TEST_CASE("check-node: scontrol is exec'd with the reason as one argument; dry-run runs nothing",
+TEST_CASE("check-node: scontrol is exec'd with the reason as one argument and dry-run runs nothing",
           "[check_node]") {
   Fake f;
   f.answer = answered(200, R"j({"verdict":"unhealthy","reason":"ibfx: mlx5_3 down (leaf p1)"})j");
