@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/guid_text.h"
 #include "base/log_text.h"
 #include "routing/route_balance.h"
 #include "snapshot/snapshot.h"
@@ -15,24 +16,6 @@ namespace ibfx {
 namespace {
 
 using nlohmann::json;
-
-// A GUID as users write it: 0x-prefixed or not, any number of leading zeros.
-std::optional<std::uint64_t> guid_of(std::string_view text) {
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    text.remove_prefix(2);
-  }
-  if (text.empty() || text.size() > 16) return std::nullopt;
-  std::uint64_t v = 0;
-  for (const char c : text) {
-    int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    if (d < 0) return std::nullopt;
-    v = v * 16 + static_cast<std::uint64_t>(d);
-  }
-  return v;
-}
 
 // What a request's answer is built of before it is rendered.
 struct Failure {
@@ -58,7 +41,7 @@ std::optional<std::int32_t> find_node(const Snapshot& s, const std::string& name
     return std::nullopt;
   }
   const Fabric& f = *s.fabric;
-  const auto guid = guid_of(name);
+  const auto guid = parse_guid(name);
   std::vector<std::int32_t> found;
   for (std::size_t n = 0; n < f.nodes.size(); ++n) {
     if (guid && f.nodes[n].guid == *guid) return static_cast<std::int32_t>(n);

@@ -11,6 +11,7 @@
 #include "api/node_health_view.h"
 #include "api/route_view.h"
 #include "api/top_view.h"
+#include "base/guid_text.h"
 #include "base/slurm_node.h"
 #include "base/utc_time.h"
 #include "daemon/history_view.h"
@@ -73,23 +74,6 @@ HttpResponse bad_request(std::string text) {
   r.status = 400;
   r.body = std::move(text);
   return r;
-}
-
-// A GUID as written by users: 0x-prefixed or not, any number of leading zeros.
-std::optional<std::uint64_t> parse_guid(std::string_view text) {
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
-    text.remove_prefix(2);
-  if (text.empty() || text.size() > 16) return std::nullopt;
-  std::uint64_t v = 0;
-  for (const char c : text) {
-    int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    if (d < 0) return std::nullopt;
-    v = v * 16 + static_cast<std::uint64_t>(d);
-  }
-  return v;
 }
 
 // Streams the selected groups in exposition order, from what the publisher
@@ -216,6 +200,30 @@ HttpResponse status_page(const Exporter& exporter, const HttpRequest& request,
   }
   return serve_status_body(pub->status.html, r.content_type, request.accepts_gzip);
 }
+// GET /route (one pair's path) and /routes (one switch's counts), issue
+// #41: the same query checks, then the answer api/route_view.h renders
+// from the published snapshot.
+HttpResponse routes_page(const Exporter& exporter, const HttpRequest& request) {
+  auto snap = exporter.snapshot();
+  if (!snap) return no_sweep_yet();
+  const ScrapeQuery q = parse_scrape_query(request.target);
+  if (!q.error.empty()) return bad_request(q.error + "\n");
+  if (!q.format.empty() && q.format != "text" && q.format != "json") {
+    return bad_request("format must be text or json\n");
+  }
+  const bool text = q.format == "text";
+  RouteAnswer a =
+      request.path == "/route"
+          ? render_route(*snap, {q.from, q.from_port, q.to, q.to_port, text}, unix_seconds_now())
+          : render_switch_routes(*snap, q.nodes.empty() ? std::string() : q.nodes.front(), text,
+                                 unix_seconds_now());
+  HttpResponse r;
+  r.status = a.status;
+  r.content_type = std::move(a.content_type);
+  r.body = std::move(a.body);
+  return r;
+}
+
 // GET /nodes, /nodes/<host> (issue #43): a host's fabric health for
 // check-node, from the published snapshot. The only query is
 // format=text|json.
@@ -281,35 +289,8 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
     r.body = render_top(*snap, rows);
     return r;
   }
-  if (request.path == "/route") {
-    auto snap = exporter.snapshot();
-    if (!snap) return no_sweep_yet();
-    const ScrapeQuery q = parse_scrape_query(request.target);
-    if (!q.error.empty()) return bad_request(q.error + "\n");
-    if (!q.format.empty() && q.format != "text" && q.format != "json") {
-      return bad_request("format must be text or json\n");
-    }
-    RouteAnswer a = render_route(*snap, {q.from, q.from_port, q.to, q.to_port, q.format == "text"},
-                                 unix_seconds_now());
-    r.status = a.status;
-    r.content_type = std::move(a.content_type);
-    r.body = std::move(a.body);
-    return r;
-  }
-  if (request.path == "/routes") {
-    auto snap = exporter.snapshot();
-    if (!snap) return no_sweep_yet();
-    const ScrapeQuery q = parse_scrape_query(request.target);
-    if (!q.error.empty()) return bad_request(q.error + "\n");
-    if (!q.format.empty() && q.format != "text" && q.format != "json") {
-      return bad_request("format must be text or json\n");
-    }
-    RouteAnswer a = render_switch_routes(*snap, q.nodes.empty() ? std::string() : q.nodes.front(),
-                                         q.format == "text", unix_seconds_now());
-    r.status = a.status;
-    r.content_type = std::move(a.content_type);
-    r.body = std::move(a.body);
-    return r;
+  if (request.path == "/route" || request.path == "/routes") {
+    return routes_page(exporter, request);
   }
   if (request.path == "/events") {
     // Before the first sweep, the events restored from the state directory:
