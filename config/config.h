@@ -181,6 +181,23 @@ struct RoutesConfig {
   friend bool operator==(const RoutesConfig&, const RoutesConfig&) = default;
 };
 
+// Each Slurm job's fabric receipt (YAML section "receipts",
+// docs/receipts.md, issue #44): built while the job runs (jobs.source must
+// not be none), finished when it ends, kept keep_count / keep_age in the
+// state directory.
+struct ReceiptsConfig {
+  bool enabled = true;
+  int keep_count = 100000;
+  Duration keep_age{std::chrono::hours(24 * 30)};
+  // A job whose HCA ports stalled less than this share of their port-time,
+  // with no link condition on them, is "network: clean".
+  double clean_stall_ratio = 0.01;
+  // With the job source gone this long, the jobs it last listed get their
+  // receipts, end_known false: a receipt is never invented, nor lost.
+  Duration unknown_end_after{std::chrono::hours(1)};
+  friend bool operator==(const ReceiptsConfig&, const ReceiptsConfig&) = default;
+};
+
 struct Config {
   std::string listen_address = ":9690";
   std::string telemetry_path = "/metrics";  // where the exposition is served
@@ -203,6 +220,7 @@ struct Config {
   HistoryConfig history;
   RoutesConfig routes;
   NodesConfig nodes;
+  ReceiptsConfig receipts;
 
   // Lets a reload tell whether anything changed.
   friend bool operator==(const Config&, const Config&) = default;

@@ -1,0 +1,85 @@
+// Builds each Slurm job's receipt (job_receipt.h) from the sweeps that saw
+// it run: per sweep, its HCA ports' stall and bytes, the stall split by the
+// senders of the trees they stalled in, the link conditions on them; when
+// the job leaves the running list, the finished receipt with its verdict.
+// Pure computation on the sweep thread; the running jobs' partial receipts
+// can be saved and restored (a daemon restart loses no job: the receipt
+// says which part it missed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/sweep_analyzer.h"
+#include "config/config.h"
+#include "fabric/fabric.h"
+#include "jobs/job_join.h"
+#include "jobs/slurm_job_list.h"
+#include "links/link_report.h"
+#include "receipts/job_receipt.h"
+#include "routing/route_stage.h"
+
+namespace ibfx {
+
+// What one sweep hands the tracker; every pointer may be null (not known).
+struct ReceiptSweepInput {
+  double now = 0;  // Unix seconds the sweep started (the interval ends there)
+  // The job source: the list joined this sweep, and when it was polled
+  // (JobSourceState::last_success_seconds). A list older than this sweep
+  // (the source down, its grace period running) is still joined, but no job
+  // is taken as ended until a newer poll leaves it out. Null list: none
+  // known (source off, or the grace period over).
+  std::shared_ptr<const std::vector<SlurmJob>> jobs;
+  double jobs_polled_at = 0;
+  bool source_up = false;
+  const JobJoinResult* join = nullptr;  // parallel to *jobs
+  const Fabric* fabric = nullptr;
+  const std::vector<std::string>* node_names = nullptr;
+  const SweepAnalysis* analysis = nullptr;
+  const RouteSweep* routes = nullptr;
+  const LinkHealthReport* links = nullptr;
+};
+
+struct ReceiptTrackerStats {
+  std::size_t running = 0;       // jobs with a receipt being built
+  std::size_t memory_bytes = 0;  // what the tracker holds, about
+};
+
+class ReceiptTracker {
+ public:
+  explicit ReceiptTracker(ReceiptsConfig config = {});
+
+  // Sweep thread, once per sweep after the jobs' join and the link health.
+  // Returns the receipts finished by this sweep (jobs a newer poll no
+  // longer lists; with the source gone for receipts.unknown_end_after, the
+  // jobs it last listed, end_known false).
+  std::vector<JobReceipt> observe(const ReceiptSweepInput& in);
+
+  // The receipt a running job would get if it ended now (/jobs/<id> of a
+  // running job); false when the job is not tracked.
+  bool peek(std::uint64_t job_id, double now, JobReceipt& out) const;
+
+  // The running jobs' partial receipts, to save (receipt_json.h) and to
+  // restore after a restart: the gap between `saved_at` and the first
+  // sweep after the restart is counted as missed.
+  std::string save(double now) const;
+  // False (and nothing restored) for text this version cannot read; `error` says why.
+  bool restore(const std::string& text, std::string& error);
+
+  void reload(const ReceiptsConfig& config);
+  ReceiptTrackerStats stats() const;
+
+ private:
+  struct Running;  // per job: its receipt so far, its ports, its minutes
+  ReceiptsConfig config_;
+  std::vector<std::unique_ptr<Running>> running_;
+};
+
+// The verdict and its line for a receipt whose numbers are complete
+// (ReceiptTracker calls it when a job ends; tests call it alone).
+void judge_receipt(JobReceipt& receipt, const ReceiptsConfig& config);
+
+}  // namespace ibfx
