@@ -621,3 +621,28 @@ TEST_CASE("Roots of congestion on ibsim: uneven uplinks are a routing imbalance 
   CHECK(others < 1.5);  // the other leaves' uplinks carry only ibsim's MADs: not reported
   CHECK(link_rows(status_json(run.daemon)) == "");
 }
+
+TEST_CASE("Roots of congestion on ibsim: an incast's senders are the HCAs that feed it",
+          "[analysis][integration][congestion][routes]") {
+  TreeRun run("tree_incast_senders.yaml");
+  const auto trees = run.driver.congestion_trees();
+  REQUIRE(trees.size() == 1);
+  // The tables are read before the tree starts (at 10 s).
+  REQUIRE(eventually(
+      [&] { return http_get(run.daemon.port(), "/routes?node=leaf-r0-01").status == 200; },
+      std::chrono::seconds(30)));
+  check_root(run.play_until(16), trees[0]);
+  const nlohmann::json status = status_json(run.daemon);
+  REQUIRE(!status["roots"].empty());
+  const auto& root = status["roots"][0];
+  INFO(root.dump());
+  // Every HCA port but the receiver's routes through the root port: 8
+  // servers' two HCAs and the management node's.
+  CHECK(root["sender_ports"] == 16);
+  REQUIRE(root["senders"].size() >= 4);
+  std::set<std::string> first;
+  for (std::size_t i = 0; i < 3; ++i) first.insert(root["senders"][i]["node_name"].get<std::string>());
+  CHECK(first == std::set<std::string>{"gpu0005 mlx5_0", "gpu0006 mlx5_0", "gpu0007 mlx5_0"});
+  // "gpu0008 mlx5_0" waits in the tree too, but sends little: a victim, not a sender.
+  CHECK(root["senders"][3]["node_name"] != "gpu0008 mlx5_0");
+}

@@ -315,27 +315,8 @@ class Loader {
       out.load = ranged(e, "load", 0.9, 0, 1, ctx);
       out.ratio = ranged(e, "ratio", 0.6, 0, 1, ctx);
       out.spread = ranged(e, "spread", 0.5, 0, 1, ctx);
-      const YAML::Node targets = e["targets"];
-      if (targets) {
-        if (targets.IsScalar()) {
-          out.targets.push_back(targets.Scalar());
-        } else if (targets.IsSequence()) {
-          for (const YAML::Node& t : targets)
-            out.targets.push_back(string_value(t, ctx + "targets"));
-        } else {
-          fail(targets, ctx + "targets", "expected an HCA name or a list of them");
-        }
-        for (std::size_t i = 0; i < out.targets.size(); ++i) {
-          const YAML::Node at = targets.IsSequence() ? targets[i] : targets;
-          const int index = fabric.find(out.targets[i]);
-          if (index < 0) fail(at, ctx + "targets", "unknown node \"" + out.targets[i] + "\"");
-          if (fabric.node(index).is_switch()) {
-            fail(at, ctx + "targets", "\"" + out.targets[i] + "\" is a switch, not an HCA");
-          }
-          if (!fabric.node(index).ports[1].connected()) {
-            fail(at, ctx + "targets", "\"" + out.targets[i] + "\" is not cabled");
-          }
-        }
+      if (const YAML::Node targets = e["targets"]) {
+        out.targets = hca_names(targets, ctx + "targets", fabric);
       } else {
         for (const FabricNode& n : fabric.nodes()) {
           if (n.role == NodeRole::kStorageHca) out.targets.push_back(n.name);
@@ -369,7 +350,7 @@ class Loader {
       out.type = EffectType::kCongestionTree;
       check_keys(e,
                  {"type", "start", "end", "cause", "node", "port", "load", "root_ratio", "ratio",
-                  "spread"},
+                  "spread", "senders", "sender_load", "stalled"},
                  ctx);
       if (!e["cause"]) fail(e, ctx + "cause", "missing");
       out.cause = string_value(e["cause"], ctx + "cause");
@@ -395,6 +376,13 @@ class Loader {
       out.root_ratio = ranged(e, "root_ratio", slow ? 0.8 : 0.01, 0, 1, ctx);
       out.ratio = ranged(e, "ratio", 0.5, 0.01, 1, ctx);
       out.spread = ranged(e, "spread", 0.6, 0, 1, ctx);
+      if (const YAML::Node senders = e["senders"]) {
+        out.targets = hca_names(senders, ctx + "senders", fabric);
+      }
+      out.sender_load = ranged(e, "sender_load", 0.9, 0, 1, ctx);
+      if (const YAML::Node stalled = e["stalled"]) {
+        out.stalled = hca_names(stalled, ctx + "stalled", fabric);
+      }
     } else {
       fail(type, "type",
            "unknown effect \"" + name +
@@ -411,6 +399,31 @@ class Loader {
       fail(e["end"] ? e["end"] : e, ctx + "end", "must be after start (" + number(out.start) + ")");
     }
     return out;
+  }
+
+  // An HCA name or a list of them, each a cabled HCA of `fabric`.
+  std::vector<std::string> hca_names(const YAML::Node& list, const std::string& key,
+                                     const Fabric& fabric) const {
+    std::vector<std::string> names;
+    if (list.IsScalar()) {
+      names.push_back(list.Scalar());
+    } else if (list.IsSequence()) {
+      for (const YAML::Node& t : list) names.push_back(string_value(t, key));
+    } else {
+      fail(list, key, "expected an HCA name or a list of them");
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const YAML::Node at = list.IsSequence() ? list[i] : list;
+      const int index = fabric.find(names[i]);
+      if (index < 0) fail(at, key, "unknown node \"" + names[i] + "\"");
+      if (fabric.node(index).is_switch()) {
+        fail(at, key, "\"" + names[i] + "\" is a switch, not an HCA");
+      }
+      if (!fabric.node(index).ports[1].connected()) {
+        fail(at, key, "\"" + names[i] + "\" is not cabled");
+      }
+    }
+    return names;
   }
 
   std::string source_;
@@ -620,6 +633,17 @@ std::vector<ScenarioDriver::Contribution> ScenarioDriver::tree_contributions(
     for (std::size_t second : feeders(first, false)) {
       if (seen.insert(second).second) list.push_back({second, 0.0, e.ratio * e.spread, false});
     }
+  }
+  // HCAs named as the tree's senders move data into it and wait as its
+  // second level does; those named as stalled only wait (their sends share
+  // the tree's links).
+  for (const std::string& hca : e.targets) {
+    const std::size_t p = port_index(hca, 1);
+    if (seen.insert(p).second) list.push_back({p, e.sender_load, e.ratio * e.spread, false});
+  }
+  for (const std::string& hca : e.stalled) {
+    const std::size_t p = port_index(hca, 1);
+    if (seen.insert(p).second) list.push_back({p, 0.0, e.ratio * e.spread, false});
   }
   if (root_up) {
     const double others = e.cause == "oversubscribed" ? 0.88 * e.load : 0.03;

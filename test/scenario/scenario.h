@@ -59,6 +59,11 @@
 //                   W ratio x `spread`. oversubscribed loads the leaf's other
 //                   up ports at 0.88 x load (busy, evenly spread);
 //                   routing_imbalance at 0.03 (idle: the routing chose one).
+//                   `senders` (HCA names): they transmit at `sender_load`
+//                   and wait at ratio x `spread`; `stalled` (HCA names):
+//                   they only wait, at ratio x `spread` (victims whose
+//                   sends cross the tree). Both are victims in
+//                   congestion_trees().
 //   flap            the link at `node`[`port`] goes down (Unlink) every `period`
 //                   seconds for `down_time` seconds (ReLink); each flap adds 1
 //                   to LinkDownedCounter on both ends. A down link moves no
@@ -135,7 +140,8 @@ struct Effect {
   // allreduce, cross_rail: background W and relative noise on load and W.
   double wait_ratio = 0;
   double noise = 0;
-  // incast: HCA names; congested_port/symbol_errors/flap: node[port].
+  // incast: HCA names; congestion_tree: the HCAs sending into the tree;
+  // congested_port/symbol_errors/flap: node[port].
   std::vector<std::string> targets;
   std::string node;
   int port = 0;
@@ -152,6 +158,9 @@ struct Effect {
   // level of victims' W, spread the factor for the second level).
   std::string cause;
   double root_ratio = 0;
+  // congestion_tree: the senders' (targets') load, and HCAs that only wait.
+  double sender_load = 0;
+  std::vector<std::string> stalled;
 };
 
 struct Scenario {

@@ -13,6 +13,7 @@
 #include "analysis/scores.h"
 #include "analysis/topology.h"
 #include "routing/route_balance.h"
+#include "routing/root_senders.h"
 #include "routing/route_model.h"
 #include "test/scenario/scenario.h"
 #include "test/sim/discovered_fabric.h"
@@ -60,6 +61,9 @@ class OfflineRun {
   }
   ScenarioDriver& driver() { return driver_; }
   const ibfx::ScoreConfig& config() const { return config_; }
+  // The last analyse()'s samples, and the routes it used.
+  const std::vector<ibfx::PortSample>& samples() const { return samples_; }
+  const ibfx::RouteModel& model() const { return *model_; }
 
  private:
   // The tables a subnet manager's min-hop routing makes of the fabric; a
@@ -324,4 +328,44 @@ TEST_CASE("Without the history a dip below the threshold loses the root, with it
   }
   CHECK(held >= kWindow - 1);
   CHECK(history.size() >= 1);
+}
+
+TEST_CASE("An incast's senders are the HCAs that feed it, first by bytes, and its victims",
+          "[congestion][scenario][routes]") {
+  OfflineRun run("tree_incast_senders.yaml");
+  const auto trees = run.driver().congestion_trees();
+  REQUIRE(trees.size() == 1);
+  const CongestionTree& truth = trees[0];
+  const auto r = run.analyse(20, 30);
+  check_tree(run, r, truth);
+  // The HCAs named as senders and as stalled wait in the tree: attributed to its root.
+  const std::set<PortName> hcas{{"gpu0005 mlx5_0", 1},
+                                {"gpu0006 mlx5_0", 1},
+                                {"gpu0007 mlx5_0", 1},
+                                {"gpu0008 mlx5_0", 1}};
+  std::size_t in_tree = 0;
+  for (std::size_t k = 0; k < r.ports.size(); ++k) {
+    if (hcas.contains(run.name(r.ports[k])) && r.congestion.root[k] == r.congestion.roots[0].port)
+      ++in_tree;
+  }
+  CHECK(in_tree == hcas.size());
+
+  ibfx::SenderCache cache;
+  const auto senders =
+      ibfx::senders_of_roots(run.model(), cache, r.ports, run.samples(), r.congestion);
+  REQUIRE(!senders.empty());
+  REQUIRE(senders[0].root == 0);
+  // Every HCA port of the fabric but the receiver routes through the root:
+  // 8 servers' 2 HCAs and the management node's.
+  CHECK(senders[0].sources == 8 * 2 + 1 - 1);
+  REQUIRE(senders[0].top.size() >= 4);
+  std::set<std::string> first_three;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& s = senders[0].top[i];
+    REQUIRE(s.port != ibfx::kNoPort);
+    first_three.insert(run.name(r.ports[s.port]).node);
+  }
+  CHECK(first_three == std::set<std::string>{"gpu0005 mlx5_0", "gpu0006 mlx5_0", "gpu0007 mlx5_0"});
+  // The stalled HCA sends little: not among the first.
+  CHECK(senders[0].top[3].bytes_per_second < 0.6 * senders[0].top[2].bytes_per_second);
 }
