@@ -35,8 +35,9 @@ import sys
 SRC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 
 # Directories of the daemon's own code (not tests, benchmarks or fuzzers).
-CODE_DIRS = ["analysis", "base", "config", "daemon", "discovery", "exposition", "fabric",
-             "history", "http", "jobs", "links", "mad", "nodes", "snapshot", "sweep", "views"]
+CODE_DIRS = ["analysis", "api", "base", "client", "config", "daemon", "discovery", "exposition", "fabric",
+             "history", "http", "jobs", "links", "mad", "nodes", "receipts", "routing", "snapshot",
+             "sweep", "views"]
 
 # The flag namespaces of the daemon; other tools' flags (--preset, --test,
 # benchmark options) are not its business.

@@ -23,6 +23,7 @@
 #include "daemon_fixture.h"
 #include "dashboard_queries.h"
 #include "prometheus_fixture.h"
+#include "shell.h"
 #include "test/scenario/scenario.h"
 #include "test/support/config_yaml.h"
 #include "test/support/mini_json.h"
@@ -302,6 +303,19 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
                !label("port").empty() && !label("remote_port").empty();
       });
       CHECK(flapped);
+    }
+    // Every PromQL query the docs show (test/docs_promql.py finds them)
+    // runs on a real Prometheus: a query a reader copies never answers an
+    // error (a label matcher or a function Prometheus refuses at run time).
+    const Shell listed = shell("python3 " + source + "/test/docs_promql.py " + source + " --list");
+    REQUIRE(listed.exit_code == 0);
+    const Json doc_queries = parse_json(listed.out);
+    REQUIRE(doc_queries.array.size() >= 10);
+    for (const Json& q : doc_queries.array) {
+      INFO(q["file"].str() << ":" << q["line"].number << ": " << q["query"].str());
+      const Json reply = prom.query(q["query"].str());
+      INFO(reply["error"].str());
+      CHECK(reply["status"].str() == "success");
     }
     // The BER itself, of the receiving port only (sparse), and the events
     // each condition opened.
