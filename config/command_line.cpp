@@ -56,8 +56,6 @@ constexpr std::array<Flag, 19> kFlags{{
     {"help", "", "", "Show this help and exit."},
 }};
 
-[[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
-
 const Flag* find_flag(std::string_view name) {
   const auto it = std::find_if(kFlags.begin(), kFlags.end(), [&](const Flag& f) {
     return f.name == name || (!f.old_name.empty() && f.old_name == name);
@@ -82,23 +80,24 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     std::string_view arg = argv[i] != nullptr ? argv[i] : "";
     if (arg == "-h") arg = "--help";
     if (!arg.starts_with("--")) {
-      fail("unexpected argument \"" + std::string(arg) + "\" (flags start with --; see --help)");
+      throw ConfigError("unexpected argument \"" + std::string(arg) +
+                        "\" (flags start with --; see --help)");
     }
     const auto equals = arg.find('=');
     const std::string_view name =
         arg.substr(2, equals == std::string_view::npos ? arg.npos : equals - 2);
     const Flag* flag = find_flag(name);
-    if (flag == nullptr) fail("unknown flag --" + std::string(name) + " (see --help)");
+    if (flag == nullptr) throw ConfigError("unknown flag --" + std::string(name) + " (see --help)");
     // Messages use the spelling typed.
     const std::string dashed = "--" + std::string(name);
     // As in kingpin, a repeated flag (in either spelling) is a mistake rather
     // than "last one wins".
-    if (!seen.insert(flag->name).second) fail(dashed + ": given more than once");
+    if (!seen.insert(flag->name).second) throw ConfigError(dashed + ": given more than once");
 
     std::optional<std::string_view> value;
     if (equals != std::string_view::npos) value = arg.substr(equals + 1);
     if (flag->value_name.empty()) {
-      if (value) fail(dashed + ": takes no value");
+      if (value) throw ConfigError(dashed + ": takes no value");
       if (flag->name == "once") result.once = true;
       if (flag->name == "check-config") result.check_config = true;
       if (flag->name == "version") result.show_version = true;
@@ -109,7 +108,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       // "--ca --once" almost certainly lost the CA name; don't eat the next flag.
       if (i + 1 >= argc || argv[i + 1] == nullptr ||
           std::string_view(argv[i + 1]).starts_with("--")) {
-        fail(dashed + ": missing value");
+        throw ConfigError(dashed + ": missing value");
       }
       value = argv[++i];
     }
@@ -122,7 +121,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     // Loaded by the daemon (http/web_config.h), which owns its format.
     if (flag->name == "web.config.file") result.web_config_file = value;
     if (flag->name != "config.file") continue;
-    if (value.empty()) fail("--config.file: missing value");
+    if (value.empty()) throw ConfigError("--config.file: missing value");
     result.config_file = value;
     // Parsed once: main hands the same document's analysis sections on.
     auto document = std::make_shared<const YAML::Node>(yaml::load_document_file(value));
@@ -134,7 +133,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     try {
       set_config_value(result.config, flag->key, value);
     } catch (const ConfigError& e) {
-      fail("--" + typed + ": " + e.what());
+      throw ConfigError("--" + typed + ": " + e.what());
     }
   }
   return result;

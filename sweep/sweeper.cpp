@@ -83,8 +83,9 @@ SweepResult Sweeper::sweep(const Fabric& fabric, const SweepOptions& options) {
   // The budget covers the whole sweep: a run cut short still cancels what
   // is left and settles every node's state after its deadline, so that
   // tail, as long as the last time, comes off the deadline.
-  using Duration = std::chrono::steady_clock::duration;
-  const auto deadline = start + options.budget - std::min<Duration>(cut_tail_, options.budget / 2);
+  const auto deadline =
+      start + options.budget -
+      std::min<std::chrono::steady_clock::duration>(cut_tail_, options.budget / 2);
   if (options.before_run) options.before_run();
   const bool finished = engine_.run(deadline);
   finish_nodes(fabric, order, std::chrono::steady_clock::now(), result);

@@ -12,9 +12,9 @@
 namespace ibfx {
 namespace {
 
-constexpr int kLabel = 130;
-constexpr int kCellW = 12;
-constexpr int kCellH = 16;
+constexpr int kRowLabel = 130;
+constexpr int kTimeCellW = 12;
+constexpr int kTimeCellH = 16;
 constexpr int kAxis = 16;
 
 // One row of the time heatmap: a switch, or a group of them.
@@ -76,8 +76,8 @@ std::string window_name(double seconds) {
 }  // namespace
 
 std::string history_heatmap_style() {
-  return "#history-svg rect{width:" + std::to_string(kCellW) +
-         "px;height:" + std::to_string(kCellH) +
+  return "#history-svg rect{width:" + std::to_string(kTimeCellW) +
+         "px;height:" + std::to_string(kTimeCellH) +
          "px}#history-svg rect.r{stroke:#e8000b;stroke-width:2px}"
          "#history-svg rect.at{fill:none;stroke:#000;stroke-width:2px}"
          ".asof{background:#fff3cd;border:1px solid #c9a227;padding:6px}"
@@ -177,33 +177,34 @@ void append_history_heatmap(std::string& out, const StatusModel& m) {
   out +=
       "Select a column for the page as it was then; a red outline marks a root of "
       "congestion.</p>\n";
-  const int width = kLabel + kHistoryColumns * kCellW + 4;
-  const int height = kAxis + static_cast<int>(rows.size()) * (kCellH + 1) + 4;
+  const int width = kRowLabel + kHistoryColumns * kTimeCellW + 4;
+  const int height = kAxis + static_cast<int>(rows.size()) * (kTimeCellH + 1) + 4;
   out += "<svg id=\"history-svg\" width=\"" + std::to_string(width) + "\" height=\"" +
          std::to_string(height) +
          "\" role=\"img\" aria-label=\"heatmap of stall ratios over time\">";
   // The time axis: a label every 10 columns.
   for (int c = 0; c < kHistoryColumns; c += 10) {
-    out += "<text x=\"" + std::to_string(kLabel + c * kCellW) + "\" y=\"12\" fill=\"#666\">" +
-           tooltip_time(first + c * step, std::min(window, 3600.0)) + "</text>";
+    out += "<text x=\"" + std::to_string(kRowLabel + c * kTimeCellW) +
+           "\" y=\"12\" fill=\"#666\">" + tooltip_time(first + c * step, std::min(window, 3600.0)) +
+           "</text>";
   }
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    out += "<text x=\"0\" y=\"" + std::to_string(kAxis + static_cast<int>(r) * (kCellH + 1) + 12) +
-           "\">";
+    out += "<text x=\"0\" y=\"" +
+           std::to_string(kAxis + static_cast<int>(r) * (kTimeCellH + 1) + 12) + "\">";
     append_html(out, rows[r].label);
     out += "</text>";
   }
   for (int c = 0; c < kHistoryColumns; ++c) {
     if (!filled[static_cast<std::size_t>(c)]) continue;
     const double t0 = first + c * step;
-    const int x = kLabel + c * kCellW;
+    const int x = kRowLabel + c * kTimeCellW;
     // The column links to the page as it was at its end (the last sweep in
     // it); its cells are placed by the group's offset, not one x each.
     out += "<a href=\"/?at=" + std::to_string(static_cast<long long>(std::ceil(t0 + step - 1))) +
            "\"><g transform=\"translate(" + std::to_string(x) + ")\">";
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const Cell& cell = cells[r * kHistoryColumns + static_cast<std::size_t>(c)];
-      const int y = kAxis + static_cast<int>(r) * (kCellH + 1);
+      const int y = kAxis + static_cast<int>(r) * (kTimeCellH + 1);
       const bool known = cell.stall != kHistoryNoRatio;
       const double w = known ? ratio_value(cell.stall) : 0;
       out += "<rect y=\"" + std::to_string(y) + "\" fill=\"" + stall_fill(known, w) +
@@ -226,9 +227,9 @@ void append_history_heatmap(std::string& out, const StatusModel& m) {
   if (m.as_of && m.as_of->time >= first && m.as_of->time <= end) {
     const int c = std::clamp(static_cast<int>(std::floor((m.as_of->time - first) / step)), 0,
                              kHistoryColumns - 1);
-    out += "<rect class=\"at\" x=\"" + std::to_string(kLabel + c * kCellW) + "\" y=\"" +
+    out += "<rect class=\"at\" x=\"" + std::to_string(kRowLabel + c * kTimeCellW) + "\" y=\"" +
            std::to_string(kAxis) +
-           "\" style=\"height:" + std::to_string(static_cast<int>(rows.size()) * (kCellH + 1)) +
+           "\" style=\"height:" + std::to_string(static_cast<int>(rows.size()) * (kTimeCellH + 1)) +
            "px\"/>";
   }
   out += "</svg>\n";
