@@ -136,6 +136,12 @@ json number_or_null(const PortScore* p, bool utilization) {
 
 std::string failure_text(const Failure& f) { return "error: " + f.message + "\n"; }
 
+// The model is of another fabric than the snapshot's (a discovery changed
+// it): the new one is being built.
+const Failure kRebuilding{503, "routes_rebuilding",
+                          "the route model is being rebuilt for a new discovery: ask again in a "
+                          "sweep or two"};
+
 RouteAnswer answer_failure(const Failure& f, bool text) {
   RouteAnswer a;
   a.status = f.status;
@@ -188,10 +194,14 @@ RouteAnswer render_switch_routes(const Snapshot& s, const std::string& node, boo
   Failure failure;
   const RouteModel* model = s.routes.model.get();
   if (!s.fabric) return answer_failure({503, "no_fabric", "no fabric discovered yet"}, text);
-  if (model == nullptr || &model->fabric() != s.fabric.get()) {
+  if (model == nullptr) {
     return answer_failure(
         {503, "no_routes", "no forwarding table has been read yet (or routes.enabled is off)"},
         text);
+  }
+  if (&model->fabric() != s.fabric.get()) {
+    // Of an earlier discovery: its node indices are not the snapshot's.
+    return answer_failure(kRebuilding, text);
   }
   const auto n = find_node(s, node, "node", failure);
   if (!n) return answer_failure(failure, text);
@@ -293,8 +303,9 @@ RouteAnswer render_route(const Snapshot& s, const RouteQuery& q, double now) {
   if (!to) return answer_failure(failure, q.text);
   if (&model->fabric() != s.fabric.get()) {
     // The model is of an earlier discovery than the snapshot's fabric: its
-    // node indices would not match (RouteStage rebuilds it each sweep).
-    return answer_failure({503, "routes_rebuilding", "the route model is being rebuilt"}, q.text);
+    // node indices would not match (RouteStage builds the new one in the
+    // background; it lands within a sweep or two).
+    return answer_failure(kRebuilding, q.text);
   }
   const RouteTrace trace = model->trace({from->node, from->port}, to->lid);
 

@@ -2,11 +2,20 @@
 // and tables, rebuilt when either changes; the re-routes it saw, as events;
 // the routing balance of each switch and the senders behind each root of
 // congestion, for each sweep. Sweep thread.
+//
+// In the background (the daemon), a model is built on a thread of its own:
+// at 98k ports a build takes ~0.3 s (docs/benchmarks.md), which the sweep
+// thread of a 1 s interval cannot spare. Until it lands, the sweeps use the
+// model they had while the fabric is the same (a re-route shows a sweep or
+// two late), and none when the fabric changed (a model's node indices are
+// those of its own fabric).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "analysis/route_evidence.h"
@@ -33,6 +42,15 @@ struct RouteSweep {
 
 class RouteStage {
  public:
+  RouteStage() = default;
+  ~RouteStage();  // waits for a build under way
+  RouteStage(const RouteStage&) = delete;
+  RouteStage& operator=(const RouteStage&) = delete;
+
+  // Builds on a thread of its own from now on (the daemon's background
+  // mode); otherwise update() builds before it returns (tests, --once).
+  void build_in_background(bool on) { background_ = on; }
+
   // Each sweep, before the analysis: the fabric the sweep ran on and the
   // tables the sweep stage holds (null: none). `now`: the sweep's time in
   // Unix seconds. Rebuilds the model when the fabric or the tables changed;
@@ -40,8 +58,13 @@ class RouteStage {
   void update(const std::shared_ptr<const Fabric>& fabric,
               const std::shared_ptr<const RouteTables>& tables, double now);
 
-  // What the analysis needs of the routes (null: none known).
-  const RouteEvidence* evidence() const { return model_ ? &evidence_ : nullptr; }
+  // Waits for a background build under way and takes it (tests).
+  void wait_for_build();
+  bool building() const { return build_.valid(); }
+
+  // What the analysis needs of the routes (null: none known, or the model
+  // is of another fabric than this sweep's).
+  const RouteEvidence* evidence() const { return usable() ? &evidence_ : nullptr; }
 
   // The rest, after the analysis: balance (against its topology) and the
   // senders behind its roots.
@@ -50,6 +73,29 @@ class RouteStage {
   const std::shared_ptr<const RouteModel>& model() const { return model_; }
 
  private:
+  // What a build hands back: the model, and the re-route it found against
+  // the model it replaces.
+  struct Built {
+    std::shared_ptr<const RouteModel> model;
+    std::optional<RouteChange> change;
+    double at = 0;
+  };
+  struct Request {
+    std::shared_ptr<const Fabric> fabric;
+    std::shared_ptr<const RouteTables> tables;
+    double at = 0;
+  };
+  static Built build(const Request& request, const std::shared_ptr<const RouteModel>& previous);
+  void start(Request request);
+  void collect(bool wait);
+  void install(Built built);
+  bool usable() const { return model_ && model_->fabric_ptr() == fabric_; }
+
+  bool background_ = false;
+  std::shared_ptr<const Fabric> fabric_;  // this sweep's
+  std::future<Built> build_;              // under way (valid) or none
+  Request building_;                      // what build_ is of
+  std::optional<Request> next_;           // asked for while build_ ran
   std::shared_ptr<const RouteModel> model_;
   RouteEvidence evidence_;
   SenderCache senders_;

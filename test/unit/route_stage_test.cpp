@@ -66,6 +66,22 @@ ibfx::SweepAnalysis incast_analysis(const RailFabric& rf, double bytes) {
   return a;
 }
 
+// `tables` as the SM leaves them when it moves leaf 0's spine-1
+// destinations to spine 0.
+std::shared_ptr<const RouteTables> rerouted(const RailFabric& rf, const RouteTables& tables) {
+  RouteTables moved = tables;
+  const int leaf = rf.leaf[0][0];
+  const std::uint8_t from = port_to(rf.fabric, leaf, rf.spine[0][1]);
+  const std::uint8_t to = port_to(rf.fabric, leaf, rf.spine[0][0]);
+  auto& out = moved.switches[moved.by_guid.at(rf.fabric.nodes[static_cast<std::size_t>(leaf)].guid)]
+                  .out_port;
+  for (auto& p : out) {
+    if (p == from) p = to;
+  }
+  moved.version = 2;
+  return std::make_shared<const RouteTables>(std::move(moved));
+}
+
 }  // namespace
 
 TEST_CASE("RouteStage: rebuilt only on new tables or fabric, re-routes as changes",
@@ -85,17 +101,9 @@ TEST_CASE("RouteStage: rebuilt only on new tables or fabric, re-routes as change
   CHECK(stage.model() == first);  // nothing changed: not rebuilt
 
   // The SM moves leaf 0's spine-1 destinations to spine 0.
-  RouteTables moved = *tables;
   const int leaf = rf.leaf[0][0];
-  const std::uint8_t from = port_to(*fabric, leaf, rf.spine[0][1]);
   const std::uint8_t to = port_to(*fabric, leaf, rf.spine[0][0]);
-  auto& out =
-      moved.switches[moved.by_guid.at(fabric->nodes[static_cast<std::size_t>(leaf)].guid)].out_port;
-  for (auto& p : out) {
-    if (p == from) p = to;
-  }
-  moved.version = 2;
-  stage.update(fabric, std::make_shared<const RouteTables>(moved), 20);
+  stage.update(fabric, rerouted(rf, *tables), 20);
   CHECK(stage.model() != first);
   const ibfx::RouteSweep sweep = stage.after_analysis(incast_analysis(rf, 1e9));
   CHECK(sweep.changes_total == 1);
@@ -116,6 +124,56 @@ TEST_CASE("RouteStage: rebuilt only on new tables or fabric, re-routes as change
   // re-route.
   stage.update(std::make_shared<const ibfx::Fabric>(rf.fabric), stage.model()->tables_ptr(), 30);
   CHECK(stage.after_analysis(incast_analysis(rf, 1e9)).changes_total == 1);
+}
+
+TEST_CASE("RouteStage in the background: the sweep keeps its model until the new one lands",
+          "[routes][route_stage]") {
+  const RailFabric rf = rail_fabric(kShape);
+  const auto fabric = std::make_shared<const ibfx::Fabric>(rf.fabric);
+  auto tables = std::make_shared<const RouteTables>(min_hop_tables(*fabric));
+  ibfx::RouteStage stage;
+  stage.build_in_background(true);
+  stage.update(fabric, tables, 10);
+  stage.wait_for_build();
+  REQUIRE(stage.model() != nullptr);
+  CHECK(stage.evidence() != nullptr);
+  const auto first = stage.model();
+
+  // A re-route: until its model lands, the sweeps keep the one they have
+  // (same fabric: its evidence holds).
+  const auto moved_tables = rerouted(rf, *tables);
+  stage.update(fabric, moved_tables, 20);
+  CHECK((stage.model() == first || stage.model()->tables_ptr() == moved_tables));
+  CHECK(stage.evidence() != nullptr);
+  // Asked again while it builds: one build, not two.
+  stage.update(fabric, moved_tables, 21);
+  stage.wait_for_build();
+  CHECK(stage.model()->tables_ptr() == moved_tables);
+  const ibfx::RouteSweep sweep = stage.after_analysis(incast_analysis(rf, 1e9));
+  CHECK(sweep.changes_total == 1);
+  REQUIRE(sweep.changes->size() == 1);
+  CHECK(sweep.changes->front().at == 20);
+  CHECK(!sweep.balance.empty());
+
+  // A new fabric (a discovery): until its model lands, no evidence, no
+  // senders, no balance (the old model's node indices are not this
+  // fabric's), and no re-route when it does.
+  const auto rediscovered = std::make_shared<const ibfx::Fabric>(rf.fabric);
+  stage.update(rediscovered, moved_tables, 30);
+  if (stage.building()) {
+    CHECK(stage.evidence() == nullptr);
+    const ibfx::RouteSweep during = stage.after_analysis(incast_analysis(rf, 1e9));
+    CHECK(during.senders.empty());
+    CHECK(during.balance.empty());
+  }
+  stage.wait_for_build();
+  CHECK(stage.model()->fabric_ptr() == rediscovered);
+  CHECK(stage.evidence() != nullptr);
+  CHECK(stage.after_analysis(incast_analysis(rf, 1e9)).changes_total == 1);
+  // Routes turned off: no model.
+  stage.update(rediscovered, nullptr, 40);
+  CHECK(stage.model() == nullptr);
+  CHECK_FALSE(stage.building());
 }
 
 TEST_CASE("Senders behind a root: every HCA routed through it, by bytes sent, top ten",
