@@ -8,7 +8,8 @@ namespace ibfx {
 
 void EventsStage::keep_in(const std::string& directory) {
   if (directory.empty()) {
-    log_info("state_directory is empty: congestion and link events will not survive a restart");
+    log_info(
+        "state_directory is empty: congestion, link and route events will not survive a restart");
     return;
   }
   state_file_ = std::make_unique<EventStateFile>(directory);
@@ -33,6 +34,28 @@ void EventsStage::keep_in(const std::string& directory) {
     }
   }
   restored_links_ = links_.events();
+  route_state_file_ =
+      std::make_unique<StateFile>(directory, "route_events.json", "route events",
+                                  EventStateFile::kMinWriteInterval, "ibfx-routestate");
+  if (const auto text = route_state_file_->read()) {
+    RouteChangeState state;
+    std::string error;
+    if (decode_route_change_state(*text, state, error)) {
+      log_info("restored " + std::to_string(state.changes.size()) + " route events from " +
+               route_state_file_->path());
+      saved_route_changes_ = state.changes_total;
+      restored_routes_ = std::move(state);
+    } else {
+      route_state_file_->set_aside(error);
+    }
+  }
+}
+
+void EventsStage::observe_routes(const RouteStage& routes, double now) {
+  if (!route_state_file_ || routes.changes_total() == saved_route_changes_) return;
+  saved_route_changes_ = routes.changes_total();
+  route_state_file_->save(
+      [state = routes.change_state(), now] { return encode_route_change_state(state, now); });
 }
 
 void EventsStage::observe(const SweepAnalysis& analysis, const Fabric& fabric,
@@ -55,6 +78,7 @@ void EventsStage::stop() {
   save_if_changed(unix_seconds_now());
   state_file_->stop();
   link_state_file_->stop();
+  route_state_file_->stop();
 }
 
 void EventsStage::save_if_changed(double now) {

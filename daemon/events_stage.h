@@ -1,7 +1,8 @@
 // The events stage of the pipeline: the congestion events followed over
 // sweeps (analysis/congestion_events.h), the link events
 // (links/link_events.h) and, with a state directory, where both are kept
-// across restarts (daemon/event_state_file.h, link_events.json). Each sweep's
+// across restarts (daemon/event_state_file.h, link_events.json), with the
+// re-routes the routes stage saw (route_events.json). Each sweep's
 // analysis passes through it once; it is the one place events are saved,
 // after a sweep that changed them and at shutdown. Sweep thread, but for
 // keep_in() and restored() (before start) and stop() (after the sweeps).
@@ -9,13 +10,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/congestion_events.h"
 #include "daemon/event_state_file.h"
 #include "daemon/state_file.h"
 #include "links/link_events.h"
+#include "routing/route_stage.h"
 
 namespace ibfx {
 
@@ -48,6 +52,14 @@ class EventsStage {
   std::shared_ptr<const LinkEventList> link_events() const { return links_.events(); }
   const EventCounters& counters() const { return tracker_.counters(); }
 
+  // The re-routes keep_in() restored (route_events.json), for the routes
+  // stage to carry on from; nothing without a state directory or a file.
+  std::optional<RouteChangeState> take_restored_routes() {
+    return std::exchange(restored_routes_, {});
+  }
+  // After each sweep's routes: saved when the stage saw a new re-route.
+  void observe_routes(const RouteStage& routes, double now);
+
   // Saves what the last sweep changed and stops the writer (shutdown, after
   // the sweeps). Idempotent.
   void stop();
@@ -65,6 +77,9 @@ class EventsStage {
   std::unique_ptr<StateFile> link_state_file_;  // null: not kept
   std::uint64_t saved_links_version_ = 0;
   std::shared_ptr<const LinkEventList> restored_links_;
+  std::unique_ptr<StateFile> route_state_file_;  // null: not kept
+  std::uint64_t saved_route_changes_ = 0;
+  std::optional<RouteChangeState> restored_routes_;
 };
 
 }  // namespace ibfx

@@ -187,6 +187,7 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     in.analysis = analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator,
                                     routes_.evidence());
     in.routes = routes_.after_analysis(in.analysis);
+    events_.observe_routes(routes_, now);
     in.jobs = jobs_.join(f, in.analysis);
     events_.observe(in.analysis, *f, in.node_names, now,
                     JobsStage::root_job_ids(in.jobs, in.analysis),

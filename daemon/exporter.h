@@ -85,6 +85,7 @@ class Exporter {
   // that do not ask keep no state.
   void keep_events_in(const std::string& directory) {
     events_.keep_in(directory);
+    if (auto routes = events_.take_restored_routes()) routes_.restore(std::move(*routes));
     if (!directory.empty()) history_.keep_in(directory);
   }
   // The events keep_events_in() restored (null without a state directory):

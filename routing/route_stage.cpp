@@ -1,5 +1,6 @@
 #include "routing/route_stage.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -102,6 +103,20 @@ void RouteStage::update(const std::shared_ptr<const Fabric>& fabric,
   } else if (building_.fabric != fabric || building_.tables != tables) {
     next_ = std::move(request);  // the newest only: started when the running one lands
   }
+}
+
+RouteChangeState RouteStage::change_state() const { return {*changes_, changes_total_, next_id_}; }
+
+void RouteStage::restore(RouteChangeState state) {
+  if (state.changes.size() > kRouteEventsKept) {
+    state.changes.erase(state.changes.begin(),
+                        state.changes.end() - static_cast<std::ptrdiff_t>(kRouteEventsKept));
+  }
+  std::uint64_t next_id = state.next_id;
+  for (const RouteChange& c : state.changes) next_id = std::max(next_id, c.id + 1);
+  next_id_ = next_id;
+  changes_total_ = std::max<std::uint64_t>(state.changes_total, state.changes.size());
+  changes_ = std::make_shared<const std::vector<RouteChange>>(std::move(state.changes));
 }
 
 RouteSweep RouteStage::after_analysis(const SweepAnalysis& analysis) {

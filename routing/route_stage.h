@@ -23,6 +23,7 @@
 #include "fabric/route_tables.h"
 #include "routing/root_senders.h"
 #include "routing/route_balance.h"
+#include "routing/route_change_state.h"
 #include "routing/route_changes.h"
 #include "routing/route_model.h"
 
@@ -71,6 +72,13 @@ class RouteStage {
   RouteSweep after_analysis(const SweepAnalysis& analysis);
 
   const std::shared_ptr<const RouteModel>& model() const { return model_; }
+
+  // The re-routes kept, to save (route_events.json) and to restore at
+  // start-up, before the first update(): /events and
+  // infiniband_route_changes_total carry on across a restart.
+  RouteChangeState change_state() const;
+  void restore(RouteChangeState state);
+  std::uint64_t changes_total() const { return changes_total_; }
 
  private:
   // What a build hands back: the model, and the re-route it found against

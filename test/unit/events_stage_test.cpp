@@ -67,6 +67,40 @@ TEST_CASE("EventsStage saves a sweep that changed the events, and the next start
   again.stop();
 }
 
+TEST_CASE("EventsStage keeps the re-routes in route_events.json across a restart",
+          "[events_stage][routes]") {
+  test::TempDir dir;
+  {
+    EventsStage stage;
+    stage.keep_in(dir.path());
+    CHECK_FALSE(stage.take_restored_routes().has_value());  // first start
+    RouteStage routes;
+    RouteChangeState s;
+    RouteChange c;
+    c.id = 1;
+    c.at = 1764900000;
+    c.entries_changed = 7;
+    c.destinations_moved = 7;
+    c.switches_changed = 1;
+    s.changes.push_back(c);
+    s.changes_total = 1;
+    s.next_id = 2;
+    routes.restore(s);
+    stage.observe_routes(routes, 1764900001);
+    stage.stop();
+  }
+  EventsStage again;
+  again.keep_in(dir.path());
+  auto restored = again.take_restored_routes();
+  REQUIRE(restored.has_value());
+  REQUIRE(restored->changes.size() == 1);
+  CHECK(restored->changes[0].entries_changed == 7);
+  CHECK(restored->changes_total == 1);
+  CHECK(restored->next_id == 2);
+  CHECK_FALSE(again.take_restored_routes().has_value());  // handed over once
+  again.stop();
+}
+
 TEST_CASE("EventsStage without a state directory keeps the events in memory only",
           "[events_stage]") {
   const Fabric fabric = test::star_fabric(2);
