@@ -5,6 +5,25 @@
 #include "links/link_event_state.h"
 
 namespace ibfx {
+namespace {
+
+// What `file` holds, decoded; nothing on a first start, and a file
+// `decode` refuses is kept aside (<file>.bad) for the operator.
+template <class State>
+std::optional<State> read_state(StateFile& file,
+                                bool (*decode)(std::string_view, State&, std::string&)) {
+  const std::optional<std::string> text = file.read();
+  if (!text) return std::nullopt;
+  State state;
+  std::string error;
+  if (!decode(*text, state, error)) {
+    file.set_aside(error);
+    return std::nullopt;
+  }
+  return state;
+}
+
+}  // namespace
 
 void EventsStage::keep_in(const std::string& directory) {
   if (directory.empty()) {
@@ -21,33 +40,21 @@ void EventsStage::keep_in(const std::string& directory) {
   link_state_file_ =
       std::make_unique<StateFile>(directory, "link_events.json", "link events",
                                   EventStateFile::kMinWriteInterval, "ibfx-linkstate");
-  if (const auto text = link_state_file_->read()) {
-    LinkEventTrackerState state;
-    std::string error;
-    if (decode_link_event_state(*text, state, error)) {
-      log_info("restored " + std::to_string(state.events.size()) + " link events from " +
-               link_state_file_->path());
-      links_.restore(std::move(state), unix_seconds_now());
-      saved_links_version_ = links_.version();
-    } else {
-      link_state_file_->set_aside(error);
-    }
+  if (auto state = read_state(*link_state_file_, decode_link_event_state)) {
+    log_info("restored " + std::to_string(state->events.size()) + " link events from " +
+             link_state_file_->path());
+    links_.restore(std::move(*state), unix_seconds_now());
+    saved_links_version_ = links_.version();
   }
   restored_links_ = links_.events();
   route_state_file_ =
       std::make_unique<StateFile>(directory, "route_events.json", "route events",
                                   EventStateFile::kMinWriteInterval, "ibfx-routestate");
-  if (const auto text = route_state_file_->read()) {
-    RouteChangeState state;
-    std::string error;
-    if (decode_route_change_state(*text, state, error)) {
-      log_info("restored " + std::to_string(state.changes.size()) + " route events from " +
-               route_state_file_->path());
-      saved_route_changes_ = state.changes_total;
-      restored_routes_ = std::move(state);
-    } else {
-      route_state_file_->set_aside(error);
-    }
+  if (auto state = read_state(*route_state_file_, decode_route_change_state)) {
+    log_info("restored " + std::to_string(state->changes.size()) + " route events from " +
+             route_state_file_->path());
+    saved_route_changes_ = state->changes_total;
+    restored_routes_ = std::move(state);
   }
 }
 
