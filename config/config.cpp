@@ -240,7 +240,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 65> kKeys{{
+const std::array<Key, 66> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -430,6 +430,12 @@ const std::array<Key, 65> kKeys{{
     {"routes.smps_per_second",
      [](Config& c, const Scalar& v) { c.routes.smps_per_second = to_int(v, 10, 1000000); },
      [](const Config& c) { return std::to_string(c.routes.smps_per_second); }},
+    {"routes.reread_interval",
+     [](Config& c, const Scalar& v) {
+       c.routes.reread_interval =
+           to_duration_within(v, std::chrono::seconds(1), std::chrono::hours(24));
+     },
+     [](const Config& c) { return format_duration(c.routes.reread_interval); }},
     {"nodes.recover_after",
      [](Config& c, const Scalar& v) {
        c.nodes.recover_after =

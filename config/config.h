@@ -178,6 +178,11 @@ struct RoutesConfig {
   // 10,000/s reads a 98k-port fabric's ~450k blocks (~1,600 switches x
   // ~282 blocks of 64 LIDs) in about 45 s.
   int smps_per_second = 10000;
+  // Between full reads, every table is re-read once per reread_interval
+  // (within smps_per_second): how soon a re-route the subnet manager makes
+  // on its own is seen. After a link goes down or up the tables are
+  // re-read at smps_per_second for a minute, while the SM re-routes.
+  Duration reread_interval{std::chrono::minutes(1)};
   friend bool operator==(const RoutesConfig&, const RoutesConfig&) = default;
 };
 

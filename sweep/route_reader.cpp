@@ -162,10 +162,47 @@ std::size_t RouteReader::budget(Clock::time_point now, std::chrono::milliseconds
   double rate = config_.smps_per_second;
   const int mad_cap = engine_.limits().max_mads_per_second;
   if (mad_cap > 0) rate = std::min(rate, kShareOfMadCap * mad_cap);
-  const double smps = rate * std::clamp(since, 0.0, cap) + carry_;
+  since_ = std::clamp(since, 0.0, cap);
+  const double smps = rate * since_ + carry_;
   const double whole = std::floor(smps);
   carry_ = std::min(smps - whole, 1.0);
   return static_cast<std::size_t>(whole);
+}
+
+std::size_t RouteReader::rotation_budget(Clock::time_point now) {
+  if (now < settle_until_) return SIZE_MAX;
+  // Every table once per reread_interval: its SMPs (SwitchInfo and the
+  // blocks of the table held) over the interval, for the seconds this
+  // budget covers.
+  double total = 0;
+  for (std::size_t i = 0; i < readers_.size(); ++i) {
+    const SwitchRoutes& held = tables_.switches[i];
+    total += 1.0 +
+             static_cast<double>(lft_blocks(held.complete ? held.linear_fdb_top : fabric_max_lid_));
+  }
+  const double interval = std::chrono::duration<double>(config_.reread_interval).count();
+  const double smps = total * since_ / std::max(interval, 1.0) + rotation_carry_;
+  const double whole = std::floor(smps);
+  rotation_carry_ = std::min(smps - whole, 1.0);
+  return static_cast<std::size_t>(whole);
+}
+
+void RouteReader::note_links(const Fabric& fabric, Clock::time_point now) {
+  // Each switch port's link (its far end, or none when down) folded into
+  // one hash: a change is a link gone down or up, or cabled elsewhere.
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (const FabricNode& node : fabric.nodes) {
+    if (node.type != NodeType::kSwitch) continue;
+    for (const FabricPort& port : node.ports) {
+      const bool up = port.remote_node != kNoNode && port.up();
+      const std::uint64_t far =
+          up ? fabric.nodes[static_cast<std::size_t>(port.remote_node)].guid ^ port.remote_port : 0;
+      h ^= (node.guid + port.number) * 0x100000001b3ULL + far + (h << 6) + (h >> 2);
+    }
+  }
+  if (links_seen_ && h != links_) settle_until_ = now + kSettleAfterLinkChange;
+  links_ = h;
+  links_seen_ = true;
 }
 
 RouteReader::Priority RouteReader::priority(const Reader& r) {
@@ -186,7 +223,7 @@ std::size_t RouteReader::work_left(std::size_t index) const {
   return 1 + lft_blocks(top);
 }
 
-void RouteReader::allot(std::size_t budget) {
+void RouteReader::allot(std::size_t budget, std::size_t rotation) {
   // Work first by priority (a switch found re-routed, then the full pass,
   // then the rotation), and within one priority the budget spread evenly
   // over the switches (water filling), starting at a switch that moves
@@ -197,6 +234,21 @@ void RouteReader::allot(std::size_t budget) {
   next_first_ %= n;
   std::size_t last_given = next_first_;
   for (const Priority level : {Priority::kChanged, Priority::kPass, Priority::kRotation}) {
+    // The rotation takes no more than its pace, and gives back what it
+    // does not take; a stale switch's one probe is not paced (it tells
+    // when the switch answers again).
+    std::size_t kept = 0;
+    if (level == Priority::kRotation) {
+      for (std::size_t k = 0; k < n && budget > 0; ++k) {
+        Reader& r = readers_[(next_first_ + k) % n];
+        if (priority(r) == level && r.stale && r.allot == 0) {
+          r.allot = 1;
+          --budget;
+        }
+      }
+      kept = rotation < budget ? budget - rotation : 0;
+      budget -= kept;
+    }
     std::vector<std::pair<std::size_t, std::size_t>> wanting;  // index, cap
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = (next_first_ + k) % n;
@@ -205,7 +257,7 @@ void RouteReader::allot(std::size_t budget) {
       // A stale switch gets one probe a call: silence costs one timeout
       // chain, not a window of them, until it answers again.
       const std::size_t cap = r.stale ? 1 : work_left(i);
-      if (cap > 0) wanting.emplace_back(i, cap);
+      if (cap > r.allot) wanting.emplace_back(i, cap);
     }
     while (budget > 0 && !wanting.empty()) {
       const std::size_t share = std::max<std::size_t>(1, budget / wanting.size());
@@ -220,6 +272,7 @@ void RouteReader::allot(std::size_t budget) {
       }
       wanting = std::move(still);
     }
+    budget += kept;
   }
   // The next call starts after the last switch served, so that a budget
   // smaller than the switches' count reaches all of them in turn.
@@ -250,7 +303,9 @@ void RouteReader::submit(const Fabric& fabric, Clock::time_point now,
     }
     r.cursor = 0;
   }
-  allot(budget(now, interval));
+  note_links(fabric, now);
+  const std::size_t total = budget(now, interval);
+  allot(total, rotation_budget(now));
   for (std::size_t i = 0; i < readers_.size(); ++i) pump(i);
 }
 

@@ -27,8 +27,11 @@
 // when it ends. A full pass is a cycle of
 // every switch with priority over everything else: after start-up, and
 // whenever the fabric's switches or their LIDs change (a new Fabric from
-// discovery). Between passes the cycles go on at the budget, each switch
-// in turn: that rotating re-read is how a re-route is found. When a block
+// discovery). Between passes the cycles go on, each switch in turn, so
+// that every table is re-read once per routes.reread_interval (within the
+// budget; the whole budget for a minute after a link went down or up,
+// while the SM re-routes): that rotating re-read is how a re-route is
+// found, at a cost a quiet fabric hardly notices. When a block
 // or LinearFDBTop differs from the table held, that switch's cycle starts
 // over at the highest priority (its table is replaced as soon as it has
 // been read whole again: the SM may still be writing it) and a full pass
@@ -38,13 +41,15 @@
 // Why a rotating re-read. No attribute tells that an LFT changed: SMInfo's
 // ActCount moves with any SM activity, a port's change bit
 // (PortInfo:CapabilityMask / SMP traps) is the SM's to see, not ours, and
-// a switch keeps no LFT version. Re-reading is exact and costs what the
-// budget allows. The detection latency is the time to re-read every block
-// once: total blocks / smps_per_second. At 98k ports (~1,600 switches x
-// ~282 blocks = ~450k SMPs) and the default 10,000 SMPs/s: ~45 s to find a
-// re-route (less when the SM re-routed many switches: the first changed
-// block found starts the pass), then ~45 s for the full pass. A 98k-port
-// full read within 60 s needs ~7,500 SMPs/s.
+// a switch keeps no LFT version. Re-reading is exact; reread_interval sets
+// its pace. The detection latency is the longer of reread_interval and
+// total blocks / smps_per_second: at 98k ports (~1,600 switches x ~282
+// blocks = ~450k SMPs) and the defaults (1 minute, 10,000 SMPs/s) ~60 s to
+// find a re-route (less when the SM re-routed many switches: the first
+// changed block found starts the pass), then ~45 s for the full pass;
+// after a link change ~45 s at most. A 98k-port full read within 60 s needs
+// ~7,500 SMPs/s. Re-reading at the whole budget all the time instead cost
+// a 4.9k-port fabric 12 % more MADs in every sweep (bench/sweep_floor).
 //
 // Do no harm (docs/safety.md). SwitchInfo and LinearForwardingTable are
 // answered by each switch's own SMA, like the NodeInfo the sweep already
@@ -95,6 +100,11 @@ struct RouteReaderStats {
 // The share of mad.max_mads_per_second, when set, the route reads may
 // take (the rest is the sweep's).
 inline constexpr double kShareOfMadCap = 0.1;
+// After a link went down or up: long enough for the subnet manager to
+// notice and rewrite the tables (opensm sweeps on the port's trap at once,
+// and every sweep_interval, 10 s by default), so that its re-route is
+// found at once rather than within routes.reread_interval.
+inline constexpr std::chrono::seconds kSettleAfterLinkChange{60};
 
 class RouteReader {
  public:
@@ -161,7 +171,13 @@ class RouteReader {
   // Ends the full pass once every switch that answers has been read.
   void check_pass_done();
   std::size_t budget(Clock::time_point now, std::chrono::milliseconds interval);
-  void allot(std::size_t budget);
+  // Of that budget, what the rotation may take: every table once per
+  // routes.reread_interval, or all of it while links settle.
+  std::size_t rotation_budget(Clock::time_point now);
+  void allot(std::size_t budget, std::size_t rotation);
+  // Notes a link that went down or up, or moved: the SM re-routes after
+  // it, so the rotation runs at the whole budget for kSettleAfterLinkChange.
+  void note_links(const Fabric& fabric, Clock::time_point now);
   static Priority priority(const Reader& r);
   // SMPs the switch's cycle still needs (an estimate before SwitchInfo).
   std::size_t work_left(std::size_t index) const;
@@ -197,8 +213,13 @@ class RouteReader {
   Clock::time_point pass_started_{};
   Clock::time_point last_call_{};
   bool called_ = false;
-  double carry_ = 0;            // the budget's fraction of an SMP, kept for the next call
-  std::size_t next_first_ = 0;  // round robin of the allotment over the switches
+  double carry_ = 0;           // the budget's fraction of an SMP, kept for the next call
+  double since_ = 0;           // seconds the last budget() covered
+  double rotation_carry_ = 0;  // the same for the rotation's share
+  std::uint64_t links_ = 0;    // a hash of the switch ports' links, as last seen
+  bool links_seen_ = false;
+  Clock::time_point settle_until_{};  // the rotation takes the whole budget until then
+  std::size_t next_first_ = 0;        // round robin of the allotment over the switches
   RouteReaderStats stats_;
 };
 

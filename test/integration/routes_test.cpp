@@ -196,7 +196,10 @@ TEST_CASE(
     "[routes][integration]") {
   const Fabric f = make_fat_tree(small_fat_tree());
   SimFabric sim(f);
-  Daemon daemon(sim);
+  // Every table re-read every 5 s: the silent switch is asked soon.
+  Daemon daemon(
+      sim, {"--config.file=" +
+            ConfigYaml().set("routes.reread_interval", "5s").write(sim.dir() + "/exporter.yaml")});
   REQUIRE(daemon.wait_ready());
   REQUIRE(eventually([&] { return all_tables_read(daemon, f); }, std::chrono::seconds(60)));
   const std::vector<std::string> hcas = hca_names(f);

@@ -194,6 +194,7 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.history.save_interval == 1min);
   CHECK_FALSE(c.routes.enabled);
   CHECK(c.routes.smps_per_second == 2500);
+  CHECK(c.routes.reread_interval == std::chrono::minutes(2));
   CHECK(c.nodes.recover_after == 15min);
   CHECK(c.nodes.incident_share == 0.1);
   CHECK(c.nodes.incident_min_hosts == 8);

@@ -201,7 +201,9 @@ TEST_CASE("RouteReader: a full read of every switch's table, with SMP Gets only"
 }
 
 TEST_CASE("RouteReader: nothing changed, the same tables are handed on", "[route_reader]") {
-  Bench b(3, 100);
+  RoutesConfig config;
+  config.reread_interval = 1s;  // every table re-read each step
+  Bench b(3, 100, config);
   REQUIRE(b.read_all() > 0);
   const auto first = b.reader.tables();
   for (int i = 0; i < 5; ++i) b.step();  // rotation: every block read again, all equal
@@ -229,6 +231,39 @@ TEST_CASE("RouteReader: each call sends at most its budget", "[route_reader]") {
   check_tables_match(b);
 }
 
+TEST_CASE("RouteReader: between full reads every table is re-read once per reread_interval",
+          "[route_reader]") {
+  RoutesConfig config;
+  config.smps_per_second = 1000;  // far more than the pace needs
+  config.reread_interval = 60s;
+  Bench b(20, 300, config);  // 20 switches x (1 + 6 blocks): 140 SMPs a table set
+  // A cable between switch LID 1 and the first HCA: its state is watched.
+  b.fabric.nodes[0].ports.push_back({});
+  b.fabric.nodes[0].ports[0].number = 1;
+  b.fabric.nodes[0].ports[0].state = 4;
+  b.fabric.nodes[0].ports[0].phys_state = 5;
+  b.fabric.nodes[0].ports[0].remote_node = 20;
+  b.fabric.nodes[0].ports[0].remote_port = 1;
+  REQUIRE(b.read_all() > 0);
+  // A minute of 1 s sweeps re-reads every table about once, not sixty times.
+  std::uint64_t minute = 0;
+  for (int i = 0; i < 60; ++i) minute += b.step();
+  CHECK(minute >= 140 - 20);
+  CHECK(minute <= 140 + 20);
+  // The cable goes down: the SM re-routes, so for a minute the tables are
+  // re-read at the whole budget.
+  b.fabric.nodes[0].ports[0].state = 1;
+  b.fabric.nodes[0].ports[0].phys_state = 3;
+  const std::uint64_t after = b.step() + b.step();
+  CHECK(after >= 140);
+  for (int i = 0; i < 60; ++i) b.step();
+  // Settled: back to the pace.
+  std::uint64_t settled = 0;
+  for (int i = 0; i < 10; ++i) settled += b.step();
+  CHECK(settled <= 140 / 6 + 10);
+  check_tables_match(b);
+}
+
 TEST_CASE("RouteReader: under mad.max_mads_per_second it takes a tenth of the cap",
           "[route_reader]") {
   RoutesConfig config;
@@ -247,6 +282,7 @@ TEST_CASE("RouteReader: a re-route found by the rotation replaces the table and 
           "[route_reader]") {
   RoutesConfig config;
   config.smps_per_second = 20;
+  config.reread_interval = 1s;
   Bench b(3, 200, config);  // 3 x (1 + 4) SMPs a full read
   REQUIRE(b.read_all() > 0);
   const auto before = b.reader.tables();
@@ -272,7 +308,9 @@ TEST_CASE("RouteReader: a re-route found by the rotation replaces the table and 
 }
 
 TEST_CASE("RouteReader: a switch that stops answering keeps its table, stale", "[route_reader]") {
-  Bench b(3, 60);
+  RoutesConfig config;
+  config.reread_interval = 1s;  // the rotation reaches it at the next step
+  Bench b(3, 60, config);
   REQUIRE(b.read_all() > 0);
   const auto before = b.reader.tables();
   b.fake.nodes.at(3).silent = true;
