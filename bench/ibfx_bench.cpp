@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <unordered_map>
@@ -151,7 +152,8 @@ double pump(ibfx::MadTransport& t,
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+int bench_main(int argc, char** argv) {
   // Line-buffered even into a pipe or file, so a long run shows progress.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   ibfx::test::FatTreeSpec spec;
@@ -515,4 +517,16 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A simulator that does not come up, or a transport that cannot open,
+  // throws: said once, not a terminate().
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "ibfx_bench: " << e.what() << "\n";
+    return 1;
+  }
 }
