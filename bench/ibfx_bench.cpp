@@ -13,6 +13,10 @@
 // --groups turns on the opt-in counter groups: e(rror details), v(L wait), c(ongestion).
 // --tables 1 adds discovery per max_smps (next to ibnetdiscover -o) and the
 // sweep time per load budget (in-flight limits, MADs/s cap).
+// --stage 1 also sweeps through the daemon's SweepStage (default
+// configuration: SM guard, budget, route reader on and off) in-process and,
+// with --daemon-exe, through the MAD worker, each alternated with a pump of
+// the same MAD count: best and mean of each (bench/sweep_floor).
 // IBFX_BENCH_PROFILE_WORKER=1 adds 40 worker sweeps back to back between two
 // "profile:" lines, a steady window for `perf record -a` or `perf stat -p`.
 //
@@ -28,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <unordered_map>
@@ -41,6 +46,7 @@
 #include "mad/mad_transport.h"
 #include "mad/mad_worker.h"
 #include "snapshot/snapshot.h"
+#include "sweep/sweep_stage.h"
 #include "sweep/sweeper.h"
 #include "test/sim/cli_args.h"
 #include "test/sim/fat_tree_flags.h"
@@ -66,6 +72,38 @@ class WithoutSmp final : public ibfx::MadTransport {
 
  private:
   ibfx::MadTransport& t_;
+};
+
+// The transport as the daemon's sweep stage owns it (SweepStage takes
+// ownership); SMPs forwarded too.
+class Forward final : public ibfx::MadTransport {
+ public:
+  explicit Forward(ibfx::MadTransport& t) : t_(t) {}
+  bool send(std::uint16_t lid, const ibfx::MadBytes& mad,
+            std::chrono::milliseconds timeout) override {
+    return t_.send(lid, mad, timeout);
+  }
+  ibfx::Received receive(std::chrono::milliseconds wait) override { return t_.receive(wait); }
+  bool supports_smp() const override { return t_.supports_smp(); }
+
+ private:
+  ibfx::MadTransport& t_;
+};
+
+// Best and mean of repeated timings of one kind (sweeps or pumps).
+struct FloorRow {
+  double best = 1e9;
+  double sum = 0;
+  std::size_t count = 0;
+  std::uint64_t mads = 0;  // of the last one
+  void add(double seconds, std::uint64_t sent) {
+    best = std::min(best, seconds);
+    sum += seconds;
+    ++count;
+    mads = sent;
+  }
+  void add(const ibfx::SweepResult& r) { add(r.duration_seconds, r.mads_sent); }
+  double mean() const { return count == 0 ? 0 : sum / static_cast<double>(count); }
 };
 
 long peak_rss_kib() {
@@ -114,7 +152,8 @@ double pump(ibfx::MadTransport& t,
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+int bench_main(int argc, char** argv) {
   // Line-buffered even into a pipe or file, so a long run shows progress.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   ibfx::test::FatTreeSpec spec;
@@ -126,6 +165,7 @@ int main(int argc, char** argv) {
   int window = 128;
   int per_node = 4;
   int max_smps = ibfx::DiscoveryConfig{}.max_smps;
+  bool stage = false;         // also sweep through the daemon's SweepStage
   bool tables = false;        // discovery per max_smps and sweep per load budget
   bool lid_check = true;      // the sweep's NodeInfo check, where the transport allows it
   bool compare_pcpp = false;  // also build the series as prometheus-cpp objects (GBs at 98k ports)
@@ -149,6 +189,8 @@ int main(int argc, char** argv) {
         per_node = number();
       else if (args.is("--max-smps"))
         max_smps = number();
+      else if (args.is("--stage"))
+        stage = number() != 0;
       else if (args.is("--tables"))
         tables = number() != 0;
       else if (args.is("--lid-check"))
@@ -244,6 +286,33 @@ int main(int argc, char** argv) {
     pump_s = std::min(pump_s, pump(transport, targets, last.mads_sent, window, answered));
   }
   if (sweeps < 2) pump_s = pump(transport, targets, last.mads_sent, window, answered);
+  // The daemon's own sweep path in-process: SweepStage with the default
+  // configuration (SM guard, budget, route reader on), and the same with
+  // routes.enabled false, each alternated with a pump of the Sweeper's MAD
+  // count, so that all three see the same machine load. Best and mean of
+  // each: a mean set against a best (the daemon's logged sweeps against
+  // bench/run's pump) reads as a fixed cost on a loaded machine.
+  FloorRow stage_on, stage_off, stage_pump, worker_stage, worker_pump;
+  if (stage) {
+    ibfx::Config config;  // sweep.interval 10 s: the route reader's budget is
+                          // its rate x the time since the last sweep
+    config.mad.global_inflight = window;
+    config.mad.per_node_inflight = per_node;
+    ibfx::SweepStage with_routes(std::make_unique<Forward>(sweep_transport), config);
+    config.routes.enabled = false;
+    ibfx::SweepStage without_routes(std::make_unique<Forward>(sweep_transport), config);
+    const ibfx::NodeNameMap names;
+    // The first sweep of each also reads ClassPortInfo (and the route
+    // reader's first full pass of the tables): not counted.
+    with_routes.sweep(fabric, transport.local_port(), names);
+    without_routes.sweep(fabric, transport.local_port(), names);
+    for (int i = 0; i < std::max(2, sweeps); ++i) {
+      stage_on.add(with_routes.sweep(fabric, transport.local_port(), names));
+      stage_off.add(without_routes.sweep(fabric, transport.local_port(), names));
+      stage_pump.add(pump(transport, targets, last.mads_sent, window, answered), answered);
+    }
+    pump_s = std::min(pump_s, stage_pump.best);
+  }
   std::printf("counter groups \"%s\": last sweep %zu optional reads, %llu MADs, %zu ports\n",
               groups.c_str(), last.optional_reads, static_cast<unsigned long long>(last.mads_sent),
               last.ports_read);
@@ -277,6 +346,20 @@ int main(int argc, char** argv) {
       best_worker_sweep =
           std::min(best_worker_sweep, wsweeper.sweep(fabric, options).duration_seconds);
       pump_s = std::min(pump_s, pump(transport, targets, last.mads_sent, window, answered));
+    }
+    if (stage) {
+      // The daemon's sweep path whole: SweepStage (routes on) over the worker.
+      ibfx::Config config;
+      config.mad.global_inflight = window;
+      config.mad.per_node_inflight = per_node;
+      ibfx::SweepStage daemon_stage(std::make_unique<Forward>(*wt), config);
+      const ibfx::NodeNameMap names;
+      daemon_stage.sweep(fabric, transport.local_port(), names);
+      for (int i = 0; i < std::max(2, sweeps); ++i) {
+        worker_stage.add(daemon_stage.sweep(fabric, transport.local_port(), names));
+        worker_pump.add(pump(transport, targets, last.mads_sent, window, answered), answered);
+      }
+      pump_s = std::min(pump_s, worker_pump.best);
     }
     worker.stop();
   }
@@ -340,6 +423,28 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(last.mads_timeout));
   std::printf("raw pump: %.3f s for %zu MADs (%.0f MADs/s); sweep/pump = %.2f\n", pump_s, answered,
               static_cast<double>(answered) / pump_s, best_sweep / pump_s);
+  if (stage_pump.count > 0) {
+    std::printf("raw pump, alternated with the SweepStage sweeps: best %.3f s, mean %.3f s (%zu)\n",
+                stage_pump.best, stage_pump.mean(), stage_pump.count);
+    for (const auto& [name, row] : {std::pair{"on", &stage_on}, std::pair{"off", &stage_off}}) {
+      std::printf(
+          "SweepStage, routes %s: best %.3f s, mean %.3f s, %llu MADs; sweep/pump best/best "
+          "%.2f, mean/mean %.2f, per MAD (best) %.2f\n",
+          name, row->best, row->mean(), static_cast<unsigned long long>(row->mads),
+          row->best / stage_pump.best, row->mean() / stage_pump.mean(),
+          (row->best / static_cast<double>(row->mads)) /
+              (stage_pump.best / static_cast<double>(stage_pump.mads)));
+    }
+  }
+  if (worker_pump.count > 0) {
+    std::printf(
+        "SweepStage (routes on) through the MAD worker process: best %.3f s, mean %.3f s, %llu "
+        "MADs; pump alternated: best %.3f s, mean %.3f s; sweep/pump best/best %.2f, mean/mean "
+        "%.2f\n",
+        worker_stage.best, worker_stage.mean(), static_cast<unsigned long long>(worker_stage.mads),
+        worker_pump.best, worker_pump.mean(), worker_stage.best / worker_pump.best,
+        worker_stage.mean() / worker_pump.mean());
+  }
   if (best_worker_sweep > 0) {
     std::printf("sweep through the MAD worker process: %.3f s; sweep/pump = %.2f\n",
                 best_worker_sweep, best_worker_sweep / pump_s);
@@ -412,4 +517,16 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A simulator that does not come up, or a transport that cannot open,
+  // throws: said once, not a terminate().
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "ibfx_bench: " << e.what() << "\n";
+    return 1;
+  }
 }
