@@ -147,6 +147,226 @@ void finish(Aggregate& a) {
   if (a.ports > 0) a.mean_stall /= static_cast<double>(a.ports);
 }
 
+// analyze's steps (docs/scores.md, sections 2 to 5), in the order analyze runs them.
+
+// The number of nodes both the topology and the fabric describe: a topology
+// from another discovery than `fabric` must not index past either.
+std::size_t shared_node_count(const Topology& topo, const Fabric& fabric) {
+  return std::min({fabric.nodes.size(), topo.tier.size(), topo.rail.size(), topo.single_rail.size(),
+                   topo.direction.size()});
+}
+
+// An empty PortMatrix over the first `n` nodes, with each port's remote index.
+PortMatrix index_ports(const Topology& topo, const Fabric& fabric, std::size_t n) {
+  PortMatrix matrix;
+  matrix.stall.resize(n);
+  matrix.interval.resize(n);
+  matrix.remote_index.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    // A topology from another discovery than `fabric` must not index past either.
+    const std::size_t ports = std::min(fabric.nodes[i].ports.size(), topo.direction[i].size());
+    matrix.stall[i].assign(ports, 0);
+    matrix.interval[i].assign(ports, 0);
+    for (std::size_t j = 0; j < ports; ++j) {
+      const FabricPort& p = fabric.nodes[i].ports[j];
+      const bool linked = p.remote_node >= 0 && static_cast<std::size_t>(p.remote_node) < n;
+      matrix.remote_index[i].push_back(
+          linked
+              ? port_index_of(fabric.nodes[static_cast<std::size_t>(p.remote_node)], p.remote_port)
+              : UINT32_MAX);
+    }
+  }
+  return matrix;
+}
+
+// Stall ratio and utilisation per port, in input order; each valid W is also
+// written into `matrix` for the worst-path search.
+void score_ports(const Topology& topo, const Fabric& fabric, const std::vector<PortSample>& samples,
+                 const ScoreConfig& config, PortMatrix& matrix, AnalysisResult& result) {
+  const std::size_t n = matrix.stall.size();
+  const XmitWaitModel wait_model(config.xmit_wait);
+  result.ports.reserve(samples.size());
+  for (const PortSample& s : samples) {
+    PortScore p;
+    p.node = s.node;
+    p.port_index = s.port_index;
+    const bool known = s.node >= 0 && static_cast<std::size_t>(s.node) < n &&
+                       s.port_index < matrix.stall[static_cast<std::size_t>(s.node)].size();
+    if (known) {
+      const auto node = static_cast<std::size_t>(s.node);
+      p.tier = topo.tier[node];
+      p.rail = group_rail(topo, node);
+      p.direction = topo.direction[node][s.port_index];
+      const FabricNode& fnode = fabric.nodes[node];
+      const FabricPort& fport = fnode.ports[s.port_index];
+      const double tick = wait_model.resolve(fnode, fport, s.device_tick).seconds;
+      const double rate = link_data_rate_bytes(fport);
+      if (rate > 0 && s.interval_seconds > 0) {
+        // Slightly above 1 is timing jitter between the two readings.
+        p.utilization_valid = true;
+        p.utilization =
+            std::min(static_cast<double>(s.xmit_data_words) * 4 / s.interval_seconds / rate, 1.0);
+      }
+      if (s.has_xmit_wait && tick > 0 && s.interval_seconds > 0) {
+        const double raw = static_cast<double>(s.xmit_wait_ticks) * tick / s.interval_seconds;
+        p.valid = true;
+        p.clamped = raw > 1.0;
+        p.stall = std::min(raw, 1.0);
+        matrix.stall[node][s.port_index] = p.stall;
+        matrix.interval[node][s.port_index] = s.interval_seconds;
+      }
+    }
+    if (!p.valid) ++result.skipped;
+    if (p.clamped) ++result.clamped;
+    result.ports.push_back(p);
+  }
+}
+
+// Hotspot score against peers of the same tier, rail and direction; then the
+// top_k valid ports by score.
+void rank_hotspots(const ScoreConfig& config, AnalysisResult& result) {
+  std::map<std::tuple<Tier, int, PortDirection>, std::vector<std::size_t>> groups;
+  for (std::size_t k = 0; k < result.ports.size(); ++k) {
+    const PortScore& p = result.ports[k];
+    if (p.valid) groups[{p.tier, p.rail, p.direction}].push_back(k);
+  }
+  for (const auto& [key, members] : groups) {
+    std::vector<double> w;
+    w.reserve(members.size());
+    for (std::size_t k : members) w.push_back(result.ports[k].stall);
+    const std::vector<double> z = robust_scores(w, config.mad_floor);
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      PortScore& p = result.ports[members[m]];
+      p.score = z[m];
+      p.peers = members.size();
+      if (p.score > config.hot_threshold) ++result.hot_ports;
+    }
+  }
+  for (std::size_t k = 0; k < result.ports.size(); ++k) {
+    if (result.ports[k].valid) result.top_ports.push_back(k);
+  }
+  auto by_score = [&](std::size_t a, std::size_t b) {
+    const PortScore& x = result.ports[a];
+    const PortScore& y = result.ports[b];
+    return std::tuple(-x.score, -x.stall, x.node, x.port_index) <
+           std::tuple(-y.score, -y.stall, y.node, y.port_index);
+  };
+  std::sort(result.top_ports.begin(), result.top_ports.end(), by_score);
+  if (result.top_ports.size() > config.top_k) result.top_ports.resize(config.top_k);
+}
+
+// Per switch: the mean W of its ports, scored among switches of its tier and
+// rail; by score, descending.
+std::vector<SwitchScore> score_switches(const Topology& topo, const std::vector<PortScore>& ports,
+                                        const ScoreConfig& config) {
+  std::map<std::int32_t, SwitchScore> switches;
+  std::map<std::int32_t, std::size_t> switch_ports;
+  for (const PortScore& p : ports) {
+    if (!p.valid || p.tier == Tier::kHca) continue;
+    SwitchScore& s = switches[p.node];
+    if (switch_ports[p.node]++ == 0) {
+      s.node = p.node;
+      s.tier = p.tier;
+      s.rail = group_rail(topo, static_cast<std::size_t>(p.node));
+      s.max_port_score = p.score;
+    }
+    s.mean_stall += p.stall;
+    s.max_port_score = std::max(s.max_port_score, p.score);
+    if (p.score > config.hot_threshold) ++s.hot_ports;
+  }
+  std::map<std::pair<Tier, int>, std::vector<std::int32_t>> switch_groups;
+  for (auto& [node, s] : switches) {
+    s.mean_stall /= static_cast<double>(switch_ports[node]);
+    switch_groups[{s.tier, s.rail}].push_back(node);
+  }
+  for (const auto& [key, members] : switch_groups) {
+    std::vector<double> w;
+    for (std::int32_t node : members) w.push_back(switches[node].mean_stall);
+    const std::vector<double> z = robust_scores(w, config.mad_floor);
+    for (std::size_t m = 0; m < members.size(); ++m) switches[members[m]].score = z[m];
+  }
+  std::vector<SwitchScore> out;
+  for (const auto& [node, s] : switches) out.push_back(s);
+  std::sort(out.begin(), out.end(), [](const SwitchScore& a, const SwitchScore& b) {
+    return std::tuple(-a.score, -a.mean_stall, a.node) <
+           std::tuple(-b.score, -b.mean_stall, b.node);
+  });
+  return out;
+}
+
+// Tails (p50, p99 and their ratio) per (tier, rail).
+std::vector<TailScore> score_tails(const std::vector<PortScore>& ports, const ScoreConfig& config) {
+  std::map<std::pair<Tier, int>, std::vector<double>> tail_groups;
+  for (const PortScore& p : ports) {
+    if (p.valid) tail_groups[{p.tier, p.rail}].push_back(p.stall);
+  }
+  std::vector<TailScore> out;
+  for (auto& [key, w] : tail_groups) {
+    TailScore t;
+    t.tier = key.first;
+    t.rail = key.second;
+    t.ports = w.size();
+    t.p50 = percentile_of(w, 0.50);
+    t.p99 = percentile_of(w, 0.99);
+    t.ratio = t.p99 / std::max(t.p50, config.tail_floor);
+    out.push_back(t);
+  }
+  return out;
+}
+
+// Sums and maxima per rail, per switch and per tier over the first `n` nodes.
+void aggregate(const Topology& topo, std::size_t n, const std::vector<PortSample>& samples,
+               AnalysisResult& result) {
+  std::map<int, Aggregate> rails;
+  std::map<std::int32_t, Aggregate> by_switch;
+  std::map<Tier, Aggregate> tiers;
+  for (std::size_t k = 0; k < result.ports.size(); ++k) {
+    const PortScore& p = result.ports[k];
+    if (p.node < 0 || static_cast<std::size_t>(p.node) >= n) continue;
+    const PortSample& s = samples[k];
+    if (p.rail != kNoRail) {
+      Aggregate& a = rails[p.rail];
+      a.rail = p.rail;
+      add_to(a, p, s);
+    }
+    if (p.tier != Tier::kHca) {
+      Aggregate& a = by_switch[p.node];
+      a.tier = p.tier;
+      a.rail = group_rail(topo, static_cast<std::size_t>(p.node));
+      a.node = p.node;
+      add_to(a, p, s);
+    }
+    Aggregate& a = tiers[p.tier];
+    a.tier = p.tier;
+    add_to(a, p, s);
+  }
+  for (auto& [rail, a] : rails) {
+    finish(a);
+    result.by_rail.push_back(a);
+  }
+  for (auto& [node, a] : by_switch) {
+    finish(a);
+    result.by_switch.push_back(a);
+  }
+  for (auto& [tier, a] : tiers) {
+    finish(a);
+    result.by_tier.push_back(a);
+  }
+}
+
+// Worst paths: the whole fabric, then each rail that has HCAs.
+std::vector<WorstPath> worst_paths(const Topology& topo, const Fabric& fabric,
+                                   const PortMatrix& matrix) {
+  std::set<int> hca_rails;
+  for (std::size_t i = 0; i < matrix.stall.size(); ++i) {
+    if (topo.tier[i] == Tier::kHca && topo.rail[i] != kNoRail) hca_rails.insert(topo.rail[i]);
+  }
+  std::vector<WorstPath> out;
+  out.push_back(worst_path(topo, fabric, matrix, kNoRail));
+  for (int rail : hca_rails) out.push_back(worst_path(topo, fabric, matrix, rail));
+  return out;
+}
+
 }  // namespace
 
 double median_of(std::vector<double>& values) {
@@ -200,190 +420,14 @@ AnalysisResult analyze(const Topology& topo, const Fabric& fabric,
                        const std::vector<PortSample>& samples, const ScoreConfig& config,
                        const RootMemory& memory, const RouteEvidence* routes) {
   AnalysisResult result;
-  const std::size_t n = std::min({fabric.nodes.size(), topo.tier.size(), topo.rail.size(),
-                                  topo.single_rail.size(), topo.direction.size()});
-  PortMatrix matrix;
-  matrix.stall.resize(n);
-  matrix.interval.resize(n);
-  matrix.remote_index.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    // A topology from another discovery than `fabric` must not index past either.
-    const std::size_t ports = std::min(fabric.nodes[i].ports.size(), topo.direction[i].size());
-    matrix.stall[i].assign(ports, 0);
-    matrix.interval[i].assign(ports, 0);
-    for (std::size_t j = 0; j < ports; ++j) {
-      const FabricPort& p = fabric.nodes[i].ports[j];
-      const bool linked = p.remote_node >= 0 && static_cast<std::size_t>(p.remote_node) < n;
-      matrix.remote_index[i].push_back(
-          linked
-              ? port_index_of(fabric.nodes[static_cast<std::size_t>(p.remote_node)], p.remote_port)
-              : UINT32_MAX);
-    }
-  }
-
-  // Stall ratio and utilisation per port.
-  const XmitWaitModel wait_model(config.xmit_wait);
-  result.ports.reserve(samples.size());
-  for (const PortSample& s : samples) {
-    PortScore p;
-    p.node = s.node;
-    p.port_index = s.port_index;
-    const bool known = s.node >= 0 && static_cast<std::size_t>(s.node) < n &&
-                       s.port_index < matrix.stall[static_cast<std::size_t>(s.node)].size();
-    if (known) {
-      const auto node = static_cast<std::size_t>(s.node);
-      p.tier = topo.tier[node];
-      p.rail = group_rail(topo, node);
-      p.direction = topo.direction[node][s.port_index];
-      const FabricNode& fnode = fabric.nodes[node];
-      const FabricPort& fport = fnode.ports[s.port_index];
-      const double tick = wait_model.resolve(fnode, fport, s.device_tick).seconds;
-      const double rate = link_data_rate_bytes(fport);
-      if (rate > 0 && s.interval_seconds > 0) {
-        // Slightly above 1 is timing jitter between the two readings.
-        p.utilization_valid = true;
-        p.utilization =
-            std::min(static_cast<double>(s.xmit_data_words) * 4 / s.interval_seconds / rate, 1.0);
-      }
-      if (s.has_xmit_wait && tick > 0 && s.interval_seconds > 0) {
-        const double raw = static_cast<double>(s.xmit_wait_ticks) * tick / s.interval_seconds;
-        p.valid = true;
-        p.clamped = raw > 1.0;
-        p.stall = std::min(raw, 1.0);
-        matrix.stall[node][s.port_index] = p.stall;
-        matrix.interval[node][s.port_index] = s.interval_seconds;
-      }
-    }
-    if (!p.valid) ++result.skipped;
-    if (p.clamped) ++result.clamped;
-    result.ports.push_back(p);
-  }
-
-  // Hotspot score against peers of the same tier, rail and direction.
-  std::map<std::tuple<Tier, int, PortDirection>, std::vector<std::size_t>> groups;
-  for (std::size_t k = 0; k < result.ports.size(); ++k) {
-    const PortScore& p = result.ports[k];
-    if (p.valid) groups[{p.tier, p.rail, p.direction}].push_back(k);
-  }
-  for (const auto& [key, members] : groups) {
-    std::vector<double> w;
-    w.reserve(members.size());
-    for (std::size_t k : members) w.push_back(result.ports[k].stall);
-    const std::vector<double> z = robust_scores(w, config.mad_floor);
-    for (std::size_t m = 0; m < members.size(); ++m) {
-      PortScore& p = result.ports[members[m]];
-      p.score = z[m];
-      p.peers = members.size();
-      if (p.score > config.hot_threshold) ++result.hot_ports;
-    }
-  }
-  for (std::size_t k = 0; k < result.ports.size(); ++k) {
-    if (result.ports[k].valid) result.top_ports.push_back(k);
-  }
-  auto by_score = [&](std::size_t a, std::size_t b) {
-    const PortScore& x = result.ports[a];
-    const PortScore& y = result.ports[b];
-    return std::tuple(-x.score, -x.stall, x.node, x.port_index) <
-           std::tuple(-y.score, -y.stall, y.node, y.port_index);
-  };
-  std::sort(result.top_ports.begin(), result.top_ports.end(), by_score);
-  if (result.top_ports.size() > config.top_k) result.top_ports.resize(config.top_k);
-
-  // Per-switch: mean W of its ports, scored among switches of its tier and rail.
-  std::map<std::int32_t, SwitchScore> switches;
-  std::map<std::int32_t, std::size_t> switch_ports;
-  for (const PortScore& p : result.ports) {
-    if (!p.valid || p.tier == Tier::kHca) continue;
-    SwitchScore& s = switches[p.node];
-    if (switch_ports[p.node]++ == 0) {
-      s.node = p.node;
-      s.tier = p.tier;
-      s.rail = group_rail(topo, static_cast<std::size_t>(p.node));
-      s.max_port_score = p.score;
-    }
-    s.mean_stall += p.stall;
-    s.max_port_score = std::max(s.max_port_score, p.score);
-    if (p.score > config.hot_threshold) ++s.hot_ports;
-  }
-  std::map<std::pair<Tier, int>, std::vector<std::int32_t>> switch_groups;
-  for (auto& [node, s] : switches) {
-    s.mean_stall /= static_cast<double>(switch_ports[node]);
-    switch_groups[{s.tier, s.rail}].push_back(node);
-  }
-  for (const auto& [key, members] : switch_groups) {
-    std::vector<double> w;
-    for (std::int32_t node : members) w.push_back(switches[node].mean_stall);
-    const std::vector<double> z = robust_scores(w, config.mad_floor);
-    for (std::size_t m = 0; m < members.size(); ++m) switches[members[m]].score = z[m];
-  }
-  for (const auto& [node, s] : switches) result.switches.push_back(s);
-  std::sort(result.switches.begin(), result.switches.end(),
-            [](const SwitchScore& a, const SwitchScore& b) {
-              return std::tuple(-a.score, -a.mean_stall, a.node) <
-                     std::tuple(-b.score, -b.mean_stall, b.node);
-            });
-
-  // Tails per (tier, rail).
-  std::map<std::pair<Tier, int>, std::vector<double>> tail_groups;
-  for (const PortScore& p : result.ports) {
-    if (p.valid) tail_groups[{p.tier, p.rail}].push_back(p.stall);
-  }
-  for (auto& [key, w] : tail_groups) {
-    TailScore t;
-    t.tier = key.first;
-    t.rail = key.second;
-    t.ports = w.size();
-    t.p50 = percentile_of(w, 0.50);
-    t.p99 = percentile_of(w, 0.99);
-    t.ratio = t.p99 / std::max(t.p50, config.tail_floor);
-    result.tails.push_back(t);
-  }
-
-  // Aggregates.
-  std::map<int, Aggregate> rails;
-  std::map<std::int32_t, Aggregate> by_switch;
-  std::map<Tier, Aggregate> tiers;
-  for (std::size_t k = 0; k < result.ports.size(); ++k) {
-    const PortScore& p = result.ports[k];
-    if (p.node < 0 || static_cast<std::size_t>(p.node) >= n) continue;
-    const PortSample& s = samples[k];
-    if (p.rail != kNoRail) {
-      Aggregate& a = rails[p.rail];
-      a.rail = p.rail;
-      add_to(a, p, s);
-    }
-    if (p.tier != Tier::kHca) {
-      Aggregate& a = by_switch[p.node];
-      a.tier = p.tier;
-      a.rail = group_rail(topo, static_cast<std::size_t>(p.node));
-      a.node = p.node;
-      add_to(a, p, s);
-    }
-    Aggregate& a = tiers[p.tier];
-    a.tier = p.tier;
-    add_to(a, p, s);
-  }
-  for (auto& [rail, a] : rails) {
-    finish(a);
-    result.by_rail.push_back(a);
-  }
-  for (auto& [node, a] : by_switch) {
-    finish(a);
-    result.by_switch.push_back(a);
-  }
-  for (auto& [tier, a] : tiers) {
-    finish(a);
-    result.by_tier.push_back(a);
-  }
-
-  // Worst paths: the whole fabric, then each rail that has HCAs.
-  std::set<int> hca_rails;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (topo.tier[i] == Tier::kHca && topo.rail[i] != kNoRail) hca_rails.insert(topo.rail[i]);
-  }
-  result.worst_paths.push_back(worst_path(topo, fabric, matrix, kNoRail));
-  for (int rail : hca_rails) result.worst_paths.push_back(worst_path(topo, fabric, matrix, rail));
-
+  const std::size_t n = shared_node_count(topo, fabric);
+  PortMatrix matrix = index_ports(topo, fabric, n);
+  score_ports(topo, fabric, samples, config, matrix, result);
+  rank_hotspots(config, result);
+  result.switches = score_switches(topo, result.ports, config);
+  result.tails = score_tails(result.ports, config);
+  aggregate(topo, n, samples, result);
+  result.worst_paths = worst_paths(topo, fabric, matrix);
   result.congestion = build_congestion_forest(topo, fabric, result.ports, samples,
                                               config.congestion, memory, routes);
   return result;

@@ -79,6 +79,283 @@ Tier tier_of_rank(int rank) {
   }
 }
 
+// classify_topology's steps (docs/scores.md, "Topology"): the configured rules, the
+// leaves, the ranks above them and the tiers they give, then each node's
+// rail, each port's direction, the miscabled HCAs and the single-rail
+// switches. Each step reads what the steps before it wrote.
+class TopologyClassifier {
+ public:
+  TopologyClassifier(const Fabric& fabric, const std::vector<std::string>& node_names,
+                     const TopologyConfig& config)
+      : nodes_(fabric.nodes),
+        node_names_(node_names),
+        config_(config),
+        rules_(compile_rules(config)),
+        n_(fabric.nodes.size()),
+        forced_tier_(n_),
+        forced_rail_(n_),
+        hca_links_(n_, 0),
+        seed_(n_, false),
+        rank_(n_, -1) {}
+
+  Topology classify() {
+    topo_.tier.assign(n_, Tier::kUnknown);
+    topo_.rail.assign(n_, kNoRail);
+    topo_.single_rail.assign(n_, kNoRail);
+    topo_.direction.resize(n_);
+    apply_configured_rules();
+    choose_leaf_seeds();
+    rank_from_leaves();
+    assign_switch_tiers();
+    assign_leaf_rails();
+    assign_port_directions();
+    find_miscabled_hcas();
+    find_single_rails();
+    return std::move(topo_);
+  }
+
+ private:
+  const std::string& name_of(std::size_t i) const {
+    return i < node_names_.size() && !node_names_[i].empty() ? node_names_[i]
+                                                             : nodes_[i].description;
+  }
+  bool valid_remote(const FabricPort& p) const {
+    return p.remote_node >= 0 && static_cast<std::size_t>(p.remote_node) < n_;
+  }
+  bool is_hca(std::size_t i) const { return nodes_[i].type == NodeType::kHca; }
+
+  // Configured tiers (switches and other non-HCA nodes only) and rails; an
+  // HCA's tier is known and its rail configured or read from its name.
+  void apply_configured_rules() {
+    for (std::size_t i = 0; i < n_; ++i) {
+      const std::string& name = name_of(i);
+      if (const auto it = config_.rail_by_guid.find(nodes_[i].guid);
+          it != config_.rail_by_guid.end()) {
+        forced_rail_[i] = it->second;
+      } else {
+        for (const auto& [re, rail] : rules_.rail_by_name) {
+          if (std::regex_search(name, re)) {
+            forced_rail_[i] = rail;
+            break;
+          }
+        }
+      }
+      if (is_hca(i)) {
+        topo_.tier[i] = Tier::kHca;
+        topo_.rail[i] =
+            forced_rail_[i] ? *forced_rail_[i] : rail_from_name(rules_.rail_regex, name);
+        continue;
+      }
+      if (const auto it = config_.tier_by_guid.find(nodes_[i].guid);
+          it != config_.tier_by_guid.end()) {
+        forced_tier_[i] = it->second;
+      } else {
+        for (const auto& [re, tier] : rules_.tier_by_name) {
+          if (std::regex_search(name, re)) {
+            forced_tier_[i] = tier;
+            break;
+          }
+        }
+      }
+      // An HCA tier cannot be given to a switch: it would break the port
+      // directions of everything cabled to it.
+      if (forced_tier_[i] == Tier::kHca) forced_tier_[i] = Tier::kUnknown;
+    }
+  }
+
+  // The leaves BFS starts from: configured leaves, and switches with at least
+  // one HCA cabled to them (candidates) that are not spines in disguise.
+  void choose_leaf_seeds() {
+    std::vector<bool> candidate(n_, false);
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (nodes_[i].type != NodeType::kSwitch) continue;
+      for (const FabricPort& p : nodes_[i].ports) {
+        if (valid_remote(p) && is_hca(static_cast<std::size_t>(p.remote_node))) ++hca_links_[i];
+      }
+      candidate[i] = hca_links_[i] > 0 && !forced_tier_[i];
+    }
+    // A spine carrying a management HCA would otherwise be a leaf cabled to a
+    // whole pod of leaves. Such a candidate is demoted when it reaches at least
+    // two other candidates and more of them than it has HCA links: a real
+    // leaf has many HCAs and at most a few HCA-carrying spines above it.
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (forced_tier_[i]) {
+        seed_[i] = *forced_tier_[i] == Tier::kLeaf;
+        continue;
+      }
+      if (!candidate[i]) continue;
+      std::set<std::int32_t> leafy;
+      for (const FabricPort& p : nodes_[i].ports) {
+        if (!valid_remote(p) || static_cast<std::size_t>(p.remote_node) == i) continue;
+        const auto r = static_cast<std::size_t>(p.remote_node);
+        if (candidate[r] || forced_tier_[r] == Tier::kLeaf) leafy.insert(p.remote_node);
+      }
+      const int leafy_count = static_cast<int>(leafy.size());
+      seed_[i] = !(leafy_count >= 2 && leafy_count > hca_links_[i]);
+    }
+  }
+
+  // Rank by BFS from the leaves over switch-to-switch links, as OpenSM's
+  // fat-tree routing does.
+  void rank_from_leaves() {
+    std::deque<std::size_t> queue;
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (seed_[i]) {
+        rank_[i] = 0;
+        queue.push_back(i);
+      }
+    }
+    while (!queue.empty()) {
+      const std::size_t i = queue.front();
+      queue.pop_front();
+      for (const FabricPort& p : nodes_[i].ports) {
+        if (!valid_remote(p)) continue;
+        const auto r = static_cast<std::size_t>(p.remote_node);
+        if (nodes_[r].type != NodeType::kSwitch || rank_[r] >= 0) continue;
+        rank_[r] = rank_[i] + 1;
+        queue.push_back(r);
+      }
+    }
+  }
+
+  // Configured tiers win; else a switch's rank names its tier, unless the
+  // ranking is inconsistent around it.
+  void assign_switch_tiers() {
+    // In a fat tree every link between non-leaf switches joins adjacent ranks;
+    // a link inside one rank (odd rings, meshes) means the ranking is
+    // meaningless for both ends. Leaves stay leaves: their HCAs define them.
+    std::vector<bool> inconsistent(n_, false);
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (rank_[i] > kMaxRank) inconsistent[i] = true;
+      if (rank_[i] < 1) continue;
+      for (const FabricPort& p : nodes_[i].ports) {
+        if (!valid_remote(p)) continue;
+        const auto r = static_cast<std::size_t>(p.remote_node);
+        if (r != i && rank_[r] == rank_[i]) inconsistent[i] = true;
+      }
+    }
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (is_hca(i)) continue;
+      if (forced_tier_[i]) {
+        topo_.tier[i] = *forced_tier_[i];
+      } else if (nodes_[i].type == NodeType::kSwitch && rank_[i] >= 0 && !inconsistent[i]) {
+        topo_.tier[i] = tier_of_rank(rank_[i]);
+      }
+    }
+  }
+
+  // Leaf rails: configured, else the majority of the HCAs' rails (ties go to
+  // the lowest rail number, so the answer is stable across discoveries).
+  void assign_leaf_rails() {
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (topo_.tier[i] != Tier::kLeaf) continue;
+      if (forced_rail_[i]) {
+        topo_.rail[i] = *forced_rail_[i];
+        continue;
+      }
+      std::map<int, int> votes;
+      for (const FabricPort& p : nodes_[i].ports) {
+        if (!valid_remote(p)) continue;
+        const auto r = static_cast<std::size_t>(p.remote_node);
+        if (is_hca(r) && topo_.rail[r] != kNoRail) ++votes[topo_.rail[r]];
+      }
+      int best = kNoRail;
+      int best_votes = 0;
+      for (const auto& [rail, count] : votes) {
+        if (count > best_votes) {
+          best = rail;
+          best_votes = count;
+        }
+      }
+      topo_.rail[i] = best;
+    }
+  }
+
+  void assign_port_directions() {
+    for (std::size_t i = 0; i < n_; ++i) {
+      auto& dirs = topo_.direction[i];
+      dirs.reserve(nodes_[i].ports.size());
+      for (const FabricPort& p : nodes_[i].ports) {
+        if (is_hca(i)) {
+          dirs.push_back(PortDirection::kHost);
+        } else if (!valid_remote(p)) {
+          dirs.push_back(PortDirection::kNone);
+        } else if (is_hca(static_cast<std::size_t>(p.remote_node))) {
+          dirs.push_back(PortDirection::kDown);
+        } else {
+          const int mine = tier_rank(topo_.tier[i]);
+          const int theirs = tier_rank(topo_.tier[static_cast<std::size_t>(p.remote_node)]);
+          if (mine < 0 || theirs < 0 || mine == theirs) {
+            dirs.push_back(PortDirection::kPeer);
+          } else {
+            dirs.push_back(theirs > mine ? PortDirection::kUp : PortDirection::kDown);
+          }
+        }
+      }
+    }
+  }
+
+  // Miscabled HCAs: on a leaf of another rail.
+  void find_miscabled_hcas() {
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (topo_.tier[i] != Tier::kLeaf || topo_.rail[i] == kNoRail) continue;
+      for (const FabricPort& p : nodes_[i].ports) {
+        if (!valid_remote(p)) continue;
+        const auto r = static_cast<std::size_t>(p.remote_node);
+        if (!is_hca(r) || topo_.rail[r] == kNoRail || topo_.rail[r] == topo_.rail[i]) continue;
+        topo_.miscabled.push_back(MiscabledHca{p.remote_node, p.remote_port,
+                                               static_cast<std::int32_t>(i), p.number,
+                                               topo_.rail[i], topo_.rail[r]});
+      }
+    }
+    std::sort(topo_.miscabled.begin(), topo_.miscabled.end(),
+              [](const MiscabledHca& a, const MiscabledHca& b) {
+                return std::pair(a.hca_node, a.hca_port) < std::pair(b.hca_node, b.hca_port);
+              });
+  }
+
+  // single_rail, bottom-up: HCAs and leaves serve their own rail; a spine or
+  // core serves one rail only when every switch below it does.
+  void find_single_rails() {
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (topo_.tier[i] == Tier::kHca || topo_.tier[i] == Tier::kLeaf) {
+        topo_.single_rail[i] = topo_.rail[i];
+      }
+    }
+    for (Tier t : {Tier::kSpine, Tier::kCore}) {
+      for (std::size_t i = 0; i < n_; ++i) {
+        if (topo_.tier[i] != t) continue;
+        int rail = kNoRail;
+        bool mixed = false;
+        bool any = false;
+        for (std::size_t j = 0; j < nodes_[i].ports.size(); ++j) {
+          const FabricPort& p = nodes_[i].ports[j];
+          if (topo_.direction[i][j] != PortDirection::kDown) continue;
+          const auto r = static_cast<std::size_t>(p.remote_node);
+          if (is_hca(r)) continue;  // a management HCA does not make a rail
+          const int below = topo_.single_rail[r];
+          if (below == kNoRail || (any && below != rail)) mixed = true;
+          rail = below;
+          any = true;
+        }
+        topo_.single_rail[i] = any && !mixed ? rail : kNoRail;
+      }
+    }
+  }
+
+  const std::vector<FabricNode>& nodes_;
+  const std::vector<std::string>& node_names_;
+  const TopologyConfig& config_;
+  const CompiledRules rules_;
+  const std::size_t n_;
+  Topology topo_;
+  std::vector<std::optional<Tier>> forced_tier_;
+  std::vector<std::optional<int>> forced_rail_;
+  std::vector<int> hca_links_;  // per switch: the HCAs cabled to it
+  std::vector<bool> seed_;      // leaves the ranking starts from
+  std::vector<int> rank_;       // hops from the nearest seed, -1 if none
+};
+
 }  // namespace
 
 std::string_view tier_name(Tier t) {
@@ -126,224 +403,7 @@ std::size_t Topology::count(Tier t) const {
 
 Topology classify_topology(const Fabric& fabric, const std::vector<std::string>& node_names,
                            const TopologyConfig& config) {
-  const CompiledRules rules = compile_rules(config);
-  const std::size_t n = fabric.nodes.size();
-  const auto& nodes = fabric.nodes;
-  auto name_of = [&](std::size_t i) -> const std::string& {
-    return i < node_names.size() && !node_names[i].empty() ? node_names[i] : nodes[i].description;
-  };
-  auto valid_remote = [&](const FabricPort& p) {
-    return p.remote_node >= 0 && static_cast<std::size_t>(p.remote_node) < n;
-  };
-  auto is_hca = [&](std::size_t i) { return nodes[i].type == NodeType::kHca; };
-
-  Topology topo;
-  topo.tier.assign(n, Tier::kUnknown);
-  topo.rail.assign(n, kNoRail);
-  topo.single_rail.assign(n, kNoRail);
-  topo.direction.resize(n);
-
-  // Configured tiers (switches and other non-HCA nodes only) and rails.
-  std::vector<std::optional<Tier>> forced_tier(n);
-  std::vector<std::optional<int>> forced_rail(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string& name = name_of(i);
-    if (const auto it = config.rail_by_guid.find(nodes[i].guid); it != config.rail_by_guid.end()) {
-      forced_rail[i] = it->second;
-    } else {
-      for (const auto& [re, rail] : rules.rail_by_name) {
-        if (std::regex_search(name, re)) {
-          forced_rail[i] = rail;
-          break;
-        }
-      }
-    }
-    if (is_hca(i)) {
-      topo.tier[i] = Tier::kHca;
-      topo.rail[i] = forced_rail[i] ? *forced_rail[i] : rail_from_name(rules.rail_regex, name);
-      continue;
-    }
-    if (const auto it = config.tier_by_guid.find(nodes[i].guid); it != config.tier_by_guid.end()) {
-      forced_tier[i] = it->second;
-    } else {
-      for (const auto& [re, tier] : rules.tier_by_name) {
-        if (std::regex_search(name, re)) {
-          forced_tier[i] = tier;
-          break;
-        }
-      }
-    }
-    // An HCA tier cannot be given to a switch: it would break the port
-    // directions of everything cabled to it.
-    if (forced_tier[i] == Tier::kHca) forced_tier[i] = Tier::kUnknown;
-  }
-
-  // Leaf candidates: switches with at least one HCA cabled to them.
-  std::vector<int> hca_links(n, 0);
-  std::vector<bool> candidate(n, false);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (nodes[i].type != NodeType::kSwitch) continue;
-    for (const FabricPort& p : nodes[i].ports) {
-      if (valid_remote(p) && is_hca(static_cast<std::size_t>(p.remote_node))) ++hca_links[i];
-    }
-    candidate[i] = hca_links[i] > 0 && !forced_tier[i];
-  }
-  // A spine carrying a management HCA would otherwise be a leaf cabled to a
-  // whole pod of leaves. Such a candidate is demoted when it reaches at least
-  // two other candidates and more of them than it has HCA links: a real
-  // leaf has many HCAs and at most a few HCA-carrying spines above it.
-  std::vector<bool> seed(n, false);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (forced_tier[i]) {
-      seed[i] = *forced_tier[i] == Tier::kLeaf;
-      continue;
-    }
-    if (!candidate[i]) continue;
-    std::set<std::int32_t> leafy;
-    for (const FabricPort& p : nodes[i].ports) {
-      if (!valid_remote(p) || static_cast<std::size_t>(p.remote_node) == i) continue;
-      const auto r = static_cast<std::size_t>(p.remote_node);
-      if (candidate[r] || forced_tier[r] == Tier::kLeaf) leafy.insert(p.remote_node);
-    }
-    const int leafy_count = static_cast<int>(leafy.size());
-    seed[i] = !(leafy_count >= 2 && leafy_count > hca_links[i]);
-  }
-
-  // Rank by BFS from the leaves over switch-to-switch links, as OpenSM's
-  // fat-tree routing does.
-  std::vector<int> rank(n, -1);
-  std::deque<std::size_t> queue;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (seed[i]) {
-      rank[i] = 0;
-      queue.push_back(i);
-    }
-  }
-  while (!queue.empty()) {
-    const std::size_t i = queue.front();
-    queue.pop_front();
-    for (const FabricPort& p : nodes[i].ports) {
-      if (!valid_remote(p)) continue;
-      const auto r = static_cast<std::size_t>(p.remote_node);
-      if (nodes[r].type != NodeType::kSwitch || rank[r] >= 0) continue;
-      rank[r] = rank[i] + 1;
-      queue.push_back(r);
-    }
-  }
-  // In a fat tree every link between non-leaf switches joins adjacent ranks;
-  // a link inside one rank (odd rings, meshes) means the ranking is
-  // meaningless for both ends. Leaves stay leaves: their HCAs define them.
-  std::vector<bool> inconsistent(n, false);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (rank[i] > kMaxRank) inconsistent[i] = true;
-    if (rank[i] < 1) continue;
-    for (const FabricPort& p : nodes[i].ports) {
-      if (!valid_remote(p)) continue;
-      const auto r = static_cast<std::size_t>(p.remote_node);
-      if (r != i && rank[r] == rank[i]) inconsistent[i] = true;
-    }
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (is_hca(i)) continue;
-    if (forced_tier[i]) {
-      topo.tier[i] = *forced_tier[i];
-    } else if (nodes[i].type == NodeType::kSwitch && rank[i] >= 0 && !inconsistent[i]) {
-      topo.tier[i] = tier_of_rank(rank[i]);
-    }
-  }
-
-  // Leaf rails: configured, else the majority of the HCAs' rails (ties go to
-  // the lowest rail number, so the answer is stable across discoveries).
-  for (std::size_t i = 0; i < n; ++i) {
-    if (topo.tier[i] != Tier::kLeaf) continue;
-    if (forced_rail[i]) {
-      topo.rail[i] = *forced_rail[i];
-      continue;
-    }
-    std::map<int, int> votes;
-    for (const FabricPort& p : nodes[i].ports) {
-      if (!valid_remote(p)) continue;
-      const auto r = static_cast<std::size_t>(p.remote_node);
-      if (is_hca(r) && topo.rail[r] != kNoRail) ++votes[topo.rail[r]];
-    }
-    int best = kNoRail;
-    int best_votes = 0;
-    for (const auto& [rail, count] : votes) {
-      if (count > best_votes) {
-        best = rail;
-        best_votes = count;
-      }
-    }
-    topo.rail[i] = best;
-  }
-
-  // Port directions.
-  for (std::size_t i = 0; i < n; ++i) {
-    auto& dirs = topo.direction[i];
-    dirs.reserve(nodes[i].ports.size());
-    for (const FabricPort& p : nodes[i].ports) {
-      if (is_hca(i)) {
-        dirs.push_back(PortDirection::kHost);
-      } else if (!valid_remote(p)) {
-        dirs.push_back(PortDirection::kNone);
-      } else if (is_hca(static_cast<std::size_t>(p.remote_node))) {
-        dirs.push_back(PortDirection::kDown);
-      } else {
-        const int mine = tier_rank(topo.tier[i]);
-        const int theirs = tier_rank(topo.tier[static_cast<std::size_t>(p.remote_node)]);
-        if (mine < 0 || theirs < 0 || mine == theirs) {
-          dirs.push_back(PortDirection::kPeer);
-        } else {
-          dirs.push_back(theirs > mine ? PortDirection::kUp : PortDirection::kDown);
-        }
-      }
-    }
-  }
-
-  // Miscabled HCAs: on a leaf of another rail.
-  for (std::size_t i = 0; i < n; ++i) {
-    if (topo.tier[i] != Tier::kLeaf || topo.rail[i] == kNoRail) continue;
-    for (const FabricPort& p : nodes[i].ports) {
-      if (!valid_remote(p)) continue;
-      const auto r = static_cast<std::size_t>(p.remote_node);
-      if (!is_hca(r) || topo.rail[r] == kNoRail || topo.rail[r] == topo.rail[i]) continue;
-      topo.miscabled.push_back(MiscabledHca{p.remote_node, p.remote_port,
-                                            static_cast<std::int32_t>(i), p.number, topo.rail[i],
-                                            topo.rail[r]});
-    }
-  }
-  std::sort(topo.miscabled.begin(), topo.miscabled.end(),
-            [](const MiscabledHca& a, const MiscabledHca& b) {
-              return std::pair(a.hca_node, a.hca_port) < std::pair(b.hca_node, b.hca_port);
-            });
-
-  // single_rail, bottom-up: HCAs and leaves serve their own rail; a spine or
-  // core serves one rail only when every switch below it does.
-  for (std::size_t i = 0; i < n; ++i) {
-    if (topo.tier[i] == Tier::kHca || topo.tier[i] == Tier::kLeaf) {
-      topo.single_rail[i] = topo.rail[i];
-    }
-  }
-  for (Tier t : {Tier::kSpine, Tier::kCore}) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (topo.tier[i] != t) continue;
-      int rail = kNoRail;
-      bool mixed = false;
-      bool any = false;
-      for (std::size_t j = 0; j < nodes[i].ports.size(); ++j) {
-        const FabricPort& p = nodes[i].ports[j];
-        if (topo.direction[i][j] != PortDirection::kDown) continue;
-        const auto r = static_cast<std::size_t>(p.remote_node);
-        if (is_hca(r)) continue;  // a management HCA does not make a rail
-        const int below = topo.single_rail[r];
-        if (below == kNoRail || (any && below != rail)) mixed = true;
-        rail = below;
-        any = true;
-      }
-      topo.single_rail[i] = any && !mixed ? rail : kNoRail;
-    }
-  }
-  return topo;
+  return TopologyClassifier(fabric, node_names, config).classify();
 }
 
 TopologyConfig parse_topology_config(const YAML::Node& node, const std::string& source) {

@@ -133,6 +133,17 @@ ChildFlags parse_child_flags(int argc, char** argv,
   return flags;
 }
 
+std::vector<std::string> child_args(const std::string& exe, std::string_view mode,
+                                    const ChildFlags& flags,
+                                    const std::vector<std::string>& mode_flags) {
+  std::vector<std::string> args = {exe, std::string(mode), "--ca=" + flags.ca,
+                                   "--ca-port=" + std::to_string(flags.ca_port)};
+  args.insert(args.end(), mode_flags.begin(), mode_flags.end());
+  args.push_back("--log.level=" + flags.log_level);
+  args.push_back("--log.format=" + flags.log_format);
+  return args;
+}
+
 void become_child(const ChildFlags& flags) {
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGINT, SIG_IGN);

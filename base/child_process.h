@@ -68,6 +68,12 @@ struct ChildFlags {
 // `other`.
 ChildFlags parse_child_flags(int argc, char** argv,
                              const std::function<void(std::string_view)>& other = {});
+// The other side of parse_child_flags, so that every child's command line is
+// built in one place: `exe`, the mode flag, --ca and --ca-port, the mode's
+// own flags, then --log.level and --log.format.
+std::vector<std::string> child_args(const std::string& exe, std::string_view mode,
+                                    const ChildFlags& flags,
+                                    const std::vector<std::string>& mode_flags = {});
 
 // A child's first steps: the parent ends it (EOF on its channels, SIGKILL,
 // PR_SET_PDEATHSIG), so signals meant for the daemon's process group or

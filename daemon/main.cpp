@@ -9,6 +9,8 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -122,13 +124,22 @@ int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
   return 0;
 }
 
-int run(int argc, char** argv) {
+// The modes that are not the daemon: the node check Slurm runs, and the two
+// hidden children the daemon starts. Their exit status, or nothing.
+std::optional<int> run_other_mode(int argc, char** argv) {
   // Client mode: Slurm's HealthCheckProgram (client/check_node.h, docs/nodes.md).
   if (ibfx::is_check_node_invocation(argc, argv)) return ibfx::check_node_main(argc, argv);
   // Hidden mode: the child that owns the umad port (mad/mad_worker.h).
   if (ibfx::is_mad_worker_invocation(argc, argv)) return ibfx::run_mad_worker(argc, argv);
   // Hidden mode: one discovery in a process of its own (discovery_process.h).
   if (ibfx::is_discover_once_invocation(argc, argv)) return ibfx::run_discover_once(argc, argv);
+  return std::nullopt;
+}
+
+// Parses the command line and loads the configuration into `loaded`; the
+// exit status when the process ends here (--help, --version,
+// --check-config, or an error the operator must fix), else nothing.
+std::optional<int> load_configuration(int argc, char** argv, ibfx::DaemonConfig& loaded) {
   ibfx::CommandLine parsed;
   try {
     parsed = ibfx::parse_command_line(argc, argv);
@@ -145,7 +156,6 @@ int run(int argc, char** argv) {
     std::cout << "ibfabric_exporter " << IBFX_VERSION << "\n";
     return 0;
   }
-  ibfx::DaemonConfig loaded;
   try {
     loaded = ibfx::load_daemon_config(std::move(parsed));
   } catch (const std::exception& e) {
@@ -153,65 +163,57 @@ int run(int argc, char** argv) {
     return 2;
   }
   ibfx::apply_log_settings(loaded.cli.config);
-  const ibfx::CommandLine& cli = loaded.cli;
-  const ibfx::Config& config = cli.config;
-  const ibfx::WebConfig& web = loaded.web;
-  if (cli.check_config) {
+  if (loaded.cli.check_config) {
     std::cout << "configuration OK\n";
     return 0;
   }
+  return std::nullopt;
+}
 
-  ibfx::log_info(effective_configuration(cli));
-
-  // Everything that touches libibumad runs in child processes: the sweep's
-  // MADs in the MAD worker, so that a device that goes away (HCA reset,
-  // driver reload, the simulator restarting) costs a new worker, not a
-  // daemon restart; each discovery in a short-lived process of its own.
-  // This process never opens a umad device itself.
-  ibfx::MadWorkerOptions worker_options;
-  worker_options.ca = config.ca;
-  worker_options.ca_port = config.ca_port;
-  worker_options.log_level = config.log_level;
-  worker_options.log_format = config.log_format;
-  ibfx::MadWorker worker(worker_options);
+// The started MAD worker, or null (logged) when no umad port can be opened.
+std::unique_ptr<ibfx::MadWorker> start_mad_worker(const ibfx::Config& config) {
+  ibfx::MadWorkerOptions options;
+  options.ca = config.ca;
+  options.ca_port = config.ca_port;
+  options.log_level = config.log_level;
+  options.log_format = config.log_format;
+  auto worker = std::make_unique<ibfx::MadWorker>(options);
   try {
-    worker.start();
+    worker->start();
   } catch (const std::exception& e) {
     ibfx::log_error(std::string(e.what()) +
                     " (no InfiniBand HCA? the README shows how to run on a simulated fabric)");
-    return 1;
+    return nullptr;
   }
-  const std::string ca = worker.ca_name();
-  const int ca_port = worker.ca_port();
-  ibfx::DiscoveryProcessOptions discovery_options;
-  discovery_options.ca = ca;  // the port the worker resolved, not "the first CA"
-  discovery_options.ca_port = ca_port;
-  discovery_options.log_level = config.log_level;
-  discovery_options.log_format = config.log_format;
-  discovery_options.progress = [](std::chrono::seconds elapsed) {
+  return worker;
+}
+
+// Discoveries use the port the worker resolved, not "the first CA", and
+// report their progress to the log and to systemd.
+ibfx::DiscoveryProcessOptions discovery_options(const ibfx::Config& config,
+                                                const ibfx::MadWorker& worker) {
+  ibfx::DiscoveryProcessOptions options;
+  options.ca = worker.ca_name();
+  options.ca_port = worker.ca_port();
+  options.log_level = config.log_level;
+  options.log_format = config.log_format;
+  options.progress = [](std::chrono::seconds elapsed) {
     const std::string text =
         "discovering the fabric: " + std::to_string(elapsed.count()) + " s so far";
     ibfx::log_info(text);
     ibfx::notify_status(text);
   };
-  ibfx::DiscoveryProcess discovery_process(discovery_options);
-  ibfx::Exporter exporter(
-      config, std::move(loaded.names), worker.transport(),
-      [&discovery_process, discovery = config.discovery] {
-        return discovery_process.discover(discovery);
-      },
-      loaded.analysis);
-  exporter.set_transport_health(&worker);
-  // The exporter says what it is doing; systemd hears it here (STATUS=).
-  exporter.set_status_callback([](const std::string& text) { ibfx::notify_status(text); });
+  return options;
+}
 
-  if (cli.once) return run_once(exporter, config);
-
-  boost::asio::io_context io;
-  std::unique_ptr<ibfx::HttpServer> server;
+// The HTTP server, listening; null (logged) when it cannot bind.
+std::unique_ptr<ibfx::HttpServer> start_http_server(boost::asio::io_context& io,
+                                                    ibfx::Exporter& exporter,
+                                                    const ibfx::Config& config,
+                                                    const ibfx::WebConfig& web) {
   raise_descriptor_limit();
   try {
-    server = std::make_unique<ibfx::HttpServer>(
+    return std::make_unique<ibfx::HttpServer>(
         io, config.listen_address,
         [&exporter, path = config.telemetry_path](const ibfx::HttpRequest& req) {
           return ibfx::handle_web(exporter, req, path);
@@ -219,41 +221,102 @@ int run(int argc, char** argv) {
         http_limits(config.web), web);
   } catch (const std::exception& e) {
     ibfx::log_error(e.what());
-    return 1;
+    return nullptr;
   }
+}
+
+// SIGHUP reloads; SIGINT and SIGTERM stop the server and the event loop.
+class SignalHandler {
+ public:
+  SignalHandler(boost::asio::io_context& io, int argc, char** argv, ibfx::Exporter& exporter,
+                ibfx::HttpServer& server)
+      : io_(io),
+        signals_(io, SIGINT, SIGTERM, SIGHUP),
+        argc_(argc),
+        argv_(argv),
+        exporter_(exporter),
+        server_(server) {
+    wait();
+  }
+
+ private:
+  void wait() {
+    signals_.async_wait(
+        [this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });
+  }
+  void on_signal(const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    if (sig == SIGHUP) {
+      reload(argc_, argv_, exporter_, server_);
+      wait();
+      return;
+    }
+    ibfx::log_info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                   ", shutting down");
+    ibfx::notify_stopping();
+    server_.stop();
+    io_.stop();
+  }
+
+  boost::asio::io_context& io_;
+  boost::asio::signal_set signals_;
+  const int argc_;
+  char** const argv_;
+  ibfx::Exporter& exporter_;
+  ibfx::HttpServer& server_;
+};
+
+// WatchdogSec=: ping at half the interval from the HTTP thread, so a hung
+// event loop gets the service restarted.
+class Watchdog {
+ public:
+  explicit Watchdog(boost::asio::io_context& io) : timer_(io) {
+    if (const auto interval = ibfx::watchdog_interval()) {
+      half_ = *interval / 2;
+      arm();
+    }
+  }
+
+ private:
+  void arm() {
+    ibfx::notify_watchdog();
+    timer_.expires_after(half_);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) arm();
+    });
+  }
+
+  boost::asio::steady_timer timer_;
+  std::chrono::microseconds half_{};
+};
+
+std::string listening_text(const ibfx::Config& config, const ibfx::WebConfig& web,
+                           const ibfx::HttpServer& server, const ibfx::MadWorker& worker) {
+  return "listening on " + config.listen_address + " (port " + std::to_string(server.port()) +
+         "), CA " + worker.ca_name() + " port " + std::to_string(worker.ca_port()) +
+         ", sweep interval " + std::to_string(config.sweep_interval.count()) + " ms" +
+         (web.tls ? ", TLS" : "") + (web.basic_auth_users.empty() ? "" : ", basic auth") +
+         ", up to " + std::to_string(server.max_connections()) + " connections" +
+         (config.web.max_connections_per_client > 0
+              ? " (" + std::to_string(config.web.max_connections_per_client) + " per client)"
+              : std::string());
+}
+
+// Serves HTTP and sweeps until SIGINT or SIGTERM, then stops the children
+// and the exporter while the server still exists (the exporter asks it for
+// its connection counts); false (logged) when the server cannot start.
+bool serve(int argc, char** argv, const ibfx::DaemonConfig& loaded, ibfx::Exporter& exporter,
+           ibfx::MadWorker& worker, ibfx::DiscoveryProcess& discovery_process) {
+  const ibfx::Config& config = loaded.cli.config;
+  boost::asio::io_context io;
+  const std::unique_ptr<ibfx::HttpServer> server =
+      start_http_server(io, exporter, config, loaded.web);
+  if (!server) return false;
   exporter.set_http_stats([srv = server.get()] {
     return std::pair{srv->evicted_connections(), srv->refused_connections()};
   });
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  std::function<void(const boost::system::error_code&, int)> on_signal =
-      [&](const boost::system::error_code& ec, int sig) {
-        if (ec) return;
-        if (sig == SIGHUP) {
-          reload(argc, argv, exporter, *server);
-          signals.async_wait(on_signal);
-          return;
-        }
-        ibfx::log_info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-                       ", shutting down");
-        ibfx::notify_stopping();
-        server->stop();
-        io.stop();
-      };
-  signals.async_wait(on_signal);
-  // WatchdogSec=: ping at half the interval from the HTTP thread, so a hung
-  // event loop gets the service restarted.
-  boost::asio::steady_timer watchdog(io);
-  std::function<void()> arm_watchdog;
-  if (const auto interval = ibfx::watchdog_interval()) {
-    arm_watchdog = [&, half = *interval / 2] {
-      ibfx::notify_watchdog();
-      watchdog.expires_after(half);
-      watchdog.async_wait([&](const boost::system::error_code& ec) {
-        if (!ec) arm_watchdog();
-      });
-    };
-    arm_watchdog();
-  }
+  const SignalHandler signals(io, argc, argv, exporter, *server);
+  const Watchdog watchdog(io);
   // Before the first sweep, so that events restored from the last run
   // continue instead of starting again.
   exporter.keep_events_in(config.state_directory);
@@ -265,22 +328,43 @@ int run(int argc, char** argv) {
   // STATUS= shows the progress meanwhile.
   ibfx::notify_ready();
   ibfx::notify_status("listening on " + config.listen_address + "; discovering the fabric");
-  ibfx::log_info(
-      "listening on " + config.listen_address + " (port " + std::to_string(server->port()) +
-      "), CA " + ca + " port " + std::to_string(ca_port) + ", sweep interval " +
-      std::to_string(config.sweep_interval.count()) + " ms" + (web.tls ? ", TLS" : "") +
-      (web.basic_auth_users.empty() ? "" : ", basic auth") + ", up to " +
-      std::to_string(server->max_connections()) + " connections" +
-      (config.web.max_connections_per_client > 0
-           ? " (" + std::to_string(config.web.max_connections_per_client) + " per client)"
-           : std::string()));
+  ibfx::log_info(listening_text(config, loaded.web, *server, worker));
   io.run();
   // The children first: a sweep or discovery waiting on one then ends at once.
   worker.stop();
   discovery_process.stop();
   exporter.stop();
   ibfx::log_info("stopped");
-  return 0;
+  return true;
+}
+
+int run(int argc, char** argv) {
+  if (const std::optional<int> status = run_other_mode(argc, argv)) return *status;
+  ibfx::DaemonConfig loaded;
+  if (const std::optional<int> status = load_configuration(argc, argv, loaded)) return *status;
+  const ibfx::Config& config = loaded.cli.config;
+  ibfx::log_info(effective_configuration(loaded.cli));
+
+  // Everything that touches libibumad runs in child processes: the sweep's
+  // MADs in the MAD worker, so that a device that goes away (HCA reset,
+  // driver reload, the simulator restarting) costs a new worker, not a
+  // daemon restart; each discovery in a short-lived process of its own.
+  // This process never opens a umad device itself.
+  const std::unique_ptr<ibfx::MadWorker> worker = start_mad_worker(config);
+  if (!worker) return 1;
+  ibfx::DiscoveryProcess discovery_process(discovery_options(config, *worker));
+  ibfx::Exporter exporter(
+      config, std::move(loaded.names), worker->transport(),
+      [&discovery_process, discovery = config.discovery] {
+        return discovery_process.discover(discovery);
+      },
+      loaded.analysis);
+  exporter.set_transport_health(worker.get());
+  // The exporter says what it is doing; systemd hears it here (STATUS=).
+  exporter.set_status_callback([](const std::string& text) { ibfx::notify_status(text); });
+
+  if (loaded.cli.once) return run_once(exporter, config);
+  return serve(argc, argv, loaded, exporter, *worker, discovery_process) ? 0 : 1;
 }
 
 }  // namespace

@@ -118,15 +118,12 @@ DiscoveryResult DiscoveryProcess::discover(const DiscoveryConfig& config) {
     result.error = std::string("pipe: ") + std::strerror(errno);
     return result;
   }
-  const std::vector<std::string> args = {options_.exe,
-                                         "--discover-once",
-                                         "--ca=" + options_.ca,
-                                         "--ca-port=" + std::to_string(options_.ca_port),
-                                         "--max-smps=" + std::to_string(config.max_smps),
-                                         "--timeout-ms=" + std::to_string(config.timeout.count()),
-                                         "--retries=" + std::to_string(config.retries),
-                                         "--log.level=" + options_.log_level,
-                                         "--log.format=" + options_.log_format};
+  const std::vector<std::string> args =
+      child_args(options_.exe, "--discover-once",
+                 {options_.ca, options_.ca_port, options_.log_level, options_.log_format},
+                 {"--max-smps=" + std::to_string(config.max_smps),
+                  "--timeout-ms=" + std::to_string(config.timeout.count()),
+                  "--retries=" + std::to_string(config.retries)});
   // The fabric comes back on descriptor 3 (kResultFd).
   const pid_t pid = spawn_child(args, {fds[1]}, true);
   ::close(fds[1]);

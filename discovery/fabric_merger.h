@@ -81,6 +81,13 @@ class FabricMerger {
     Clock::time_point since{};  // last seen (by a discovery, or answering)
   };
 
+  // merge's steps, under mu_.
+  struct Draft;
+  Draft start_draft(const Fabric& discovered) const;
+  void add_seen_nodes(const Fabric& discovered, Draft& draft, MergeOutcome& out);
+  void keep_missing_nodes(const Fabric& known, Draft& draft, Clock::time_point now,
+                          MergeOutcome& out);
+
   mutable std::mutex mu_;
   ForgetPolicy policy_;
   std::shared_ptr<const Fabric> known_;

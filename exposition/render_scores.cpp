@@ -46,39 +46,30 @@ void histogram(const MetricFamily& family, const Histograms& histograms, Exposit
   }
 }
 
-}  // namespace
+// Per-switch families carry the switch's node_guid only: its name, tier and
+// rail are on infiniband_node_info (group `nodes`), one join away
+// (`* on (instance, node_guid) group_left (node_name, tier, rail)`).
+// Restating them cost 43 B on each of the 5 x 1,280 per-switch series of
+// the 98k-port fabric, a third of the aggregates group a 10 s job scrapes
+// (issue #15: under 1 MB).
+std::string_view switch_id(const RenderContext& ctx, std::int32_t node) {
+  return ctx.node_id(static_cast<std::size_t>(node));
+}
 
-RenderGroup ScoresRenderer::group() const { return RenderGroup::kAggregates; }
-
-void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const {
+// Roots of congestion: the root port, its cause and the other end of its
+// cable (where the victims' traffic was going); their scores and victims.
+void render_roots(const RenderContext& ctx, ExpositionWriter& w) {
   const Snapshot& s = ctx.snapshot();
   const Fabric& fabric = ctx.fabric();
-  const SweepAnalysis& a = s.analysis;
-
-  w.node(ExpositionIndex::kNoNode);
-  histogram(families::kStallHistogram, a.histograms, w);
-  histogram(families::kUtilizationHistogram, a.utilization_histograms, w);
-  if (a.result.ports.empty()) return;
-
-  // Per-switch families carry the switch's node_guid only: its name, tier
-  // and rail are on infiniband_node_info (group `nodes`), one join away
-  // (`* on (instance, node_guid) group_left (node_name, tier, rail)`).
-  // Restating them cost 43 B on each of the 5 x 1,280 per-switch series of
-  // the 98k-port fabric, a third of the aggregates group a 10 s job scrapes
-  // (issue #15: under 1 MB).
-  auto switch_id = [&](std::int32_t node) { return ctx.node_id(static_cast<std::size_t>(node)); };
-
-  // Roots of congestion: the root port, its cause and the other end of its
-  // cable (where the victims' traffic was going).
-  const CongestionForest& forest = a.result.congestion;
+  const AnalysisResult& result = s.analysis.result;
   struct Root {
     std::string labels;
     std::uint32_t node;
     const CongestionRoot* root;
   };
   std::vector<Root> roots;
-  for (const CongestionRoot& r : forest.roots) {
-    const PortScore& ps = a.result.ports[r.port];
+  for (const CongestionRoot& r : result.congestion.roots) {
+    const PortScore& ps = result.ports[r.port];
     const std::int64_t i = ctx.view_of(ps.node, ps.port_index);
     if (i < 0) continue;
     std::string l = ctx.port_named(static_cast<std::size_t>(i));
@@ -105,14 +96,21 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
     w.node(r.node);
     w.sample(families::kRootVictims.name, r.labels, static_cast<std::uint64_t>(r.root->victims));
   }
+}
+
+void render_uplink_imbalance(const RenderContext& ctx, const CongestionForest& forest,
+                             ExpositionWriter& w) {
   w.family(families::kUplinkImbalance);
   for (const UplinkImbalance& u : forest.imbalance) {
     w.node(static_cast<std::uint32_t>(u.node));
-    w.sample(families::kUplinkImbalance.name, switch_id(u.node), estimate(u.ratio));
+    w.sample(families::kUplinkImbalance.name, switch_id(ctx, u.node), estimate(u.ratio));
   }
+}
 
+// Hotspot scores: every switch's, then the top ports'.
+void render_hotspots(const RenderContext& ctx, const AnalysisResult& result, ExpositionWriter& w) {
   w.family(families::kHotspot);
-  for (const SwitchScore& sw : a.result.switches) {
+  for (const SwitchScore& sw : result.switches) {
     const auto n = static_cast<std::size_t>(sw.node);
     std::string l = ctx.node_named(n);
     ExpositionWriter::add_label(l, "port", "");
@@ -121,76 +119,102 @@ void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const
     w.node(static_cast<std::uint32_t>(n));
     w.sample(families::kHotspot.name, l, estimate(sw.score));
   }
-  for (std::size_t k : a.result.top_ports) {
-    const PortScore& ps = a.result.ports[k];
+  for (std::size_t k : result.top_ports) {
+    const PortScore& ps = result.ports[k];
     const std::int64_t i = ctx.view_of(ps.node, ps.port_index);
     if (i < 0) continue;
     w.node(static_cast<std::uint32_t>(ps.node));
     w.sample(families::kHotspot.name, ctx.port_named(static_cast<std::size_t>(i)),
              estimate(ps.score));
   }
+}
 
+// Tail ratios and their percentiles per (tier, rail); the worst paths.
+void render_tails_and_paths(const AnalysisResult& result, ExpositionWriter& w) {
   w.family(families::kTail);
   w.node(ExpositionIndex::kNoNode);
-  for (const TailScore& t : a.result.tails) {
+  for (const TailScore& t : result.tails) {
     w.sample(families::kTail.name, tier_rail(tier_name(t.tier), t.rail), t.ratio);
   }
   w.family(families::kPercentile);
-  for (const TailScore& t : a.result.tails) {
+  for (const TailScore& t : result.tails) {
     const std::string l = tier_rail(tier_name(t.tier), t.rail);
     w.sample(families::kPercentile.name, l, "percentile", "50", t.p50);
     w.sample(families::kPercentile.name, l, "percentile", "99", t.p99);
   }
   w.family(families::kWorstPath);
-  for (const WorstPath& p : a.result.worst_paths) {
+  for (const WorstPath& p : result.worst_paths) {
     std::string l;
     ExpositionWriter::add_label(l, "rail", p.rail == kNoRail ? "" : std::to_string(p.rail));
     w.sample(families::kWorstPath.name, l, p.stalled_seconds);
   }
+}
 
-  // Rail, tier and switch aggregates: four families per scope, their names
-  // built from the scope (infiniband_<scope>_stall_ratio_mean, ...).
-  const double dt = a.interval_seconds > 0 ? a.interval_seconds : 1.0;
-  auto aggregates = [&](const char* scope, const std::vector<Aggregate>& list, auto labels_of,
-                        bool per_node) {
-    const std::string prefix = std::string("infiniband_") + scope;
-    const std::string of = std::string(" of each ") + scope + ".";
-    auto one = [&](const std::string& name, const std::string& help, auto value) {
-      w.family(name, help, "gauge");
-      for (const Aggregate& g : list) {
-        w.node(per_node ? static_cast<std::uint32_t>(g.node) : ExpositionIndex::kNoNode);
-        w.sample(name, labels_of(g), estimate(value(g)));
-      }
-    };
-    one(prefix + "_stall_ratio_mean", "Mean stall ratio W over the ports" + of,
-        [](const Aggregate& g) { return g.mean_stall; });
-    one(prefix + "_stall_ratio_max", "Max stall ratio W over the ports" + of,
-        [](const Aggregate& g) { return g.max_stall; });
-    one(prefix + "_transmit_bytes_per_second", "Bytes transmitted per second by the ports" + of,
-        [dt](const Aggregate& g) { return static_cast<double>(g.xmit_bytes) / dt; });
-    one(prefix + "_errors_per_second", "Error counter increments per second on the ports" + of,
-        [dt](const Aggregate& g) { return static_cast<double>(g.errors) / dt; });
+// The four families of one aggregate scope, their names built from the scope
+// (infiniband_<scope>_stall_ratio_mean, ...); `dt` turns totals into rates.
+template <typename LabelsOf>
+void render_scope(const char* scope, const std::vector<Aggregate>& list, LabelsOf labels_of,
+                  bool per_node, double dt, ExpositionWriter& w) {
+  const std::string prefix = std::string("infiniband_") + scope;
+  const std::string of = std::string(" of each ") + scope + ".";
+  auto one = [&](const std::string& name, const std::string& help, auto value) {
+    w.family(name, help, "gauge");
+    for (const Aggregate& g : list) {
+      w.node(per_node ? static_cast<std::uint32_t>(g.node) : ExpositionIndex::kNoNode);
+      w.sample(name, labels_of(g), estimate(value(g)));
+    }
   };
-  aggregates(
+  one(prefix + "_stall_ratio_mean", "Mean stall ratio W over the ports" + of,
+      [](const Aggregate& g) { return g.mean_stall; });
+  one(prefix + "_stall_ratio_max", "Max stall ratio W over the ports" + of,
+      [](const Aggregate& g) { return g.max_stall; });
+  one(prefix + "_transmit_bytes_per_second", "Bytes transmitted per second by the ports" + of,
+      [dt](const Aggregate& g) { return static_cast<double>(g.xmit_bytes) / dt; });
+  one(prefix + "_errors_per_second", "Error counter increments per second on the ports" + of,
+      [dt](const Aggregate& g) { return static_cast<double>(g.errors) / dt; });
+}
+
+// Rail, tier and switch aggregates.
+void render_aggregates(const RenderContext& ctx, const SweepAnalysis& a, ExpositionWriter& w) {
+  const double dt = a.interval_seconds > 0 ? a.interval_seconds : 1.0;
+  render_scope(
       "rail", a.result.by_rail,
       [](const Aggregate& g) {
         std::string l;
         ExpositionWriter::add_label(l, "rail", std::to_string(g.rail));
         return l;
       },
-      false);
-  aggregates(
+      false, dt, w);
+  render_scope(
       "tier", a.result.by_tier,
       [](const Aggregate& g) {
         std::string l;
         ExpositionWriter::add_label(l, "tier", tier_name(g.tier));
         return l;
       },
-      false);
+      false, dt, w);
   // One series per switch, keyed by node_guid (names and grid coordinates
-  // joined from infiniband_node_info, above).
-  aggregates(
-      "switch", a.result.by_switch, [&](const Aggregate& g) { return switch_id(g.node); }, true);
+  // joined from infiniband_node_info).
+  render_scope(
+      "switch", a.result.by_switch, [&](const Aggregate& g) { return switch_id(ctx, g.node); },
+      true, dt, w);
+}
+
+}  // namespace
+
+RenderGroup ScoresRenderer::group() const { return RenderGroup::kAggregates; }
+
+void ScoresRenderer::render(const RenderContext& ctx, ExpositionWriter& w) const {
+  const SweepAnalysis& a = ctx.snapshot().analysis;
+  w.node(ExpositionIndex::kNoNode);
+  histogram(families::kStallHistogram, a.histograms, w);
+  histogram(families::kUtilizationHistogram, a.utilization_histograms, w);
+  if (a.result.ports.empty()) return;
+  render_roots(ctx, w);
+  render_uplink_imbalance(ctx, a.result.congestion, w);
+  render_hotspots(ctx, a.result, w);
+  render_tails_and_paths(a.result, w);
+  render_aggregates(ctx, a, w);
 }
 
 }  // namespace ibfx

@@ -60,11 +60,10 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
   }
   // The MAD channel becomes the worker's descriptor 3, the control channel 4
   // (kWorkerMadFd, kWorkerCtlFd).
-  const pid_t pid =
-      spawn_child({options_.exe, "--mad-worker", "--ca=" + options_.ca,
-                   "--ca-port=" + std::to_string(options_.ca_port),
-                   "--log.level=" + options_.log_level, "--log.format=" + options_.log_format},
-                  {mad[1], ctl[1]}, false);
+  const pid_t pid = spawn_child(
+      child_args(options_.exe, "--mad-worker",
+                 {options_.ca, options_.ca_port, options_.log_level, options_.log_format}),
+      {mad[1], ctl[1]}, false);
   ::close(mad[1]);
   ::close(ctl[1]);
   if (pid < 0) {

@@ -12,7 +12,7 @@ Reads README.md and docs/*.md against the code's own tables:
   endpoints    the paths daemon/web.cpp serves, and the telemetry path
   metrics      the infiniband_* names in the daemon's sources (histogram
                series _bucket/_sum/_count of a family count as it), and the
-               aggregates render_scores.cpp builds per scope
+               aggregates render_scores.cpp builds per scope (render_scope)
 and fails, naming the file, line and word, when a doc names a flag (in the
 daemon's namespaces: --web.*, --ib.*, ...), config key, endpoint or metric
 family the code does not have, or a tracker reference ("issue #15") a
@@ -110,7 +110,7 @@ def code_metrics():
                 names |= set(re.findall(r'"(infiniband_[a-z0-9_]*[a-z0-9])"', f.read()))
     # Aggregates named per scope: infiniband_<scope><suffix>.
     render = read("exposition/render_scores.cpp")
-    scopes = re.findall(r'aggregates\(\s*"([a-z]+)"', render)
+    scopes = re.findall(r'render_scope\(\s*"([a-z]+)"', render)
     suffixes = re.findall(r'prefix \+ "(_[a-z_]+)"', render)
     if not scopes or not suffixes:
         sys.exit("docs_check: no aggregates in exposition/render_scores.cpp: update the parser")

@@ -70,8 +70,7 @@ TEST_CASE("read_child_output kills a child past its deadline, even one that clos
   // exec: the child itself sleeps. A sleep forked by the shell would outlive
   // the killed shell holding the test's own stdout, and ctest would wait the
   // 30 s for it.
-  const ChildOutput silent =
-      run_reading("exec sleep 30", milliseconds(300), 100, [&] { ++waits; });
+  const ChildOutput silent = run_reading("exec sleep 30", milliseconds(300), 100, [&] { ++waits; });
   CHECK(silent.cut == ChildOutput::Cut::kTimeout);
   CHECK(WIFSIGNALED(silent.status));
   CHECK(waits >= 2);  // called while the child is quiet
@@ -167,6 +166,24 @@ TEST_CASE("parse_child_flags reads the shared flags and hands on the others", "[
   const ChildFlags none = parse_child_flags(2, argv.data());
   CHECK(none.ca.empty());
   CHECK(none.log_level == "info");
+}
+
+TEST_CASE("child_args builds what parse_child_flags reads", "[child_process]") {
+  const ChildFlags flags{"mlx5_1", 2, "debug", "json"};
+  std::vector<std::string> args = child_args("/proc/self/exe", "--mode", flags, {"--extra=x"});
+  CHECK(args == std::vector<std::string>{"/proc/self/exe", "--mode", "--ca=mlx5_1", "--ca-port=2",
+                                         "--extra=x", "--log.level=debug", "--log.format=json"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::vector<std::string> others;
+  const ChildFlags read =
+      parse_child_flags(static_cast<int>(argv.size()), argv.data(),
+                        [&](std::string_view other) { others.emplace_back(other); });
+  CHECK(read.ca == flags.ca);
+  CHECK(read.ca_port == flags.ca_port);
+  CHECK(read.log_level == flags.log_level);
+  CHECK(read.log_format == flags.log_format);
+  CHECK(others == std::vector<std::string>{"--extra=x"});
 }
 
 TEST_CASE("write_all writes everything, and false when it cannot", "[child_process]") {
