@@ -281,11 +281,13 @@ std::vector<SwitchScore> score_switches(const Topology& topo, const std::vector<
   }
   for (const auto& [key, members] : switch_groups) {
     std::vector<double> w;
+    w.reserve(members.size());
     for (std::int32_t node : members) w.push_back(switches[node].mean_stall);
     const std::vector<double> z = robust_scores(w, config.mad_floor);
     for (std::size_t m = 0; m < members.size(); ++m) switches[members[m]].score = z[m];
   }
   std::vector<SwitchScore> out;
+  out.reserve(switches.size());
   for (const auto& [node, s] : switches) out.push_back(s);
   std::sort(out.begin(), out.end(), [](const SwitchScore& a, const SwitchScore& b) {
     return std::tuple(-a.score, -a.mean_stall, a.node) <
