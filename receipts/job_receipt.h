@@ -47,11 +47,11 @@ struct ReceiptRail {
 
 // One HCA port of the job, as its receipt names it.
 struct ReceiptPort {
-  std::uint64_t guid = 0;    // the HCA's node GUID
-  std::uint8_t port = 0;     // port number
-  std::string host;          // Slurm's node name
-  std::string device;        // the description after the host ("mlx5_3"), made safe
-  double stall_ratio = 0;    // stall seconds / port seconds over the job's life
+  std::uint64_t guid = 0;  // the HCA's node GUID
+  std::uint8_t port = 0;   // port number
+  std::string host;        // Slurm's node name
+  std::string device;      // the description after the host ("mlx5_3"), made safe
+  double stall_ratio = 0;  // stall seconds / port seconds over the job's life
 };
 
 // Another job whose hosts fed trees this job's ports stalled in.
@@ -74,8 +74,8 @@ struct JobReceipt {
   std::uint64_t job_id = 0;
   std::string name, user, partition;  // as Slurm gave them (untrusted)
   std::vector<std::string> hosts;     // Slurm's node names
-  double start = 0;  // Slurm's start_time (else the first sweep that saw it), Unix seconds
-  double end = 0;    // the first poll without it (else the last sweep that saw it)
+  double start = 0;       // Slurm's start_time (else the first sweep that saw it), Unix seconds
+  double end = 0;         // the first poll without it (else the last sweep that saw it)
   bool end_known = true;  // false: the job source was down when it ended
   // What the daemon saw of [start, end]: the seconds its sweeps covered,
   // and the seconds they missed (a restart, a job source outage).
@@ -93,16 +93,16 @@ struct JobReceipt {
   // Stall of its HCA ports: port seconds observed, W x seconds summed.
   double port_seconds = 0;
   double stall_seconds = 0;
-  ReceiptPort worst_port;     // highest stall ratio over the job's life
-  double worst_minute = 0;    // Unix seconds the worst minute began (0: none)
+  ReceiptPort worst_port;   // highest stall ratio over the job's life
+  double worst_minute = 0;  // Unix seconds the worst minute began (0: none)
   double worst_minute_ratio = 0;
 
   // The stall split: the four add up to stall_seconds.
-  double self_stall_seconds = 0;          // trees its own hosts fed
-  double other_jobs_stall_seconds = 0;    // trees other jobs' hosts fed (culprits)
-  double unattributed_stall_seconds = 0;  // trees with no identified sender
-  double outside_trees_stall_seconds = 0; // stall in no exported tree
-  std::vector<ReceiptCulprit> culprits;   // by stall_seconds, descending; at most kReceiptCulprits
+  double self_stall_seconds = 0;           // trees its own hosts fed
+  double other_jobs_stall_seconds = 0;     // trees other jobs' hosts fed (culprits)
+  double unattributed_stall_seconds = 0;   // trees with no identified sender
+  double outside_trees_stall_seconds = 0;  // stall in no exported tree
+  std::vector<ReceiptCulprit> culprits;    // by stall_seconds, descending; at most kReceiptCulprits
 
   std::vector<ReceiptLinkIssue> links;  // by first_seen
 
@@ -114,6 +114,10 @@ struct JobReceipt {
 
   double stall_ratio() const { return port_seconds > 0 ? stall_seconds / port_seconds : 0; }
 };
+
+// About the bytes a receipt holds in memory (its strings and vectors
+// included): what the store's and the tracker's memory figures add up.
+std::size_t receipt_memory_bytes(const JobReceipt& receipt);
 
 inline constexpr std::size_t kReceiptCulprits = 10;
 // Slurm's AdminComment holds more, but a line beyond this is not read.
