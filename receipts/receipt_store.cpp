@@ -190,8 +190,11 @@ struct ReceiptStore::Impl {
 
 ReceiptStore::ReceiptStore(std::string directory, ReceiptsConfig config)
     : impl_(std::make_unique<Impl>()) {
-  impl_->config = std::move(config);
-  if (!directory.empty()) impl_->path = directory + kFileName;
+  impl_->config = config;
+  if (!directory.empty()) {
+    directory += kFileName;
+    impl_->path = std::move(directory);
+  }
   if (impl_->path.empty()) return;
   impl_->load();
   impl_->last_now = unix_seconds_now();

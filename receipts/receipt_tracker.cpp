@@ -86,7 +86,7 @@ struct ReceiptTracker::Running {
   std::size_t memory_bytes() const {
     std::size_t b =
         sizeof(Running) + r.name.capacity() + r.user.capacity() + r.partition.capacity();
-    for (const std::string& h : r.hosts) b += sizeof(h) + h.capacity();
+    for (const std::string& h : r.hosts) b += sizeof(std::string) + h.capacity();
     // A std::map node: the value and about four words of links and colour.
     for (const auto& [id, p] : ports) {
       b += sizeof(id) + sizeof(p) + 32 + p.name.host.capacity() + p.name.device.capacity();
@@ -312,7 +312,7 @@ double crossing_pair_fraction(const RouteModel& model, const ReceiptSweepInput& 
 
 }  // namespace
 
-ReceiptTracker::ReceiptTracker(ReceiptsConfig config) : config_(std::move(config)) {}
+ReceiptTracker::ReceiptTracker(ReceiptsConfig config) : config_(config) {}
 
 ReceiptTracker::~ReceiptTracker() = default;
 ReceiptTracker::ReceiptTracker(ReceiptTracker&&) noexcept = default;
@@ -627,7 +627,7 @@ bool ReceiptTracker::restore(const std::string& text, std::string& error) {
       return false;
     }
     if (!receipt_from_json_value(*receipt, run->r, error)) {
-      error = "jobs: " + error;
+      error.insert(0, "jobs: ");
       return false;
     }
     run->r.culprits.clear();
