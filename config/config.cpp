@@ -240,7 +240,7 @@ std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 // Every key of the file, by dotted name. Ranges are the documented ones in
 // config/ibfabric_exporter.yaml.
-const std::array<Key, 66> kKeys{{
+const std::array<Key, 71> kKeys{{
     {"listen_address", [](Config& c, const Scalar& v) { c.listen_address = to_listen_address(v); },
      [](const Config& c) { return c.listen_address; }},
     {"telemetry_path", [](Config& c, const Scalar& v) { c.telemetry_path = to_telemetry_path(v); },
@@ -463,6 +463,34 @@ const std::array<Key, 66> kKeys{{
        c.nodes.stale_after = to_duration_within(v, std::chrono::seconds(1), std::chrono::hours(1));
      },
      [](const Config& c) { return format_duration(c.nodes.stale_after); }},
+    {"receipts.enabled", [](Config& c, const Scalar& v) { c.receipts.enabled = to_bool(v); },
+     [](const Config& c) { return bool_text(c.receipts.enabled); }},
+    // At most 10M receipts: about 1 KB each in memory (docs/receipts.md).
+    {"receipts.keep_count",
+     [](Config& c, const Scalar& v) { c.receipts.keep_count = to_int(v, 1, 10000000); },
+     [](const Config& c) { return std::to_string(c.receipts.keep_count); }},
+    {"receipts.keep_age",
+     [](Config& c, const Scalar& v) {
+       c.receipts.keep_age =
+           to_duration_within(v, std::chrono::hours(1), std::chrono::hours(24 * 3650));
+     },
+     [](const Config& c) { return format_duration(c.receipts.keep_age); }},
+    {"receipts.clean_stall_ratio",
+     [](Config& c, const Scalar& v) { c.receipts.clean_stall_ratio = to_fraction(v); },
+     [](const Config& c) {
+       std::array<char, 32> buf{};
+       const auto r =
+           std::to_chars(buf.data(), buf.data() + buf.size(), c.receipts.clean_stall_ratio);
+       return std::string(buf.data(), r.ptr);
+     }},
+    // A source down this long is no outage but an end: at least a minute
+    // (a restart of slurmrestd), at most a week.
+    {"receipts.unknown_end_after",
+     [](Config& c, const Scalar& v) {
+       c.receipts.unknown_end_after =
+           to_duration_within(v, std::chrono::minutes(1), std::chrono::hours(24 * 7));
+     },
+     [](const Config& c) { return format_duration(c.receipts.unknown_end_after); }},
 }};
 
 const Key* find_key(std::string_view name) {

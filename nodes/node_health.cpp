@@ -12,8 +12,6 @@
 namespace ibfx {
 namespace {
 
-constexpr std::size_t kWordMax = 64;
-
 double seconds_of(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // The conditions that take a host out of service. ber_warning does not:
@@ -56,16 +54,6 @@ const HostHealth* NodeHealthReport::find(std::string_view host) const {
       std::lower_bound(hosts.begin(), hosts.end(), host,
                        [](const HostHealth& h, std::string_view n) { return h.host < n; });
   return it != hosts.end() && it->host == host ? &*it : nullptr;
-}
-
-std::string safe_node_word(std::string_view text) {
-  std::string out;
-  for (const char c : text.substr(0, kWordMax)) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view(".-_:/@+").find(c) != std::string_view::npos;
-    out += ok ? c : '?';
-  }
-  return out.empty() ? "?" : out;
 }
 
 std::string host_family(std::string_view host) {

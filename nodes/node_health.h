@@ -72,11 +72,6 @@ struct NodeHealthReport {
   const HostHealth* find(std::string_view host) const;
 };
 
-// A word of an untrusted name, safe anywhere a reason goes (a log line, a
-// Slurm reason, a shell a careless admin pastes it into): letters, digits
-// and ".-_:/@+" kept, anything else '?', at most 64 bytes.
-std::string safe_node_word(std::string_view text);
-
 // The peers of a host: the hosts whose names differ only in their digits
 // ("gpu0017" and "gpu0018"; "stor03" is not their peer), Slurm's way of
 // naming nodes of one kind.

@@ -35,4 +35,18 @@ std::string_view cross_spine_basis_name(CrossSpineBasis b) {
   return "unknown";
 }
 
+std::size_t receipt_memory_bytes(const JobReceipt& r) {
+  std::size_t b =
+      sizeof(JobReceipt) + r.name.capacity() + r.user.capacity() + r.partition.capacity() +
+      r.line.capacity() + r.hosts.capacity() * sizeof(std::string) +
+      r.rails.capacity() * sizeof(ReceiptRail) + r.culprits.capacity() * sizeof(ReceiptCulprit) +
+      r.links.capacity() * sizeof(ReceiptLinkIssue) + r.worst_port.host.capacity() +
+      r.worst_port.device.capacity();
+  // A short string lives in the std::string itself (no heap): capacity()
+  // then counts bytes already in sizeof, an overestimate of at most 15 each.
+  for (const std::string& h : r.hosts) b += h.capacity();
+  for (const ReceiptLinkIssue& l : r.links) b += l.port.host.capacity() + l.port.device.capacity();
+  return b;
+}
+
 }  // namespace ibfx

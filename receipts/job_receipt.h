@@ -115,6 +115,10 @@ struct JobReceipt {
   double stall_ratio() const { return port_seconds > 0 ? stall_seconds / port_seconds : 0; }
 };
 
+// About the bytes a receipt holds in memory (its strings and vectors
+// included): what the store's and the tracker's memory figures add up.
+std::size_t receipt_memory_bytes(const JobReceipt& receipt);
+
 inline constexpr std::size_t kReceiptCulprits = 10;
 // Slurm's AdminComment holds more, but a line beyond this is not read.
 inline constexpr std::size_t kReceiptLineMax = 200;

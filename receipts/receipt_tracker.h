@@ -48,9 +48,17 @@ struct ReceiptTrackerStats {
   std::size_t memory_bytes = 0;  // what the tracker holds, about
 };
 
+// One sweep's analysis indexed for every job (receipt_tracker.cpp).
+struct ReceiptSweepIndex;
+
 class ReceiptTracker {
  public:
   explicit ReceiptTracker(ReceiptsConfig config = {});
+  ~ReceiptTracker();
+  ReceiptTracker(ReceiptTracker&&) noexcept;
+  ReceiptTracker& operator=(ReceiptTracker&&) noexcept;
+  ReceiptTracker(const ReceiptTracker&) = delete;
+  ReceiptTracker& operator=(const ReceiptTracker&) = delete;
 
   // Sweep thread, once per sweep after the jobs' join and the link health.
   // Returns the receipts finished by this sweep (jobs a newer poll no
@@ -74,8 +82,18 @@ class ReceiptTracker {
 
  private:
   struct Running;  // per job: its receipt so far, its ports, its minutes
+  // Adds one sweep's interval of job `job` (index into in.join->jobs).
+  void accumulate(Running& run, const ReceiptSweepInput& in, const ReceiptSweepIndex& x,
+                  std::size_t job, double dt, double minute, const RouteModel* model,
+                  std::size_t& pair_budget);
+
   ReceiptsConfig config_;
   std::vector<std::unique_ptr<Running>> running_;
+  double last_polled_ = 0;  // jobs_polled_at of the newest list seen
+  // The route model the jobs' cross-spine fractions are of: a generation
+  // that changes with it, so that each job traces its pairs once per model.
+  const RouteModel* model_seen_ = nullptr;
+  std::uint64_t model_generation_ = 0;
 };
 
 // The verdict and its line for a receipt whose numbers are complete

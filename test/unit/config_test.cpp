@@ -200,6 +200,11 @@ TEST_CASE("config: every key is read", "[config]") {
   CHECK(c.nodes.incident_min_hosts == 8);
   CHECK(c.nodes.incident_window == 2min);
   CHECK(c.nodes.stale_after == 90s);
+  CHECK_FALSE(c.receipts.enabled);
+  CHECK(c.receipts.keep_count == 5000);
+  CHECK(c.receipts.keep_age == 7 * 24h);
+  CHECK(c.receipts.clean_stall_ratio == 0.05);
+  CHECK(c.receipts.unknown_end_after == 30min);
 
   // Each value differs from the default, so a key silently ignored shows up here.
   for (const std::string_view key : ibfx::config_keys()) {

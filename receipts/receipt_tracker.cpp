@@ -1,0 +1,726 @@
+#include "receipts/receipt_tracker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "base/slurm_node.h"
+#include "receipts/receipt_json_value.h"
+
+namespace ibfx {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kSavedStateVersion = 1;
+// (source, destination) pairs traced per job for the cross-spine share: a
+// sample, strided over the job's ports, so that a 512-host job costs what
+// a small one does (the share is a fraction, 64 pairs give it to ~6 %).
+constexpr std::size_t kCrossSpinePairs = 64;
+// Jobs whose pair fraction is computed in one sweep: a new route model
+// must not make one sweep trace every job's pairs at once.
+constexpr std::size_t kCrossSpineJobsPerSweep = 200;
+
+double seconds_of(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Which HCA port: the node's GUID and the port number (stable across
+// rediscoveries, unlike node indices).
+using PortId = std::pair<std::uint64_t, std::uint8_t>;
+
+// The host and the device of an HCA as node health names them: the node
+// description's first word and the rest ("gpu0413 mlx5_3"), made safe.
+ReceiptPort name_port(const FabricNode& node, std::uint8_t port) {
+  ReceiptPort p;
+  p.guid = node.guid;
+  p.port = port;
+  const std::string_view d = node.description;
+  const auto space = d.find(' ');
+  p.host = safe_node_word(d.substr(0, space));
+  p.device = safe_node_word(space == std::string_view::npos ? std::string_view("hca")
+                                                            : d.substr(space + 1));
+  return p;
+}
+
+}  // namespace
+
+// What the tracker keeps of one running job between sweeps.
+struct ReceiptTracker::Running {
+  struct PortLife {
+    ReceiptPort name;
+    double port_seconds = 0;
+    double stall_seconds = 0;
+  };
+  struct LinkLife {
+    ReceiptLinkIssue issue;
+    std::uint32_t last_downs = 0;  // LinkReport::downs_last_hour last sweep
+  };
+
+  JobReceipt r;  // identity and sums so far; verdict, line, culprits, rails unset
+  double first_seen = 0;
+  double last_seen = 0;
+  double listed_at = 0;  // jobs_polled_at of the newest list that held it
+  bool seen_in_sweep = false;
+  std::map<PortId, PortLife> ports;
+  std::map<int, ReceiptRail> rails;
+  std::unordered_map<std::uint64_t, double> culprits;
+  std::map<PortId, LinkLife> links;
+  // The wall-clock minute being summed, and the worst finished one.
+  double minute = -1;
+  double minute_port_seconds = 0;
+  double minute_stall_seconds = 0;
+  // Cross-spine: the fraction of the job's own pairs that cross above a
+  // leaf, for model `pairs_model` (generation) and `pairs_ports` HCA ports;
+  // bytes sent while it was known, and those times the fraction.
+  std::uint64_t pairs_model = 0;
+  std::size_t pairs_ports = 0;
+  double pair_fraction = -1;
+  double known_bytes = 0;
+  double crossing_bytes = 0;
+
+  std::size_t memory_bytes() const {
+    std::size_t b =
+        sizeof(Running) + r.name.capacity() + r.user.capacity() + r.partition.capacity();
+    for (const std::string& h : r.hosts) b += sizeof(std::string) + h.capacity();
+    // A std::map node: the value and about four words of links and colour.
+    for (const auto& [id, p] : ports) {
+      b += sizeof(id) + sizeof(p) + 32 + p.name.host.capacity() + p.name.device.capacity();
+    }
+    b += rails.size() * (sizeof(int) + sizeof(ReceiptRail) + 32);
+    b += culprits.size() * (sizeof(std::uint64_t) + sizeof(double) + 24);
+    b += links.size() * (sizeof(PortId) + sizeof(LinkLife) + 32);
+    return b;
+  }
+
+  void close_minute() {
+    if (minute >= 0 && minute_port_seconds > 0) {
+      const double ratio = minute_stall_seconds / minute_port_seconds;
+      if (ratio > r.worst_minute_ratio) {
+        r.worst_minute_ratio = ratio;
+        r.worst_minute = minute;
+      }
+    }
+    minute_port_seconds = 0;
+    minute_stall_seconds = 0;
+  }
+
+  // The receipt if the job ended at `end` (numbers complete, verdict set).
+  JobReceipt finish(double end, bool end_known, const ReceiptsConfig& config) const {
+    JobReceipt out = r;
+    out.end = std::max(end, out.start);
+    out.end_known = end_known;
+    out.missed_seconds = std::max(0.0, (out.end - out.start) - out.observed_seconds);
+    for (const auto& [rail, sums] : rails) out.rails.push_back(sums);
+    if (known_bytes > 0) {
+      out.cross_spine_share = crossing_bytes / known_bytes;
+      out.cross_spine_basis = CrossSpineBasis::kRoutes;
+    }
+    double worst = -1;
+    for (const auto& [id, p] : ports) {
+      if (p.port_seconds <= 0) continue;
+      const double ratio = p.stall_seconds / p.port_seconds;
+      if (ratio > worst) {
+        worst = ratio;
+        out.worst_port = p.name;
+        out.worst_port.stall_ratio = ratio;
+      }
+    }
+    if (minute >= 0 && minute_port_seconds > 0 &&
+        minute_stall_seconds / minute_port_seconds > out.worst_minute_ratio) {
+      out.worst_minute_ratio = minute_stall_seconds / minute_port_seconds;
+      out.worst_minute = minute;
+    }
+    for (const auto& [id, seconds] : culprits) out.culprits.push_back({id, seconds});
+    std::sort(out.culprits.begin(), out.culprits.end(), [](const auto& a, const auto& b) {
+      return a.stall_seconds != b.stall_seconds ? a.stall_seconds > b.stall_seconds
+                                                : a.job_id < b.job_id;
+    });
+    if (out.culprits.size() > kReceiptCulprits) out.culprits.resize(kReceiptCulprits);
+    for (const auto& [id, l] : links) out.links.push_back(l.issue);
+    std::stable_sort(out.links.begin(), out.links.end(),
+                     [](const auto& a, const auto& b) { return a.first_seen < b.first_seen; });
+    judge_receipt(out, config);
+    return out;
+  }
+};
+
+namespace {
+
+// What one sweep's analysis says, indexed once for every job: which
+// exported root each analysed root port is, its senders, and the jobs
+// (indices into the join) on each sender or root port.
+}  // namespace
+
+struct ReceiptSweepIndex {
+  std::unordered_map<std::size_t, std::size_t> exported;              // root port -> index in roots
+  std::unordered_map<std::size_t, const RootSenders*> senders;        // roots index -> senders
+  std::unordered_map<std::size_t, std::vector<std::size_t>> jobs_on;  // port -> join jobs
+  std::unordered_map<std::uint64_t, const LinkReport*> link_at;       // (node, port) -> link
+};
+
+namespace {
+
+using SweepIndex = ReceiptSweepIndex;
+
+std::uint64_t node_port_key(std::int32_t node, std::int64_t port_index) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(node)) << 32) |
+         static_cast<std::uint32_t>(port_index);
+}
+
+bool is_hca_port(const ReceiptSweepInput& in, std::size_t p) {
+  const PortScore& s = in.analysis->result.ports[p];
+  if (in.fabric != nullptr && s.node >= 0 &&
+      static_cast<std::size_t>(s.node) < in.fabric->nodes.size()) {
+    return in.fabric->nodes[static_cast<std::size_t>(s.node)].type == NodeType::kHca;
+  }
+  return s.tier == Tier::kHca;
+}
+
+SweepIndex index_sweep(const ReceiptSweepInput& in) {
+  SweepIndex x;
+  const CongestionForest& forest = in.analysis->result.congestion;
+  for (std::size_t i = 0; i < forest.roots.size(); ++i) x.exported[forest.roots[i].port] = i;
+  if (in.routes != nullptr) {
+    for (const RootSenders& s : in.routes->senders) {
+      if (s.root >= forest.roots.size()) continue;
+      x.senders[s.root] = &s;
+      for (const RootSender& t : s.top) {
+        if (t.port != kNoPort) x.jobs_on[t.port];
+      }
+    }
+  }
+  for (const CongestionRoot& root : forest.roots) x.jobs_on[root.port];
+  // One pass over every job's ports fills the index for just the ports a
+  // split can ask about (a few hundred), not for the whole fabric.
+  if (in.join != nullptr && !x.jobs_on.empty()) {
+    for (std::size_t j = 0; j < in.join->jobs.size(); ++j) {
+      for (const std::size_t p : in.join->jobs[j].ports) {
+        const auto it = x.jobs_on.find(p);
+        // The leaf ports into its hosts are not the job's: a root there
+        // (an incast into its host) is fed by whoever sends to it.
+        if (it != x.jobs_on.end() && (it->second.empty() || it->second.back() != j) &&
+            is_hca_port(in, p))
+          it->second.push_back(j);
+      }
+    }
+  }
+  if (in.links != nullptr) {
+    for (const LinkReport& l : in.links->links) {
+      if (l.condition == LinkCondition::kNone) continue;
+      for (const LinkEnd* end : {&l.a, &l.b}) {
+        if (end->node != kNoNode && end->port_index >= 0)
+          x.link_at[node_port_key(end->node, end->port_index)] = &l;
+      }
+    }
+  }
+  return x;
+}
+
+// Of a stalled port's stall in the tree of exported root `root_index`:
+// the parts of job `j` itself, of other jobs (by id), of no job.
+struct Split {
+  double self = 0;
+  double unattributed = 0;
+  std::vector<std::pair<std::uint64_t, double>> others;
+};
+
+Split split_tree(const ReceiptSweepInput& in, const SweepIndex& x, std::size_t job,
+                 std::size_t root_port, std::size_t root_index, double stall) {
+  Split s;
+  const auto owner = x.jobs_on.find(root_port);
+  if (owner != x.jobs_on.end() &&
+      std::find(owner->second.begin(), owner->second.end(), job) != owner->second.end()) {
+    // The root is one of its own HCA ports: nobody else's traffic explains it.
+    s.self = stall;
+    return s;
+  }
+  const auto senders = x.senders.find(root_index);
+  double total = 0;
+  if (senders != x.senders.end()) {
+    for (const RootSender& t : senders->second->top) total += std::max(0.0, t.bytes_per_second);
+  }
+  if (total <= 0) {
+    s.unattributed = stall;
+    return s;
+  }
+  for (const RootSender& t : senders->second->top) {
+    const double part = stall * std::max(0.0, t.bytes_per_second) / total;
+    const auto on = t.port == kNoPort ? x.jobs_on.end() : x.jobs_on.find(t.port);
+    if (on == x.jobs_on.end() || on->second.empty()) {
+      s.unattributed += part;
+      continue;
+    }
+    // A sender on several jobs' hosts (jobs sharing hosts): its bytes split
+    // evenly between them, none can be told apart on the port.
+    const double each = part / static_cast<double>(on->second.size());
+    for (const std::size_t k : on->second) {
+      if (k == job) {
+        s.self += each;
+      } else {
+        s.others.emplace_back(in.join->jobs[k].job_id, each);
+      }
+    }
+  }
+  return s;
+}
+
+// The share of (source, destination) pairs among the job's HCA ports,
+// same rail, whose route leaves the leaf: a path through more than one
+// switch. -1: no pair could be traced.
+double crossing_pair_fraction(const RouteModel& model, const ReceiptSweepInput& in,
+                              const std::vector<std::size_t>& hca) {
+  std::map<int, std::vector<RouteEndpoint>> by_rail;
+  std::map<int, std::vector<std::uint16_t>> lids;
+  const Fabric& f = model.fabric();
+  for (const std::size_t p : hca) {
+    const PortScore& s = in.analysis->result.ports[p];
+    if (s.node < 0 || static_cast<std::size_t>(s.node) >= f.nodes.size()) continue;
+    const FabricNode& node = f.nodes[static_cast<std::size_t>(s.node)];
+    if (s.port_index >= node.ports.size()) continue;
+    const FabricPort& port = node.ports[s.port_index];
+    if (port.lid == 0) continue;
+    by_rail[s.rail].push_back({s.node, port.number});
+    lids[s.rail].push_back(port.lid);
+  }
+  std::size_t possible = 0;
+  for (const auto& [rail, ends] : by_rail) possible += ends.size() * (ends.size() - 1);
+  if (possible == 0) return -1;
+  // Every stride-th pair of the rail-by-rail enumeration.
+  const std::size_t stride = std::max<std::size_t>(1, possible / kCrossSpinePairs);
+  std::size_t n = 0;
+  std::size_t traced = 0;
+  std::size_t crossing = 0;
+  for (const auto& [rail, ends] : by_rail) {
+    const std::vector<std::uint16_t>& rail_lids = lids[rail];
+    for (std::size_t a = 0; a < ends.size(); ++a) {
+      for (std::size_t b = 0; b < ends.size(); ++b) {
+        if (a == b || n++ % stride != 0) continue;
+        const RouteTrace t = model.trace(ends[a], rail_lids[b]);
+        if (!t.ok()) continue;
+        ++traced;
+        if (t.hops.size() > 1) ++crossing;
+      }
+    }
+  }
+  return traced == 0 ? -1 : static_cast<double>(crossing) / static_cast<double>(traced);
+}
+
+}  // namespace
+
+ReceiptTracker::ReceiptTracker(ReceiptsConfig config) : config_(config) {}
+
+ReceiptTracker::~ReceiptTracker() = default;
+ReceiptTracker::ReceiptTracker(ReceiptTracker&&) noexcept = default;
+ReceiptTracker& ReceiptTracker::operator=(ReceiptTracker&&) noexcept = default;
+
+void ReceiptTracker::reload(const ReceiptsConfig& config) { config_ = config; }
+
+std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
+  std::vector<JobReceipt> finished;
+  const double limit = seconds_of(config_.unknown_end_after);
+  // A list older than unknown_end_after is no list: its jobs may have
+  // ended any time since.
+  const bool listed = in.jobs != nullptr && in.now - in.jobs_polled_at <= limit;
+  if (listed) last_polled_ = std::max(last_polled_, in.jobs_polled_at);
+
+  if (!listed) {
+    if (!running_.empty() && in.now - last_polled_ > limit) {
+      for (const auto& run : running_) {
+        if (run->seen_in_sweep) finished.push_back(run->finish(run->last_seen, false, config_));
+      }
+      running_.clear();
+    }
+    return finished;
+  }
+
+  // Jobs a newer list left out ended when that list was polled.
+  std::unordered_set<std::uint64_t> in_list;
+  in_list.reserve(in.jobs->size());
+  for (const SlurmJob& j : *in.jobs) in_list.insert(j.job_id);
+  std::erase_if(running_, [&](const std::unique_ptr<Running>& run) {
+    if (in_list.contains(run->r.job_id) || in.jobs_polled_at <= run->listed_at) return false;
+    if (run->seen_in_sweep) finished.push_back(run->finish(in.jobs_polled_at, true, config_));
+    return true;
+  });
+
+  std::unordered_map<std::uint64_t, Running*> by_id;
+  by_id.reserve(running_.size());
+  for (const auto& run : running_) by_id[run->r.job_id] = run.get();
+
+  const bool usable = in.join != nullptr && in.analysis != nullptr &&
+                      in.join->jobs.size() == in.jobs->size() &&
+                      in.analysis->samples.size() == in.analysis->result.ports.size();
+  SweepIndex x;
+  if (usable) x = index_sweep(in);
+  const RouteModel* model = in.routes != nullptr && in.routes->model && in.analysis != nullptr &&
+                                    in.fabric != nullptr && &in.routes->model->fabric() == in.fabric
+                                ? in.routes->model.get()
+                                : nullptr;
+  if (model != nullptr && model != model_seen_) {
+    model_seen_ = model;
+    ++model_generation_;
+  }
+  std::size_t pair_budget = kCrossSpineJobsPerSweep;
+  const double dt = in.analysis != nullptr ? in.analysis->interval_seconds : 0;
+  const double minute = std::floor(in.now / 60) * 60;
+
+  for (std::size_t j = 0; j < in.jobs->size(); ++j) {
+    const SlurmJob& job = (*in.jobs)[j];
+    Running* run = nullptr;
+    bool was_running = true;
+    if (const auto it = by_id.find(job.job_id); it != by_id.end()) {
+      run = it->second;
+    } else {
+      running_.push_back(std::make_unique<Running>());
+      run = running_.back().get();
+      by_id[job.job_id] = run;
+      was_running = false;
+      run->r.job_id = job.job_id;
+      run->first_seen = in.now;
+      run->r.start =
+          job.start_time > 0 ? std::min(static_cast<double>(job.start_time), in.now) : in.now;
+    }
+    run->r.name = job.name;
+    run->r.user = job.user;
+    run->r.partition = job.partition;
+    run->r.hosts = job.hosts;
+    run->listed_at = std::max(run->listed_at, in.jobs_polled_at);
+    run->last_seen = in.now;
+    run->seen_in_sweep = true;
+    // The interval ending now counts only if the job ran all of it: it was
+    // running at the previous sweep, or Slurm says it started before.
+    if (!usable || dt <= 0) continue;
+    if (!was_running && (job.start_time <= 0 || static_cast<double>(job.start_time) > in.now - dt))
+      continue;
+    accumulate(*run, in, x, j, dt, minute, model, pair_budget);
+  }
+  return finished;
+}
+
+void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const SweepIndex& x,
+                                std::size_t j, double dt, double minute, const RouteModel* model,
+                                std::size_t& pair_budget) {
+  const JobPorts& jp = in.join->jobs[j];
+  const std::vector<PortScore>& scores = in.analysis->result.ports;
+  const std::vector<PortSample>& samples = in.analysis->samples;
+  const CongestionForest& forest = in.analysis->result.congestion;
+  JobReceipt& r = run.r;
+  r.observed_seconds += dt;
+  if (minute != run.minute) {
+    run.close_minute();
+    run.minute = minute;
+  }
+
+  // The leaf ports into its HCAs, by the HCA port they are cabled to: the
+  // bytes they transmit are the bytes the HCA received.
+  std::vector<std::size_t> hca;
+  std::unordered_map<std::uint64_t, std::size_t> leaf_into;
+  for (const std::size_t p : jp.ports) {
+    if (p >= scores.size()) continue;
+    if (is_hca_port(in, p)) {
+      hca.push_back(p);
+      continue;
+    }
+    if (in.fabric == nullptr) continue;
+    const PortScore& s = scores[p];
+    if (s.node < 0 || static_cast<std::size_t>(s.node) >= in.fabric->nodes.size()) continue;
+    const FabricNode& n = in.fabric->nodes[static_cast<std::size_t>(s.node)];
+    if (s.port_index >= n.ports.size()) continue;
+    const FabricPort& fp = n.ports[s.port_index];
+    if (fp.remote_node == kNoNode) continue;
+    const FabricNode& far = in.fabric->nodes[static_cast<std::size_t>(fp.remote_node)];
+    for (std::size_t i = 0; i < far.ports.size(); ++i) {
+      if (far.ports[i].number == fp.remote_port) {
+        leaf_into[node_port_key(fp.remote_node, static_cast<std::int64_t>(i))] = p;
+        break;
+      }
+    }
+  }
+
+  double sent_now = 0;
+  for (const std::size_t p : hca) {
+    const PortScore& s = scores[p];
+    const PortSample& sample = samples[p];
+    const double sent = static_cast<double>(sample.xmit_data_words) * 4;
+    double received = 0;
+    if (const auto leaf = leaf_into.find(node_port_key(s.node, s.port_index));
+        leaf != leaf_into.end()) {
+      received = static_cast<double>(samples[leaf->second].xmit_data_words) * 4;
+    }
+    sent_now += sent;
+    r.bytes_sent += sent;
+    r.bytes_received += received;
+    ReceiptRail& rail = run.rails[s.rail];
+    rail.rail = s.rail;
+    rail.bytes_sent += sent;
+    rail.bytes_received += received;
+
+    const FabricNode* node = in.fabric != nullptr && s.node >= 0 &&
+                                     static_cast<std::size_t>(s.node) < in.fabric->nodes.size()
+                                 ? &in.fabric->nodes[static_cast<std::size_t>(s.node)]
+                                 : nullptr;
+    const std::uint8_t number = node != nullptr && s.port_index < node->ports.size()
+                                    ? node->ports[s.port_index].number
+                                    : static_cast<std::uint8_t>(s.port_index + 1);
+    const PortId id{node != nullptr ? node->guid : static_cast<std::uint64_t>(s.node), number};
+    auto [life, added] = run.ports.try_emplace(id);
+    if (added) {
+      if (node != nullptr) {
+        life->second.name = name_port(*node, number);
+      } else {
+        life->second.name.guid = id.first;
+        life->second.name.port = number;
+      }
+    }
+
+    // Link conditions on its cable (the HCA's end or the leaf's: one link).
+    if (const auto l = x.link_at.find(node_port_key(s.node, s.port_index)); l != x.link_at.end()) {
+      const LinkReport& report = *l->second;
+      auto [link, fresh] = run.links.try_emplace(id);
+      ReceiptLinkIssue& issue = link->second.issue;
+      if (fresh) {
+        issue.port = life->second.name;
+        issue.first_seen = in.now;
+        issue.downs = report.downs_last_hour;
+      } else if (report.downs_last_hour > link->second.last_downs) {
+        issue.downs += report.downs_last_hour - link->second.last_downs;
+      }
+      link->second.last_downs = report.downs_last_hour;
+      issue.condition = std::max(issue.condition, report.condition);
+      issue.last_seen = in.now;
+    }
+
+    if (!s.valid || sample.interval_seconds <= 0) continue;
+    const double seconds = sample.interval_seconds;
+    const double stall = std::clamp(s.stall, 0.0, 1.0) * seconds;
+    r.port_seconds += seconds;
+    r.stall_seconds += stall;
+    life->second.port_seconds += seconds;
+    life->second.stall_seconds += stall;
+    run.minute_port_seconds += seconds;
+    run.minute_stall_seconds += stall;
+    if (stall <= 0) continue;
+
+    // Whose congestion: the tree this port stalled in, and who fed it.
+    const std::size_t root = p < forest.root.size() ? forest.root[p] : kNoPort;
+    const auto exported = root == kNoPort ? x.exported.end() : x.exported.find(root);
+    if (exported == x.exported.end()) {
+      r.outside_trees_stall_seconds += stall;
+      continue;
+    }
+    const Split split = split_tree(in, x, j, root, exported->second, stall);
+    r.self_stall_seconds += split.self;
+    r.unattributed_stall_seconds += split.unattributed;
+    for (const auto& [id_of_job, part] : split.others) {
+      r.other_jobs_stall_seconds += part;
+      run.culprits[id_of_job] += part;
+    }
+  }
+
+  if (model != nullptr) {
+    if ((run.pairs_model != model_generation_ || run.pairs_ports != hca.size()) &&
+        pair_budget > 0) {
+      --pair_budget;
+      run.pairs_model = model_generation_;
+      run.pairs_ports = hca.size();
+      run.pair_fraction = crossing_pair_fraction(*model, in, hca);
+    }
+    if (run.pairs_model == model_generation_ && run.pair_fraction >= 0) {
+      run.known_bytes += sent_now;
+      run.crossing_bytes += sent_now * run.pair_fraction;
+    }
+  }
+}
+
+bool ReceiptTracker::peek(std::uint64_t job_id, double now, JobReceipt& out) const {
+  for (const auto& run : running_) {
+    if (run->r.job_id != job_id) continue;
+    out = run->finish(std::max(now, run->last_seen), true, config_);
+    return true;
+  }
+  return false;
+}
+
+std::string ReceiptTracker::save(double now) const {
+  Json jobs = Json::array();
+  for (const auto& run : running_) {
+    Json ports = Json::array();
+    for (const auto& [id, p] : run->ports) {
+      ports.push_back(Json{{"name", receipt_port_json(p.name)},
+                           {"port_seconds", p.port_seconds},
+                           {"stall_seconds", p.stall_seconds}});
+    }
+    Json culprits = Json::array();
+    for (const auto& [id, seconds] : run->culprits) culprits.push_back(Json::array({id, seconds}));
+    Json links = Json::array();
+    for (const auto& [id, l] : run->links) {
+      JobReceipt one;
+      one.links.push_back(l.issue);
+      links.push_back(
+          Json{{"issue", receipt_json_value(one)["links"][0]}, {"last_downs", l.last_downs}});
+    }
+    Json rails = Json::array();
+    for (const auto& [rail, sums] : run->rails) {
+      rails.push_back(Json::array({sums.rail, sums.bytes_sent, sums.bytes_received}));
+    }
+    jobs.push_back(Json{{"receipt", receipt_json_value(run->r)},
+                        {"first_seen", run->first_seen},
+                        {"last_seen", run->last_seen},
+                        {"listed_at", run->listed_at},
+                        {"seen_in_sweep", run->seen_in_sweep},
+                        {"ports", std::move(ports)},
+                        {"rails", std::move(rails)},
+                        {"culprits", std::move(culprits)},
+                        {"links", std::move(links)},
+                        {"minute", run->minute},
+                        {"minute_port_seconds", run->minute_port_seconds},
+                        {"minute_stall_seconds", run->minute_stall_seconds},
+                        {"known_bytes", run->known_bytes},
+                        {"crossing_bytes", run->crossing_bytes}});
+  }
+  return Json{{"version", kSavedStateVersion},
+              {"saved_at", now},
+              {"last_polled", last_polled_},
+              {"jobs", std::move(jobs)}}
+      .dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+bool ReceiptTracker::restore(const std::string& text, std::string& error) {
+  error.clear();
+  const Json v = Json::parse(text, nullptr, false);
+  if (v.is_discarded() || !v.is_object()) {
+    error = "not a JSON object";
+    return false;
+  }
+  const auto number = [&](const Json& o, const char* name, double& out) {
+    const auto it = o.find(name);
+    if (it == o.end() || !it->is_number()) {
+      if (error.empty()) error = std::string(name) + ": missing or not a number";
+      return;
+    }
+    out = it->get<double>();
+  };
+  const auto version = v.find("version");
+  if (version == v.end() || !version->is_number_integer() ||
+      version->get<std::int64_t>() != kSavedStateVersion) {
+    error = "version: this build reads version " + std::to_string(kSavedStateVersion);
+    return false;
+  }
+  double last_polled = 0;
+  number(v, "last_polled", last_polled);
+  const auto jobs = v.find("jobs");
+  if (jobs == v.end() || !jobs->is_array()) {
+    if (error.empty()) error = "jobs: missing or not an array";
+    return false;
+  }
+  std::vector<std::unique_ptr<Running>> restored;
+  for (const Json& j : *jobs) {
+    auto run = std::make_unique<Running>();
+    const auto receipt = j.is_object() ? j.find("receipt") : j.end();
+    if (receipt == j.end()) {
+      error = "jobs: an entry without a receipt";
+      return false;
+    }
+    if (!receipt_from_json_value(*receipt, run->r, error)) {
+      error.insert(0, "jobs: ");
+      return false;
+    }
+    run->r.culprits.clear();
+    run->r.rails.clear();
+    run->r.links.clear();
+    number(j, "first_seen", run->first_seen);
+    number(j, "last_seen", run->last_seen);
+    number(j, "listed_at", run->listed_at);
+    number(j, "minute", run->minute);
+    number(j, "minute_port_seconds", run->minute_port_seconds);
+    number(j, "minute_stall_seconds", run->minute_stall_seconds);
+    number(j, "known_bytes", run->known_bytes);
+    number(j, "crossing_bytes", run->crossing_bytes);
+    run->seen_in_sweep = j.value("seen_in_sweep", false);
+    const auto list = [&](const char* name) -> const Json* {
+      const auto it = j.find(name);
+      if (it == j.end() || !it->is_array()) {
+        if (error.empty()) error = std::string(name) + ": missing or not an array";
+        return nullptr;
+      }
+      return &*it;
+    };
+    if (const Json* ports = list("ports")) {
+      for (const Json& p : *ports) {
+        // The port's name is read as a receipt's worst port would be.
+        JobReceipt holder;
+        Json wrapper = receipt_json_value(holder);
+        if (!p.is_object() || !p.contains("name")) {
+          error = "ports: an entry without a name";
+          break;
+        }
+        wrapper["worst_port"] = p["name"];
+        if (!receipt_from_json_value(wrapper, holder, error)) break;
+        Running::PortLife life;
+        life.name = holder.worst_port;
+        number(p, "port_seconds", life.port_seconds);
+        number(p, "stall_seconds", life.stall_seconds);
+        run->ports[{life.name.guid, life.name.port}] = std::move(life);
+      }
+    }
+    if (const Json* rails = list("rails")) {
+      for (const Json& rj : *rails) {
+        if (!rj.is_array() || rj.size() != 3 || !rj[0].is_number_integer() || !rj[1].is_number() ||
+            !rj[2].is_number()) {
+          error = "rails: not [rail, sent, received]";
+          break;
+        }
+        ReceiptRail rail{rj[0].get<int>(), rj[1].get<double>(), rj[2].get<double>()};
+        run->rails[rail.rail] = rail;
+      }
+    }
+    if (const Json* culprits = list("culprits")) {
+      for (const Json& c : *culprits) {
+        if (!c.is_array() || c.size() != 2 || !c[0].is_number_unsigned() || !c[1].is_number()) {
+          error = "culprits: not [job_id, seconds]";
+          break;
+        }
+        run->culprits[c[0].get<std::uint64_t>()] = c[1].get<double>();
+      }
+    }
+    if (const Json* links = list("links")) {
+      for (const Json& l : *links) {
+        JobReceipt holder;
+        Json wrapper = receipt_json_value(holder);
+        if (!l.is_object() || !l.contains("issue")) {
+          error = "links: an entry without an issue";
+          break;
+        }
+        wrapper["links"] = Json::array({l["issue"]});
+        if (!receipt_from_json_value(wrapper, holder, error)) break;
+        Running::LinkLife life;
+        life.issue = holder.links.front();
+        const auto downs = l.find("last_downs");
+        if (downs != l.end() && downs->is_number_unsigned())
+          life.last_downs = downs->get<std::uint32_t>();
+        run->links[{life.issue.port.guid, life.issue.port.port}] = std::move(life);
+      }
+    }
+    if (!error.empty()) return false;
+    restored.push_back(std::move(run));
+  }
+  if (!error.empty()) return false;
+  running_ = std::move(restored);
+  last_polled_ = last_polled;
+  return true;
+}
+
+ReceiptTrackerStats ReceiptTracker::stats() const {
+  ReceiptTrackerStats s;
+  s.running = running_.size();
+  s.memory_bytes = sizeof(*this) + running_.capacity() * sizeof(running_[0]);
+  for (const auto& run : running_) s.memory_bytes += run->memory_bytes();
+  return s;
+}
+
+}  // namespace ibfx
