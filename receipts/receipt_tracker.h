@@ -51,6 +51,11 @@ struct ReceiptTrackerStats {
 class ReceiptTracker {
  public:
   explicit ReceiptTracker(ReceiptsConfig config = {});
+  ~ReceiptTracker();
+  ReceiptTracker(ReceiptTracker&&) noexcept;
+  ReceiptTracker& operator=(ReceiptTracker&&) noexcept;
+  ReceiptTracker(const ReceiptTracker&) = delete;
+  ReceiptTracker& operator=(const ReceiptTracker&) = delete;
 
   // Sweep thread, once per sweep after the jobs' join and the link health.
   // Returns the receipts finished by this sweep (jobs a newer poll no
