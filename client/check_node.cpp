@@ -135,24 +135,30 @@ std::optional<CheckNodeOptions> parse_check_node_args(int argc, char** argv, std
             one_line(o.host) + "\"";
     return std::nullopt;
   }
-  if (!valid_url(o.url)) {
-    error =
-        "--url: expected http://host:port or https://host:port, got \"" + one_line(o.url) + "\"";
-    return std::nullopt;
-  }
   if (o.timeout < std::chrono::milliseconds(100) || o.timeout > std::chrono::minutes(5)) {
     error = "--timeout: must be between 100ms and 5m";
     return std::nullopt;
   }
-  if (o.user.empty() != o.password_file.empty()) {
-    error = "--user and --password-file go together";
-    return std::nullopt;
-  }
-  if (o.scontrol.empty() || o.scontrol.front() != '/') {
-    error = "--scontrol: an absolute path (no PATH search, no shell)";
-    return std::nullopt;
-  }
+  if (!check_client_options(o.url, o.user, o.password_file, o.scontrol, error)) return std::nullopt;
   return o;
+}
+
+bool check_client_options(const std::string& url, const std::string& user,
+                          const std::string& password_file, const std::string& scontrol,
+                          std::string& error) {
+  if (!valid_url(url)) {
+    error = "--url: expected http://host:port or https://host:port, got \"" + one_line(url) + "\"";
+    return false;
+  }
+  if (user.empty() != password_file.empty()) {
+    error = "--user and --password-file go together";
+    return false;
+  }
+  if (scontrol.empty() || scontrol.front() != '/') {
+    error = "--scontrol: an absolute path (no PATH search, no shell)";
+    return false;
+  }
+  return true;
 }
 
 std::string check_node_reason(std::string_view reason) {

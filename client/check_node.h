@@ -49,6 +49,11 @@ bool valid_url(std::string_view url);
 // Text for an scontrol argument (a reason, a comment): printable ASCII
 // without quotes, backslashes, '$' or '`' (they become '?').
 std::string slurm_safe_text(std::string_view text);
+// The options every client mode shares: --url (valid_url), --user with
+// --password-file, --scontrol an absolute path; false with `error`.
+bool check_client_options(const std::string& url, const std::string& user,
+                          const std::string& password_file, const std::string& scontrol,
+                          std::string& error);
 // Basic auth from `password_file`'s first line (nothing when `user` is
 // empty); false with `error` when the file cannot be read.
 bool add_basic_auth(HttpGetRequest& request, const std::string& user,

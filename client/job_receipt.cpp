@@ -95,11 +95,6 @@ std::optional<JobReceiptOptions> parse_job_receipt_args(int argc, char** argv, s
     return std::nullopt;
   }
   o.job_id = *id;
-  if (!valid_url(o.url)) {
-    error =
-        "--url: expected http://host:port or https://host:port, got \"" + one_line(o.url) + "\"";
-    return std::nullopt;
-  }
   if (o.wait < std::chrono::milliseconds(0) || o.wait > std::chrono::hours(1)) {
     error = "--wait: must be between 0s and 1h";
     return std::nullopt;
@@ -112,14 +107,7 @@ std::optional<JobReceiptOptions> parse_job_receipt_args(int argc, char** argv, s
     error = "--field: AdminComment or Comment";
     return std::nullopt;
   }
-  if (o.user.empty() != o.password_file.empty()) {
-    error = "--user and --password-file go together";
-    return std::nullopt;
-  }
-  if (o.scontrol.empty() || o.scontrol.front() != '/') {
-    error = "--scontrol: an absolute path (no PATH search, no shell)";
-    return std::nullopt;
-  }
+  if (!check_client_options(o.url, o.user, o.password_file, o.scontrol, error)) return std::nullopt;
   return o;
 }
 
