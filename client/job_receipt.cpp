@@ -96,7 +96,7 @@ std::optional<JobReceiptOptions> parse_job_receipt_args(int argc, char** argv, s
   }
   o.job_id = *id;
   if (o.wait < std::chrono::milliseconds(0) || o.wait > std::chrono::hours(1)) {
-    error = "--wait: must be between 0s and 1h";
+    error = "--wait: must be at most 1h";
     return std::nullopt;
   }
   if (o.poll < std::chrono::milliseconds(100) || o.poll > std::chrono::minutes(1)) {
