@@ -27,7 +27,18 @@ constexpr std::string_view kUnknownReason = "ibfx: fabric health unknown";
 
 bool starts_with_prefix(std::string_view reason) { return reason.starts_with(kNodeReasonPrefix); }
 
-// An error text from the network or a child, for one stderr line.
+std::string default_host() {
+  // slurmd runs HealthCheckProgram with SLURMD_NODENAME: the node's Slurm
+  // name, which is not always the host name (slurmd -N).
+  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
+  std::string host = buf;
+  return host.substr(0, host.find('.'));
+}
+
+}  // namespace
+
 std::string one_line(std::string_view text) {
   std::string out;
   for (const char c : text.substr(0, 200)) out += (c >= 0x20 && c < 0x7f) ? c : ' ';
@@ -50,17 +61,30 @@ bool valid_url(std::string_view url) {
          rest.substr(0, colon).find_first_of("/?#@ ") == std::string_view::npos;
 }
 
-std::string default_host() {
-  // slurmd runs HealthCheckProgram with SLURMD_NODENAME: the node's Slurm
-  // name, which is not always the host name (slurmd -N).
-  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
-  std::string host = buf;
-  return host.substr(0, host.find('.'));
+std::string slurm_safe_text(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const bool bad =
+        c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\' || c == '$' || c == '`';
+    out += bad ? '?' : c;
+  }
+  return out;
 }
 
-}  // namespace
+bool add_basic_auth(HttpGetRequest& request, const std::string& user,
+                    const std::string& password_file, std::string& error) {
+  if (user.empty()) return true;
+  std::string password;
+  try {
+    password = read_text_file(password_file, 4096);
+  } catch (const std::exception& e) {
+    error = one_line(e.what());
+    return false;
+  }
+  password = password.substr(0, password.find('\n'));
+  request.headers.emplace_back("Authorization", "Basic " + base64_encode(user + ":" + password));
+  return true;
+}
 
 std::optional<CheckNodeOptions> parse_check_node_args(int argc, char** argv, std::string& error) {
   CheckNodeOptions o;
@@ -111,33 +135,34 @@ std::optional<CheckNodeOptions> parse_check_node_args(int argc, char** argv, std
             one_line(o.host) + "\"";
     return std::nullopt;
   }
-  if (!valid_url(o.url)) {
-    error =
-        "--url: expected http://host:port or https://host:port, got \"" + one_line(o.url) + "\"";
-    return std::nullopt;
-  }
   if (o.timeout < std::chrono::milliseconds(100) || o.timeout > std::chrono::minutes(5)) {
     error = "--timeout: must be between 100ms and 5m";
     return std::nullopt;
   }
-  if (o.user.empty() != o.password_file.empty()) {
-    error = "--user and --password-file go together";
-    return std::nullopt;
-  }
-  if (o.scontrol.empty() || o.scontrol.front() != '/') {
-    error = "--scontrol: an absolute path (no PATH search, no shell)";
-    return std::nullopt;
-  }
+  if (!check_client_options(o.url, o.user, o.password_file, o.scontrol, error)) return std::nullopt;
   return o;
 }
 
-std::string check_node_reason(std::string_view reason) {
-  std::string out;
-  for (const char c : reason) {
-    const bool bad =
-        c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\' || c == '$' || c == '`';
-    out += bad ? '?' : c;
+bool check_client_options(const std::string& url, const std::string& user,
+                          const std::string& password_file, const std::string& scontrol,
+                          std::string& error) {
+  if (!valid_url(url)) {
+    error = "--url: expected http://host:port or https://host:port, got \"" + one_line(url) + "\"";
+    return false;
   }
+  if (user.empty() != password_file.empty()) {
+    error = "--user and --password-file go together";
+    return false;
+  }
+  if (scontrol.empty() || scontrol.front() != '/') {
+    error = "--scontrol: an absolute path (no PATH search, no shell)";
+    return false;
+  }
+  return true;
+}
+
+std::string check_node_reason(std::string_view reason) {
+  std::string out = slurm_safe_text(reason);
   if (!starts_with_prefix(out)) out = std::string(kNodeReasonPrefix) + " " + out;
   if (out.size() > kNodeReasonMax) out.resize(kNodeReasonMax);
   return out;
@@ -288,16 +313,9 @@ int run_check_node(const CheckNodeOptions& o,
   req.ca_file = o.ca_file;
   // Half the time for the daemon: scontrol gets the rest.
   req.deadline = start + o.timeout / 2;
-  if (!o.user.empty()) {
-    std::string password;
-    try {
-      password = read_text_file(o.password_file, 4096);
-    } catch (const std::exception& e) {
-      std::cerr << "ibfx check-node: " << one_line(e.what()) << "\n";
-      return kCheckUsage;
-    }
-    password = password.substr(0, password.find('\n'));
-    req.headers.emplace_back("Authorization", "Basic " + base64_encode(o.user + ":" + password));
+  if (std::string error; !add_basic_auth(req, o.user, o.password_file, error)) {
+    std::cerr << "ibfx check-node: " << error << "\n";
+    return kCheckUsage;
   }
   const NodeAnswer answer = read_node_answer(get(req));
   SlurmNodeState node;

@@ -40,6 +40,25 @@ struct CheckNodeOptions {
   std::string scontrol = "/usr/bin/scontrol";
 };
 
+// Shared by the client modes (check-node, job-receipt):
+// An error text from the network or a child, for one stderr line:
+// printable ASCII, at most 200 bytes.
+std::string one_line(std::string_view text);
+// http://host:port or https://host:port, nothing after the port.
+bool valid_url(std::string_view url);
+// Text for an scontrol argument (a reason, a comment): printable ASCII
+// without quotes, backslashes, '$' or '`' (they become '?').
+std::string slurm_safe_text(std::string_view text);
+// The options every client mode shares: --url (valid_url), --user with
+// --password-file, --scontrol an absolute path; false with `error`.
+bool check_client_options(const std::string& url, const std::string& user,
+                          const std::string& password_file, const std::string& scontrol,
+                          std::string& error);
+// Basic auth from `password_file`'s first line (nothing when `user` is
+// empty); false with `error` when the file cannot be read.
+bool add_basic_auth(HttpGetRequest& request, const std::string& user,
+                    const std::string& password_file, std::string& error);
+
 // Parses argv[2...] (argv[1] is "check-node"); nullopt with `error` set.
 std::optional<CheckNodeOptions> parse_check_node_args(int argc, char** argv, std::string& error);
 

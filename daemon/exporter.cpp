@@ -30,6 +30,7 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       // a ConfigError here, before anything runs.
       jobs_(config_.jobs),
       nodes_(load_job_join_config(config_.jobs), config_.nodes),
+      receipts_(config_),
       discovery_(std::move(discover), config_.discovery, discovery_events()),
       // Rendering is the publisher's step: it renders each scrape group once
       // and compresses it once (RenderedExposition); every scrape, of any
@@ -144,6 +145,7 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     finished = metrics_.on_sweep(sweep, not_answering, overrun);
     metrics_.update_totals(sweep_.engine_stats(), sweep_.accumulator().stats());
     metrics_.on_routes(sweep_.route_stats());
+    if (receipts_.on()) metrics_.on_receipts(receipts_.stats());
     if (http_stats_) {
       const auto [evicted, refused] = http_stats_();
       metrics_.on_http(evicted, refused);
@@ -195,7 +197,20 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     in.links = analysis_.judge_links(f, in.analysis, sweep, accumulator, now);
     events_.observe_links(*in.links, in.node_names, now);
     in.nodes = nodes_.judge(f, *in.links, in.node_names, in.analysis.topology.get(), now);
+    ReceiptSweepInput receipts;
+    receipts.now = now;
+    receipts.jobs = in.jobs.list;
+    receipts.jobs_polled_at = in.jobs.last_success_seconds;
+    receipts.source_up = in.jobs.source_up;
+    receipts.join = in.jobs.enabled ? &in.jobs.join : nullptr;
+    receipts.fabric = f.get();
+    receipts.node_names = &in.node_names;
+    receipts.analysis = &in.analysis;
+    receipts.routes = &in.routes;
+    receipts.links = in.links.get();
+    receipts_.observe(receipts);
   }
+  in.receipts = receipts_.view();
   in.events = events_.events();
   in.event_counters = events_.counters();
   in.link_events = events_.link_events();
@@ -271,6 +286,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     discovery_.set_config(config_.discovery);
     retired = jobs_.apply(std::move(jobs), sweep_thread_.joinable());
     nodes_.take_settings(std::move(nodes));
+    receipts_.reload(config_);
     if (rearm && sweep_thread_.joinable()) {
       next_sweep_ = std::chrono::steady_clock::now() + config_.sweep_interval;
       arm_timer(next_sweep_);
@@ -387,6 +403,7 @@ void Exporter::stop() {
   publisher_.stop();  // after the sweeps: what they submitted is published
   history_.stop();    // after the publisher: the last sweep's frame is in it
   events_.stop();
+  receipts_.stop();  // after the sweeps: the running jobs as the last one left them
 }
 
 }  // namespace ibfx

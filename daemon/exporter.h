@@ -26,6 +26,7 @@
 #include "daemon/history_recorder.h"
 #include "daemon/jobs_stage.h"
 #include "daemon/publication.h"
+#include "daemon/receipts_stage.h"
 #include "daemon/snapshot_publisher.h"
 #include "discovery/fabric_discovery.h"
 #include "jobs/job_join.h"
@@ -86,8 +87,17 @@ class Exporter {
   void keep_events_in(const std::string& directory) {
     events_.keep_in(directory);
     if (auto routes = events_.take_restored_routes()) routes_.restore(std::move(*routes));
+    receipts_.keep_in(directory);
     if (!directory.empty()) history_.keep_in(directory);
   }
+  // The job receipts (issue #44) for /jobs: the finished ones (thread-safe,
+  // never null), and a running job's would-be receipt (ReceiptsStage::peek,
+  // any thread).
+  std::shared_ptr<const ReceiptStore> receipt_store() const { return receipts_.store(); }
+  bool peek_receipt(std::uint64_t job_id, double now, JobReceipt& out) const {
+    return receipts_.peek(job_id, now, out);
+  }
+  bool receipts_on() const { return receipts_.on(); }
   // The events keep_events_in() restored (null without a state directory):
   // what /events shows until the first sweep is published. Fixed once
   // start() has run.
@@ -170,6 +180,9 @@ class Exporter {
   // Each host's fabric health (issue #43), judged after each sweep's links
   // (sweep thread); its hosts found as the jobs stage finds them.
   NodeHealthTracker nodes_;
+  // Each job's fabric receipt (issue #44), observed after the nodes' health
+  // (sweep thread); peeked at and listed by the HTTP threads.
+  ReceiptsStage receipts_;
 
   // The discover stage: its thread, the known fabric, pacing. Its events
   // update metrics_ (under metrics_mu_) and the status.

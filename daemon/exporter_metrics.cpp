@@ -194,6 +194,22 @@ void ExporterMetrics::on_worker(bool up, std::uint64_t restarts) {
   add_since(worker_restarts_, restarts, last_worker_restarts_);
 }
 
+void ExporterMetrics::on_receipts(const ReceiptsStageStats& receipts) {
+  if (receipts_running_ == nullptr) {
+    auto& r = *registry_;
+    receipts_running_ = gauge(r, "infiniband_exporter_receipts_running_jobs",
+                              "Running Slurm jobs whose fabric receipt is being built.");
+    receipts_stored_ = gauge(r, "infiniband_exporter_receipts_stored",
+                             "Finished job receipts kept (receipts.keep_count, keep_age).");
+    receipt_write_failures_ =
+        counter(r, "infiniband_exporter_receipts_write_failures_total",
+                "Failed writes of receipts.jsonl or receipts-running.json in the state directory.");
+  }
+  receipts_running_->Set(static_cast<double>(receipts.running));
+  receipts_stored_->Set(static_cast<double>(receipts.stored));
+  add_since(receipt_write_failures_, receipts.write_failures, last_receipt_write_failures_);
+}
+
 void ExporterMetrics::on_routes(const RouteReaderStats& routes) {
   if (!routes_) {
     auto& r = *registry_;

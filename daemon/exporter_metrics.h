@@ -13,6 +13,7 @@
 #include <string>
 
 #include "daemon/engine_totals.h"
+#include "daemon/receipts_stage.h"
 #include "discovery/discovery_pacer.h"
 #include "discovery/fabric_merger.h"
 #include "fabric/counter_accumulator.h"
@@ -62,6 +63,11 @@ class ExporterMetrics {
   // before it (`reused_bytes` of `reused_bytes + deflated_bytes`).
   void on_publisher(std::uint64_t published, std::uint64_t dropped, double last_render_seconds,
                     std::uint64_t reused_bytes = 0, std::uint64_t deflated_bytes = 0);
+
+  // The receipts stage's own health (issue #44): running jobs tracked,
+  // receipts stored, failed writes (cumulative; the difference is added).
+  // Registered on first use: receipts off, none of them.
+  void on_receipts(const ReceiptsStageStats& receipts);
 
   std::string serialize() const;
 
@@ -121,6 +127,10 @@ class ExporterMetrics {
   prometheus::Gauge* last_render_duration_;
   prometheus::Gauge* last_render_reused_ratio_;
   std::uint64_t last_published_ = 0, last_dropped_ = 0;
+  prometheus::Gauge* receipts_running_ = nullptr;
+  prometheus::Gauge* receipts_stored_ = nullptr;
+  prometheus::Counter* receipt_write_failures_ = nullptr;
+  std::uint64_t last_receipt_write_failures_ = 0;
 };
 
 }  // namespace ibfx

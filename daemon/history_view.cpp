@@ -44,7 +44,7 @@ bool wants_history(const ScrapeQuery& query) {
 }
 
 HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool html,
-                          std::string_view telemetry_path, double now) {
+                          std::string_view telemetry_path, double now, const JobReceipt* receipt) {
   double window = 3600;
   if (!query.window.empty()) {
     // 5m: sweep resolution (5 s columns) for the last minutes of an
@@ -64,11 +64,12 @@ HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool
     const char* end = query.job.data() + query.job.size();
     const auto [ptr, ec] = std::from_chars(query.job.data(), end, job);
     if (ec != std::errc() || ptr != end) return refused(400, "job must be a Slurm job id");
-    if (!pub.history) return no_history();
+    if (!pub.history && !receipt) return no_history();
     HistoryAnswer a;
-    a.body = render_job_html(pub.history, job, telemetry_path);
+    a.body = render_job_html(pub.history, job, telemetry_path, receipt);
     if (a.body.empty()) {
-      return refused(404, "job " + query.job + " is not in the status page history");
+      return refused(
+          404, "job " + query.job + " is not in the status page history, nor among the receipts");
     }
     a.content_type = "text/html; charset=utf-8";
     a.status_page = true;

@@ -10,6 +10,7 @@
 #include "base/utc_time.h"
 #include "daemon/publication.h"
 #include "daemon/scrape_query.h"
+#include "receipts/job_receipt.h"
 
 namespace ibfx {
 
@@ -30,8 +31,11 @@ bool wants_history(const ScrapeQuery& query);
 // one before the history starts, or more than a day after `now` (the
 // daemon's clock), is a 404 saying which, with the times the history
 // holds; one that is not a time up to 9999-12-31 a 400.
+// With ?job= of a job that ended, `receipt` is its receipt (issue #44),
+// shown first.
 HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool html,
-                          std::string_view telemetry_path, double now = unix_seconds_now());
+                          std::string_view telemetry_path, double now = unix_seconds_now(),
+                          const JobReceipt* receipt = nullptr);
 
 // GET /history.json: `from` defaults to an hour before `to`, `to` to the
 // newest frame, `step` to 0 (as kept).

@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "client/check_node.h"
+#include "client/job_receipt.h"
 #include "config/command_line.h"
 #include "config/config.h"
 #include "daemon/daemon_config.h"
@@ -129,6 +130,8 @@ int run_once(ibfx::Exporter& exporter, const ibfx::Config& config) {
 std::optional<int> run_other_mode(int argc, char** argv) {
   // Client mode: Slurm's HealthCheckProgram (client/check_node.h, docs/nodes.md).
   if (ibfx::is_check_node_invocation(argc, argv)) return ibfx::check_node_main(argc, argv);
+  // Client mode: a job's fabric receipt into Slurm (client/job_receipt.h, docs/receipts.md).
+  if (ibfx::is_job_receipt_invocation(argc, argv)) return ibfx::job_receipt_main(argc, argv);
   // Hidden mode: the child that owns the umad port (mad/mad_worker.h).
   if (ibfx::is_mad_worker_invocation(argc, argv)) return ibfx::run_mad_worker(argc, argv);
   // Hidden mode: one discovery in a process of its own (discovery_process.h).

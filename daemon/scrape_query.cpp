@@ -69,6 +69,10 @@ ScrapeQuery parse_scrape_query(std::string_view target) {
       q.window = *value;
     } else if (*key == "job") {
       q.job = *value;
+    } else if (*key == "user") {
+      q.user = *value;
+    } else if (*key == "limit") {
+      q.limit = *value;
     } else if (*key == "from") {
       q.from = *value;
     } else if (*key == "to") {

@@ -19,6 +19,8 @@ struct ScrapeQuery {
   std::string at, window, job, from, to, step;
   // /route?from=&from_port=&to=&to_port=&format=text (from and to above).
   std::string from_port, to_port, format;
+  // /jobs?user=&since=&limit= (issue #44; since above).
+  std::string user, limit;
   std::string error;  // non-empty: malformed (e.g. a bad %-escape)
 };
 

@@ -9,6 +9,7 @@
 
 #include "api/events_view.h"
 #include "api/node_health_view.h"
+#include "api/receipt_view.h"
 #include "api/route_view.h"
 #include "api/top_view.h"
 #include "base/guid_text.h"
@@ -49,6 +50,7 @@ std::string landing_page(std::string_view telemetry_path) {
 <li><a href="/route">/route</a> &mdash; the path of a pair of ports through the switches' forwarding tables, with each hop's W and U (<code>?from=NODE&amp;to=NODE</code>; <code>&amp;format=text</code>)</li>
 <li><a href="/top">/top</a> &mdash; roots of congestion, hottest ports, silent nodes (plain text)</li>
 <li><a href="/events">/events</a> &mdash; congestion events with their start and end (JSON; <code>?since=</code>UNIX_SECONDS)</li>
+<li><a href="/jobs">/jobs</a> &mdash; finished Slurm jobs' fabric receipts; /jobs/ID one job, running or ended (JSON; <code>?format=text</code>, <code>?user=&amp;since=&amp;limit=</code>)</li>
 <li><a href="/nodes">/nodes</a> &mdash; hosts whose fabric health is not healthy; /nodes/HOST one host (JSON; <code>?format=text</code>)</li>
 <li><a href="/status.json">/status.json</a> &mdash; the status page as JSON</li>
 <li><a href="/history.json">/history.json</a> &mdash; the status page's history (JSON; <code>?from=&amp;to=&amp;step=</code>)</li>
@@ -73,6 +75,16 @@ HttpResponse bad_request(std::string text) {
   HttpResponse r;
   r.status = 400;
   r.body = std::move(text);
+  return r;
+}
+
+// An api/ answer (RouteAnswer, NodeHealthAnswer, ReceiptAnswer) as a response.
+template <class Answer>
+HttpResponse answered(Answer a) {
+  HttpResponse r;
+  r.status = a.status;
+  r.content_type = std::move(a.content_type);
+  r.body = std::move(a.body);
   return r;
 }
 
@@ -185,7 +197,13 @@ HttpResponse status_page(const Exporter& exporter, const HttpRequest& request,
   if (request.target.find('?') != std::string::npos) {
     const ScrapeQuery q = parse_scrape_query(request.target);
     if (!q.error.empty()) return bad_request(q.error + "\n");
-    if (wants_history(q)) return history_response(status_view(*pub, q, true, telemetry_path));
+    if (wants_history(q)) {
+      // An ended job's receipt comes first on its page (issue #44).
+      std::optional<JobReceipt> receipt;
+      if (const auto id = parse_job_id(q.job)) receipt = exporter.receipt_store()->find(*id);
+      return history_response(status_view(*pub, q, true, telemetry_path, unix_seconds_now(),
+                                          receipt ? &*receipt : nullptr));
+    }
     if (!q.nodes.empty()) {
       status_headers(r);
       const Snapshot& snap = *pub->snapshot;
@@ -212,16 +230,11 @@ HttpResponse routes_page(const Exporter& exporter, const HttpRequest& request) {
     return bad_request("format must be text or json\n");
   }
   const bool text = q.format == "text";
-  RouteAnswer a =
+  return answered(
       request.path == "/route"
           ? render_route(*snap, {q.from, q.from_port, q.to, q.to_port, text}, unix_seconds_now())
           : render_switch_routes(*snap, q.nodes.empty() ? std::string() : q.nodes.front(), text,
-                                 unix_seconds_now());
-  HttpResponse r;
-  r.status = a.status;
-  r.content_type = std::move(a.content_type);
-  r.body = std::move(a.body);
-  return r;
+                                 unix_seconds_now()));
 }
 
 // GET /nodes, /nodes/<host> (issue #43): a host's fabric health for
@@ -250,11 +263,23 @@ HttpResponse nodes_page(const Exporter& exporter, const HttpRequest& request) {
     }
     a = render_node_health(*snap, host, now, text);
   }
-  HttpResponse r;
-  r.status = a.status;
-  r.content_type = std::move(a.content_type);
-  r.body = std::move(a.body);
-  return r;
+  return answered(std::move(a));
+}
+
+// GET /jobs, /jobs/<id> (issue #44): the receipts from the store (served
+// before the first sweep too: they are restored from the state directory),
+// a running job's from the receipts stage's peek (daemon/receipts_stage.h
+// says why that is safe from an HTTP thread).
+HttpResponse jobs_page(const Exporter& exporter, const HttpRequest& request) {
+  const ScrapeQuery q = parse_scrape_query(request.target);
+  if (!q.error.empty()) return bad_request(q.error + "\n");
+  const double now = unix_seconds_now();
+  return answered(serve_jobs(
+      {request.path, q.user, q.since, q.limit, q.format}, *exporter.receipt_store(),
+      [&exporter, now](std::uint64_t id, JobReceipt& out) {
+        return exporter.peek_receipt(id, now, out);
+      },
+      exporter.receipts_on()));
 }
 }  // namespace
 
@@ -317,6 +342,9 @@ HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
   }
   if (request.path == "/nodes" || request.path.starts_with("/nodes/")) {
     return nodes_page(exporter, request);
+  }
+  if (request.path == "/jobs" || request.path.starts_with("/jobs/")) {
+    return jobs_page(exporter, request);
   }
   if (request.path == "/") return status_page(exporter, request, telemetry_path);
   if (request.path == "/status.json") {

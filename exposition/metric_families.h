@@ -222,6 +222,11 @@ inline constexpr MetricFamily kJobStallMax{
     "infiniband_job_stall_ratio_max", "gauge",
     "Worst stall ratio W over the job's HCA ports and the leaf ports into them, last interval.",
     "job_id"};
+inline constexpr MetricFamily kJobReceiptsTotal{
+    "infiniband_job_receipts_total", "counter",
+    "Slurm jobs' fabric receipts finished since the daemon started (issue #44, /jobs), by "
+    "verdict; every verdict always, no per-job series.",
+    "verdict"};
 inline constexpr MetricFamily kRootJobs{
     "infiniband_congestion_root_jobs", "gauge",
     "Per exported root of congestion, the running jobs with ports in its tree (the root facing "

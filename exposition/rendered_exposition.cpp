@@ -12,6 +12,7 @@
 #include "exposition/render_nodes.h"
 #include "exposition/render_port_counters.h"
 #include "exposition/render_port_info.h"
+#include "exposition/render_receipts.h"
 #include "exposition/render_routes.h"
 #include "exposition/render_scores.h"
 #include "exposition/render_topology.h"
@@ -21,7 +22,7 @@ namespace ibfx {
 namespace {
 
 // Every concern of the exposition, in the order the full text lists them.
-const std::array<const Renderer*, 12>& renderers() {
+const std::array<const Renderer*, 13>& renderers() {
   static const TopologyRenderer kTopology;
   static const PortInfoRenderer kPortInfo;
   static const PortCounterRenderer kPortCounters;
@@ -32,11 +33,12 @@ const std::array<const Renderer*, 12>& renderers() {
   static const RoutesRenderer kRoutes;
   static const LinksRenderer kLinks;
   static const JobsRenderer kJobs;
+  static const ReceiptsRenderer kReceipts;
   static const NodesRenderer kNodes;
   static const ExporterHealthRenderer kHealth;
-  static const std::array<const Renderer*, 12> kAll{
-      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kLinkBer, &kScores,
-      &kEvents,   &kRoutes,   &kLinks,        &kJobs,         &kNodes,   &kHealth};
+  static const std::array<const Renderer*, 13> kAll{
+      &kTopology, &kPortInfo, &kPortCounters, &kLaneCounters, &kLinkBer, &kScores, &kEvents,
+      &kRoutes,   &kLinks,    &kJobs,         &kReceipts,     &kNodes,   &kHealth};
   return kAll;
 }
 

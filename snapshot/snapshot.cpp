@@ -55,6 +55,7 @@ std::shared_ptr<const Snapshot> build_snapshot(SnapshotInputs in) {
   if (in.events) s->events = std::move(in.events);
   s->event_counters = in.event_counters;
   s->jobs = std::move(in.jobs);
+  s->receipts = in.receipts;
   s->routes = std::move(in.routes);
   if (in.links) s->links = std::move(in.links);
   if (in.link_events) s->link_events = std::move(in.link_events);

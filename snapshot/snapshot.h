@@ -25,6 +25,7 @@
 #include "links/link_events.h"
 #include "links/link_report.h"
 #include "nodes/node_health.h"
+#include "receipts/job_receipt.h"
 #include "routing/route_stage.h"
 
 namespace ibfx {
@@ -46,6 +47,18 @@ struct JobsView {
   bool source_up = false;           // the job source's last poll succeeded
   double last_success_seconds = 0;  // Unix time of its last good poll; 0: never
   JobJoinResult join;
+  // The list `join` was made of (JobSourceState::jobs): the receipts
+  // (issue #44) read each job's name, user and start from it. Null: none.
+  std::shared_ptr<const std::vector<SlurmJob>> list;
+};
+
+// The job receipts of one sweep (issue #44, receipts/): how many finished
+// since the daemon started, by verdict (infiniband_job_receipts_total,
+// every verdict always). The receipts themselves are served from the
+// ReceiptStore (/jobs), not from the snapshot. Off: nothing rendered.
+struct ReceiptsView {
+  bool enabled = false;
+  std::array<std::uint64_t, kReceiptVerdictCount> finished{};
 };
 
 struct Snapshot {
@@ -78,6 +91,7 @@ struct Snapshot {
   RouteSweep routes;
   // Each host's fabric health after this sweep (issue #43, nodes/node_health.h).
   std::shared_ptr<const NodeHealthReport> nodes = std::make_shared<const NodeHealthReport>();
+  ReceiptsView receipts;  // issue #44
 };
 
 // The names every series and view shows for the nodes of `fabric`: the
@@ -107,6 +121,7 @@ struct SnapshotInputs {
   std::shared_ptr<const LinkEventList> link_events;  // null: none
   RouteSweep routes;
   std::shared_ptr<const NodeHealthReport> nodes;  // null: none
+  ReceiptsView receipts;
 };
 
 // Builds the snapshot of one sweep, complete: nothing is added to it later.

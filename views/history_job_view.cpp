@@ -132,9 +132,79 @@ void append_job_link(std::string& out, std::string_view job) {
   out += "</a>";
 }
 
+namespace {
+std::string percent(double part, double whole) {
+  return whole > 0 ? fixed(100.0 * part / whole, 1) + " %" : "-";
+}
+
+// The receipt of an ended job (issue #44): its verdict and line, then its
+// numbers; every Slurm name escaped. The JSON is one link away.
+void append_receipt(std::string& out, const JobReceipt& r) {
+  const std::string id = std::to_string(r.job_id);
+  out += "<h2>Fabric receipt</h2>\n<p><b>";
+  append_html(out, receipt_verdict_name(r.verdict));
+  out += "</b>: ";
+  append_html(out, r.line);
+  out += "</p>\n<table class=\"receipt\">\n<tr><th>Hosts</th><td>";
+  constexpr std::size_t kHostsShown = 16;
+  for (std::size_t h = 0; h < r.hosts.size() && h < kHostsShown; ++h) {
+    if (h > 0) out += ", ";
+    append_html(out, r.hosts[h]);
+  }
+  if (r.hosts.size() > kHostsShown) {
+    out += " and " + std::to_string(r.hosts.size() - kHostsShown) + " more";
+  }
+  out += "</td></tr>\n<tr><th>Ran</th><td>" + utc_time(r.start) + " to " +
+         (r.end_known ? utc_time(r.end) : "an unknown end (the job source was down)") + "; seen " +
+         fixed(r.observed_seconds, 0) + " s, missed " + fixed(r.missed_seconds, 0) +
+         " s</td></tr>\n<tr><th>Stall of its ports</th><td>" +
+         percent(r.stall_seconds, r.port_seconds) + " of port-time: self-inflicted " +
+         percent(r.self_stall_seconds, r.port_seconds) + ", other jobs " +
+         percent(r.other_jobs_stall_seconds, r.port_seconds) + ", unattributed " +
+         percent(r.unattributed_stall_seconds, r.port_seconds) + ", in no tree " +
+         percent(r.outside_trees_stall_seconds, r.port_seconds) + "</td></tr>\n";
+  if (!r.culprits.empty()) {
+    out += "<tr><th>Jobs whose trees it stalled in</th><td>";
+    for (std::size_t c = 0; c < r.culprits.size(); ++c) {
+      const std::string culprit = std::to_string(r.culprits[c].job_id);
+      out += (c > 0 ? ", " : "") + std::string("<a href=\"/?job=") + culprit + "\">" + culprit +
+             "</a> (" + percent(r.culprits[c].stall_seconds, r.port_seconds) + ")";
+    }
+    out += "</td></tr>\n";
+  }
+  if (!r.worst_port.host.empty()) {
+    out += "<tr><th>Worst port</th><td>";
+    append_html(out, r.worst_port.device + " on " + r.worst_port.host);
+    out += " (W " + fixed(r.worst_port.stall_ratio, 3) + ")</td></tr>\n";
+  }
+  out += "<tr><th>Traffic</th><td>" + fixed(r.bytes_sent / 1e9, 1) + " GB sent, " +
+         fixed(r.bytes_received / 1e9, 1) + " GB received";
+  if (r.cross_spine_share >= 0) {
+    out += "; " + fixed(100.0 * r.cross_spine_share, 1) + " % crossed a spine (from the " +
+           std::string(cross_spine_basis_name(r.cross_spine_basis)) + ")";
+  }
+  out += "</td></tr>\n<tr><th>Link conditions on its ports</th><td>" +
+         std::to_string(r.links.size()) + "</td></tr>\n</table>\n<p>As JSON: <a href=\"/jobs/" +
+         id + "\">/jobs/" + id + "</a>; as text: <a href=\"/jobs/" + id +
+         "?format=text\">?format=text</a>.</p>\n";
+}
+}  // namespace
+
 std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history, std::uint64_t job,
-                            std::string_view telemetry_path) {
+                            std::string_view telemetry_path, const JobReceipt* receipt) {
   const std::string id = std::to_string(job);
+  if (!history || history->frames.empty()) {
+    if (!receipt) return {};
+    std::string out;
+    append_page_start(out, "Slurm job " + id, telemetry_path, 60, history_heatmap_style());
+    out += "<h1>Slurm job ";
+    append_html(out, id + " " + receipt->name + " (" + receipt->user + ")");
+    out += "</h1>\n<p><a href=\"/\">Back to the fabric</a>.</p>\n";
+    append_receipt(out, *receipt);
+    out += "<p>The status page's history holds nothing of it any more.</p>\n";
+    append_page_end(out);
+    return out;
+  }
   const HistoryJob* latest = nullptr;
   HistoryFramePtr latest_frame;
   double first = 0;
@@ -175,7 +245,7 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
       }
     }
   }
-  if (!latest) return {};
+  if (!latest) return render_job_html(nullptr, job, telemetry_path, receipt);
 
   std::string out;
   append_page_start(out, "Slurm job " + id, telemetry_path, 60, history_heatmap_style());
@@ -183,6 +253,7 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
   append_html(out, id + " " + latest->name + " (" + latest->user + ")");
   out += "</h1>\n<p>Seen from " + utc_time(first) + " to " + utc_time(last) +
          " in the status page's history. <a href=\"/\">Back to the fabric</a>.</p>\n";
+  if (receipt) append_receipt(out, *receipt);
 
   out += "<h2>Worst stall ratio of its ports</h2>\n<p>Peak W " + fixed(peak, 3) + " at " +
          utc_time(peak_at) + ". ";

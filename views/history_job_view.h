@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "history/history_frame.h"
+#include "receipts/job_receipt.h"
 
 namespace ibfx {
 
@@ -21,8 +22,10 @@ namespace ibfx {
 // its view when it starts with a job id; escaped either way.
 void append_job_link(std::string& out, std::string_view job);
 
-// The page, or an empty string when the history never saw the job.
+// The page, or an empty string when the history never saw the job and no
+// receipt is given. A job that ended with a receipt (issue #44) shows it
+// first, then what the history kept of it; `history` may be null.
 std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history, std::uint64_t job,
-                            std::string_view telemetry_path);
+                            std::string_view telemetry_path, const JobReceipt* receipt = nullptr);
 
 }  // namespace ibfx

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "api/top_view.h"
 #include "exposition/gzip.h"
 #include "exposition/metric_families.h"
 #include "exposition/render_events.h"
@@ -28,7 +29,6 @@
 #include "test/support/fake_fabric.h"
 #include "test/support/golden.h"
 #include "test/support/snapshot_support.h"
-#include "api/top_view.h"
 
 using namespace ibfx;
 
@@ -126,6 +126,10 @@ std::shared_ptr<Snapshot> jobs_snapshot() {
   b.partition = "cpu";
   jobs.join.jobs = {a, b};
   jobs.join.roots.push_back({0, {{0, 2}}});
+  // Receipts on (issue #44): three clean jobs ended, one hurt by another's.
+  snap->receipts.enabled = true;
+  snap->receipts.finished[static_cast<std::size_t>(ReceiptVerdict::kClean)] = 3;
+  snap->receipts.finished[static_cast<std::size_t>(ReceiptVerdict::kOtherJobs)] = 1;
   return snap;
 }
 

@@ -1,0 +1,165 @@
+#include "client/job_receipt.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ibfx::HttpGetResult;
+using ibfx::ReceiptReply;
+
+HttpGetResult answered(unsigned status, std::string body) {
+  HttpGetResult r;
+  r.outcome = HttpGetResult::Outcome::kAnswered;
+  r.where = "mgmt:9690";
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+std::optional<ibfx::JobReceiptOptions> parse(std::vector<std::string> args, std::string& error) {
+  args.insert(args.begin(), {"ibfabric_exporter", "job-receipt"});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return ibfx::parse_job_receipt_args(static_cast<int>(argv.size()), argv.data(), error);
+}
+
+// The client against fakes: the daemon's answers in turn (the last one
+// repeated), scontrol's result; records the GETs, the commands, the sleeps.
+struct Fake {
+  std::vector<HttpGetResult> answers;
+  bool update_ok = true;
+  std::size_t gets = 0;
+  std::vector<std::vector<std::string>> runs;
+  std::vector<std::chrono::milliseconds> slept;
+  std::string target;
+
+  int run(ibfx::JobReceiptOptions o) {
+    o.job_id = o.job_id == 0 ? 4711 : o.job_id;
+    return ibfx::run_job_receipt(
+        o,
+        [&](const ibfx::HttpGetRequest& r) {
+          target = r.target;
+          return answers[std::min(gets++, answers.size() - 1)];
+        },
+        [&](const std::vector<std::string>& argv, std::chrono::steady_clock::time_point) {
+          runs.push_back(argv);
+          ibfx::CommandResult c;
+          c.ok = update_ok;
+          if (!c.ok) c.error = "exited with status 1";
+          return c;
+        },
+        [&](std::chrono::milliseconds d) { slept.push_back(d); });
+  }
+};
+
+const char* kEnded = R"({"job_id":4711,"line":"network: clean","verdict":"clean","running":false})";
+const char* kRunning =
+    R"({"job_id":4711,"line":"network: clean","verdict":"clean","running":true})";
+
+}  // namespace
+
+TEST_CASE("job-receipt arguments: the job from --job or SLURM_JOB_ID, checked", "[receipts]") {
+  std::string error;
+  auto o = parse({"--job=4711", "--wait=5s", "--set-comment", "--url", "http://mgmt:9690"}, error);
+  REQUIRE(o);
+  CHECK(o->job_id == 4711);
+  CHECK(o->wait == std::chrono::seconds(5));
+  CHECK(o->set_comment);
+  CHECK(o->field == "AdminComment");
+  CHECK(o->url == "http://mgmt:9690");
+
+  ::setenv("SLURM_JOB_ID", "812", 1);
+  o = parse({}, error);
+  REQUIRE(o);
+  CHECK(o->job_id == 812);
+  ::unsetenv("SLURM_JOB_ID");
+
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{},
+                                             {"--job=0"},
+                                             {"--job=12x"},
+                                             {"--job=1", "--url=ftp://x:1"},
+                                             {"--job=1", "--field=Reason"},
+                                             {"--job=1", "--wait=2h"},
+                                             {"--job=1", "--scontrol=scontrol"},
+                                             {"--job=1", "--user=u"},
+                                             {"--job=1", "--bogus"}}) {
+    INFO(bad.size());
+    error.clear();
+    CHECK_FALSE(parse(bad, error));
+    CHECK_FALSE(error.empty());
+  }
+}
+
+TEST_CASE("job-receipt reads the daemon's answer, never trusting its line", "[receipts]") {
+  ReceiptReply r = ibfx::read_receipt_reply(answered(200, kEnded));
+  CHECK(r.state == ReceiptReply::State::kEnded);
+  CHECK(r.line == "network: clean");
+  CHECK(ibfx::read_receipt_reply(answered(200, kRunning)).state == ReceiptReply::State::kRunning);
+  r = ibfx::read_receipt_reply(answered(404, R"({"error":"no receipt for job 4711"})"));
+  CHECK(r.state == ReceiptReply::State::kUnknownJob);
+  CHECK(r.error == "no receipt for job 4711");
+  CHECK(ibfx::read_receipt_reply(answered(500, "")).state == ReceiptReply::State::kNoAnswer);
+  CHECK(ibfx::read_receipt_reply(answered(200, "<html>")).state == ReceiptReply::State::kNoAnswer);
+  HttpGetResult down;
+  down.outcome = HttpGetResult::Outcome::kFailed;
+  down.error = "connection refused";
+  CHECK(ibfx::read_receipt_reply(down).state == ReceiptReply::State::kNoAnswer);
+  // Quotes, a newline, a '$' and a backtick in the line: made safe for scontrol.
+  r = ibfx::read_receipt_reply(
+      answered(200, R"({"line":"network: \"x\"\n$(rm) `y`","running":false})"));
+  CHECK(r.line ==
+        "network: ?x??"
+        "?(rm) ?y?");
+}
+
+TEST_CASE("job-receipt polls until the job ended, then sets AdminComment", "[receipts]") {
+  Fake f;
+  f.answers = {answered(404, R"({"error":"no receipt"})"), answered(200, kRunning),
+               answered(200, kEnded)};
+  ibfx::JobReceiptOptions o;
+  o.set_comment = true;
+  o.wait = std::chrono::seconds(30);
+  CHECK(f.run(o) == ibfx::kReceiptPrinted);
+  CHECK(f.target == "/jobs/4711");
+  CHECK(f.gets == 3);
+  CHECK(f.slept.size() == 2);
+  REQUIRE(f.runs.size() == 1);
+  CHECK(f.runs[0] == std::vector<std::string>{"/usr/bin/scontrol", "update", "JobId=4711",
+                                              "AdminComment=network: clean"});
+
+  // --field=Comment; scontrol refusing is said.
+  Fake g;
+  g.answers = {answered(200, kEnded)};
+  g.update_ok = false;
+  o.field = "Comment";
+  CHECK(g.run(o) == ibfx::kReceiptSetFailed);
+  REQUIRE(g.runs.size() == 1);
+  CHECK(g.runs[0][3] == "Comment=network: clean");
+
+  // Without --set-comment: printed only.
+  Fake h;
+  h.answers = {answered(200, kEnded)};
+  o.set_comment = false;
+  CHECK(h.run(o) == ibfx::kReceiptPrinted);
+  CHECK(h.runs.empty());
+}
+
+TEST_CASE("job-receipt gives up after --wait: still running, unknown, or no daemon", "[receipts]") {
+  ibfx::JobReceiptOptions o;
+  o.set_comment = true;
+  o.wait = std::chrono::milliseconds(0);
+  Fake running;
+  running.answers = {answered(200, kRunning)};
+  CHECK(running.run(o) == ibfx::kReceiptNotYet);
+  CHECK(running.runs.empty());
+  Fake unknown;
+  unknown.answers = {answered(404, "{}")};
+  CHECK(unknown.run(o) == ibfx::kReceiptNotYet);
+  Fake down;
+  down.answers = {answered(503, "no sweep")};
+  CHECK(down.run(o) == ibfx::kReceiptNoDaemon);
+  CHECK(down.runs.empty());
+}

@@ -1,0 +1,123 @@
+#include "daemon/receipts_stage.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test/support/temp_dir.h"
+
+namespace {
+
+ibfx::Config receipts_config(bool jobs_on, bool receipts_on = true) {
+  ibfx::Config c;
+  c.jobs.source = jobs_on ? "slurmrestd" : "none";
+  c.receipts.enabled = receipts_on;
+  return c;
+}
+
+std::shared_ptr<const std::vector<ibfx::SlurmJob>> job_list(std::vector<std::uint64_t> ids) {
+  auto list = std::make_shared<std::vector<ibfx::SlurmJob>>();
+  for (const std::uint64_t id : ids) {
+    ibfx::SlurmJob j;
+    j.job_id = id;
+    j.name = "train";
+    j.user = "alice";
+    j.partition = "gpu";
+    j.hosts = {"gpu0001"};
+    j.start_time = 1764763000;
+    list->push_back(std::move(j));
+  }
+  return list;
+}
+
+// One sweep at `now`, the job source polled then and listing `ids`.
+ibfx::ReceiptSweepInput sweep(double now, std::vector<std::uint64_t> ids) {
+  ibfx::ReceiptSweepInput in;
+  in.now = now;
+  in.jobs = job_list(std::move(ids));
+  in.jobs_polled_at = now;
+  in.source_up = true;
+  return in;
+}
+
+std::uint64_t total(const ibfx::ReceiptsView& v) {
+  std::uint64_t n = 0;
+  for (const std::uint64_t c : v.finished) n += c;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("ReceiptsStage is off without a job source or with receipts.enabled false",
+          "[receipts]") {
+  for (const auto& config : {receipts_config(false), receipts_config(true, false)}) {
+    ibfx::ReceiptsStage stage(config);
+    CHECK_FALSE(stage.on());
+    stage.observe(sweep(1764763200, {4711}));
+    stage.observe(sweep(1764763260, {}));
+    CHECK_FALSE(stage.view().enabled);
+    CHECK(total(stage.view()) == 0);
+    CHECK(stage.stats().running == 0);
+    ibfx::JobReceipt r;
+    CHECK_FALSE(stage.peek(4711, 1764763260, r));
+    REQUIRE(stage.store() != nullptr);
+    CHECK_FALSE(stage.store()->find(4711));
+  }
+}
+
+TEST_CASE("ReceiptsStage: a running job is peeked at, its end goes to the store and the counters",
+          "[receipts]") {
+  ibfx::ReceiptsStage stage(receipts_config(true));
+  REQUIRE(stage.on());
+  CHECK(stage.view().enabled);
+  CHECK(total(stage.view()) == 0);
+  stage.observe(sweep(1764763200, {4711, 4712}));
+  stage.observe(sweep(1764763260, {4711, 4712}));
+  CHECK(stage.stats().running == 2);
+  ibfx::JobReceipt r;
+  REQUIRE(stage.peek(4711, 1764763260, r));
+  CHECK(r.job_id == 4711);
+  CHECK_FALSE(stage.peek(9999, 1764763260, r));
+  // 4711 leaves the running list at a newer poll: finished.
+  stage.observe(sweep(1764763320, {4712}));
+  CHECK(stage.stats().running == 1);
+  CHECK(total(stage.view()) == 1);
+  const auto stored = stage.store()->find(4711);
+  REQUIRE(stored);
+  CHECK(stored->hosts == std::vector<std::string>{"gpu0001"});
+  CHECK(stage.view().finished[static_cast<std::size_t>(stored->verdict)] == 1);
+  CHECK(stage.stats().stored == 1);
+  CHECK_FALSE(stage.peek(4711, 1764763320, r));
+
+  // Jobs turned off by a reload: the running job is dropped, not finished.
+  stage.reload(receipts_config(false));
+  CHECK_FALSE(stage.on());
+  CHECK(stage.stats().running == 0);
+  CHECK(stage.store()->find(4711));
+  CHECK_FALSE(stage.store()->find(4712));
+}
+
+TEST_CASE("ReceiptsStage keeps receipts and running jobs across a restart", "[receipts]") {
+  ibfx::test::TempDir dir;
+  {
+    ibfx::ReceiptsStage stage(receipts_config(true));
+    stage.keep_in(dir.path());
+    stage.observe(sweep(1764763200, {4711, 4712}));
+    stage.observe(sweep(1764763260, {4712}));
+    REQUIRE(stage.store()->find(4711));
+    stage.stop();
+    CHECK(stage.stats().write_failures == 0);
+  }
+  ibfx::ReceiptsStage again(receipts_config(true));
+  again.keep_in(dir.path());
+  CHECK(again.store()->find(4711));
+  // 4712 was running: restored, and its receipt finished when it ends.
+  CHECK(again.stats().running == 1);
+  ibfx::JobReceipt r;
+  CHECK(again.peek(4712, 1764763300, r));
+  again.observe(sweep(1764763320, {}));
+  const auto ended = again.store()->find(4712);
+  REQUIRE(ended);
+  CHECK(ended->missed_seconds > 0);
+}
