@@ -1,11 +1,17 @@
 #include "daemon/receipts_stage.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "base/utc_time.h"
 #include "test/support/temp_dir.h"
+
+// Times a few minutes ago: the store keeps receipts receipts.keep_age
+// back from the real clock, so a restart must find them within it.
+const double kT0 = std::floor(ibfx::unix_seconds_now()) - 600;
 
 namespace {
 
@@ -25,7 +31,7 @@ std::shared_ptr<const std::vector<ibfx::SlurmJob>> job_list(std::vector<std::uin
     j.user = "alice";
     j.partition = "gpu";
     j.hosts = {"gpu0001"};
-    j.start_time = 1764763000;
+    j.start_time = static_cast<std::int64_t>(kT0);
     list->push_back(std::move(j));
   }
   return list;
@@ -54,13 +60,13 @@ TEST_CASE("ReceiptsStage is off without a job source or with receipts.enabled fa
   for (const auto& config : {receipts_config(false), receipts_config(true, false)}) {
     ibfx::ReceiptsStage stage(config);
     CHECK_FALSE(stage.on());
-    stage.observe(sweep(1764763200, {4711}));
-    stage.observe(sweep(1764763260, {}));
+    stage.observe(sweep((kT0 + 200), {4711}));
+    stage.observe(sweep((kT0 + 260), {}));
     CHECK_FALSE(stage.view().enabled);
     CHECK(total(stage.view()) == 0);
     CHECK(stage.stats().running == 0);
     ibfx::JobReceipt r;
-    CHECK_FALSE(stage.peek(4711, 1764763260, r));
+    CHECK_FALSE(stage.peek(4711, (kT0 + 260), r));
     REQUIRE(stage.store() != nullptr);
     CHECK_FALSE(stage.store()->find(4711));
   }
@@ -72,15 +78,15 @@ TEST_CASE("ReceiptsStage: a running job is peeked at, its end goes to the store 
   REQUIRE(stage.on());
   CHECK(stage.view().enabled);
   CHECK(total(stage.view()) == 0);
-  stage.observe(sweep(1764763200, {4711, 4712}));
-  stage.observe(sweep(1764763260, {4711, 4712}));
+  stage.observe(sweep((kT0 + 200), {4711, 4712}));
+  stage.observe(sweep((kT0 + 260), {4711, 4712}));
   CHECK(stage.stats().running == 2);
   ibfx::JobReceipt r;
-  REQUIRE(stage.peek(4711, 1764763260, r));
+  REQUIRE(stage.peek(4711, (kT0 + 260), r));
   CHECK(r.job_id == 4711);
-  CHECK_FALSE(stage.peek(9999, 1764763260, r));
+  CHECK_FALSE(stage.peek(9999, (kT0 + 260), r));
   // 4711 leaves the running list at a newer poll: finished.
-  stage.observe(sweep(1764763320, {4712}));
+  stage.observe(sweep((kT0 + 320), {4712}));
   CHECK(stage.stats().running == 1);
   CHECK(total(stage.view()) == 1);
   const auto stored = stage.store()->find(4711);
@@ -88,7 +94,7 @@ TEST_CASE("ReceiptsStage: a running job is peeked at, its end goes to the store 
   CHECK(stored->hosts == std::vector<std::string>{"gpu0001"});
   CHECK(stage.view().finished[static_cast<std::size_t>(stored->verdict)] == 1);
   CHECK(stage.stats().stored == 1);
-  CHECK_FALSE(stage.peek(4711, 1764763320, r));
+  CHECK_FALSE(stage.peek(4711, (kT0 + 320), r));
 
   // Jobs turned off by a reload: the running job is dropped, not finished.
   stage.reload(receipts_config(false));
@@ -103,8 +109,8 @@ TEST_CASE("ReceiptsStage keeps receipts and running jobs across a restart", "[re
   {
     ibfx::ReceiptsStage stage(receipts_config(true));
     stage.keep_in(dir.path());
-    stage.observe(sweep(1764763200, {4711, 4712}));
-    stage.observe(sweep(1764763260, {4712}));
+    stage.observe(sweep((kT0 + 200), {4711, 4712}));
+    stage.observe(sweep((kT0 + 260), {4712}));
     REQUIRE(stage.store()->find(4711));
     stage.stop();
     CHECK(stage.stats().write_failures == 0);
@@ -115,8 +121,8 @@ TEST_CASE("ReceiptsStage keeps receipts and running jobs across a restart", "[re
   // 4712 was running: restored, and its receipt finished when it ends.
   CHECK(again.stats().running == 1);
   ibfx::JobReceipt r;
-  CHECK(again.peek(4712, 1764763300, r));
-  again.observe(sweep(1764763320, {}));
+  CHECK(again.peek(4712, (kT0 + 300), r));
+  again.observe(sweep((kT0 + 320), {}));
   const auto ended = again.store()->find(4712);
   REQUIRE(ended);
   CHECK(ended->missed_seconds > 0);
