@@ -4,17 +4,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analysis/json_fields.h"
 #include "base/utc_time.h"
 
 namespace ibfx {
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) {
-  // Node descriptions are arbitrary bytes: invalid UTF-8 becomes U+FFFD.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-}
 
 // Why no verdict can be given for the snapshot as a whole, or "".
 std::string stale_reason(const Snapshot& s, double now) {
@@ -117,7 +113,7 @@ NodeHealthAnswer unknown(int status, std::string_view host, const std::string& w
     j["host"] = std::string(host);
     j["verdict"] = "unknown";
     j["reason"] = why;
-    a.body = dump(j);
+    a.body = json_fields::dump(j) + "\n";
   }
   return a;
 }
@@ -144,7 +140,7 @@ NodeHealthAnswer render_node_health(const Snapshot& s, std::string_view host, do
   json j = host_json(s, *h);
   j["sweep_timestamp"] = s.sweep_timestamp_seconds;
   j["recover_after_seconds"] = s.nodes->recover_after_seconds;
-  a.body = dump(j);
+  a.body = json_fields::dump(j) + "\n";
   return a;
 }
 
@@ -175,7 +171,7 @@ NodeHealthAnswer render_nodes_health(const Snapshot& s, double now, bool text) {
     if (h.verdict != NodeVerdict::kHealthy) nodes.push_back(host_summary(h));
   }
   j["nodes"] = std::move(nodes);
-  a.body = dump(j);
+  a.body = json_fields::dump(j) + "\n";
   return a;
 }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "analysis/json_fields.h"
 #include "base/log_text.h"
 #include "base/utc_time.h"
 #include "receipts/receipt_json.h"
@@ -15,11 +16,6 @@ using nlohmann::json;
 constexpr std::string_view kJsonType = "application/json";
 constexpr std::string_view kTextType = "text/plain; charset=utf-8";
 constexpr std::size_t kUserMax = 64;
-
-std::string dump(const json& j) {
-  // Slurm's names are arbitrary bytes: invalid UTF-8 becomes U+FFFD.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-}
 
 // receipt_to_json's object, with whether the job still runs. The JSON is
 // the receipts layer's (receipt_json.h); only "running" is added here.
@@ -61,7 +57,7 @@ ReceiptAnswer receipt_error(int status, const std::string& message, bool text) {
     a.content_type = std::string(kJsonType);
     json j;
     j["error"] = message;
-    a.body = dump(j);
+    a.body = json_fields::dump(j) + "\n";
   }
   return a;
 }
@@ -75,7 +71,7 @@ ReceiptAnswer render_receipt(const JobReceipt& receipt, bool running, bool text)
     if (running) a.body = "running: the receipt it would get if it ended now\n" + a.body;
   } else {
     a.content_type = std::string(kJsonType);
-    a.body = dump(receipt_object(receipt, running));
+    a.body = json_fields::dump(receipt_object(receipt, running)) + "\n";
   }
   return a;
 }
@@ -129,7 +125,7 @@ ReceiptAnswer render_receipt_list(const std::vector<JobReceipt>& receipts, bool 
   json j;
   j["count"] = receipts.size();
   j["receipts"] = std::move(list);
-  a.body = dump(j);
+  a.body = json_fields::dump(j) + "\n";
   return a;
 }
 

@@ -23,6 +23,8 @@ class Node;
 namespace ibfx {
 
 using Duration = std::chrono::milliseconds;
+// A setting's duration in seconds, for arithmetic on Unix times.
+inline double seconds_of(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 struct MadConfig {
   int global_inflight = 128;    // MADs outstanding on the whole fabric

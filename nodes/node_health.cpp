@@ -12,8 +12,6 @@
 namespace ibfx {
 namespace {
 
-double seconds_of(Duration d) { return std::chrono::duration<double>(d).count(); }
-
 // The conditions that take a host out of service. ber_warning does not:
 // the link works, and the warning band is where a cable is watched, not
 // pulled (docs/links.md); nor does length_outlier, which never alarms.

@@ -115,7 +115,7 @@ class Reader {
   std::string& error_;
 };
 
-std::string percent(double share) {
+std::string percent_tenths(double share) {
   std::array<char, 32> buf{};
   std::snprintf(buf.data(), buf.size(), "%.1f %%", 100 * share);
   return buf.data();
@@ -311,7 +311,7 @@ std::string receipt_to_text(const JobReceipt& r) {
   t += "\n";
   t += "traffic: sent " + whole(r.bytes_sent) + " B, received " + whole(r.bytes_received) + " B";
   if (r.cross_spine_share >= 0) {
-    t += ", " + percent(r.cross_spine_share) + " across a spine (" +
+    t += ", " + percent_tenths(r.cross_spine_share) + " across a spine (" +
          std::string(cross_spine_basis_name(r.cross_spine_basis)) + ")";
   }
   t += "\n";
@@ -319,22 +319,23 @@ std::string receipt_to_text(const JobReceipt& r) {
     t += "  rail " + (rail.rail < 0 ? std::string("?") : std::to_string(rail.rail)) + ": sent " +
          whole(rail.bytes_sent) + " B, received " + whole(rail.bytes_received) + " B\n";
   }
-  t += "stall: " + percent(r.stall_ratio()) + " of " + whole(r.port_seconds) + " port-seconds\n";
+  t += "stall: " + percent_tenths(r.stall_ratio()) + " of " + whole(r.port_seconds) +
+       " port-seconds\n";
   if (r.stall_seconds > 0) {
     const double s = r.stall_seconds;
-    t += "  self " + percent(r.self_stall_seconds / s) + ", other jobs " +
-         percent(r.other_jobs_stall_seconds / s) + ", unattributed " +
-         percent(r.unattributed_stall_seconds / s) + ", outside trees " +
-         percent(r.outside_trees_stall_seconds / s) + "\n";
+    t += "  self " + percent_tenths(r.self_stall_seconds / s) + ", other jobs " +
+         percent_tenths(r.other_jobs_stall_seconds / s) + ", unattributed " +
+         percent_tenths(r.unattributed_stall_seconds / s) + ", outside trees " +
+         percent_tenths(r.outside_trees_stall_seconds / s) + "\n";
     for (const ReceiptCulprit& c : r.culprits) {
-      t += "  job " + std::to_string(c.job_id) + ": " + percent(c.stall_seconds / s) + "\n";
+      t += "  job " + std::to_string(c.job_id) + ": " + percent_tenths(c.stall_seconds / s) + "\n";
     }
     t += "  worst port: " + printable(r.worst_port.device) + " on " + printable(r.worst_port.host) +
-         " port " + std::to_string(r.worst_port.port) + ", " + percent(r.worst_port.stall_ratio) +
-         "\n";
+         " port " + std::to_string(r.worst_port.port) + ", " +
+         percent_tenths(r.worst_port.stall_ratio) + "\n";
     if (r.worst_minute > 0) {
       t += "  worst minute: " + utc_time_text(r.worst_minute) + ", " +
-           percent(r.worst_minute_ratio) + "\n";
+           percent_tenths(r.worst_minute_ratio) + "\n";
     }
   }
   for (const ReceiptLinkIssue& l : r.links) {

@@ -27,8 +27,6 @@ constexpr const char* kFileName = "/receipts.jsonl";
 // A std::map node and an unordered_map entry per receipt, about.
 constexpr std::size_t kIndexBytes = 96;
 
-double seconds_of(Duration d) { return std::chrono::duration<double>(d).count(); }
-
 // Appends `text` to the file at `path`, created when missing.
 bool append_file(const std::string& path, const std::string& text, std::string& error) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);

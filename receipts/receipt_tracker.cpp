@@ -27,8 +27,6 @@ constexpr std::size_t kCrossSpinePairs = 64;
 // must not make one sweep trace every job's pairs at once.
 constexpr std::size_t kCrossSpineJobsPerSweep = 200;
 
-double seconds_of(Duration d) { return std::chrono::duration<double>(d).count(); }
-
 // Which HCA port: the node's GUID and the port number (stable across
 // rediscoveries, unlike node indices).
 using PortId = std::pair<std::uint64_t, std::uint8_t>;

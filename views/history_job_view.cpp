@@ -167,8 +167,14 @@ void append_receipt(std::string& out, const JobReceipt& r) {
     out += "<tr><th>Jobs whose trees it stalled in</th><td>";
     for (std::size_t c = 0; c < r.culprits.size(); ++c) {
       const std::string culprit = std::to_string(r.culprits[c].job_id);
-      out += (c > 0 ? ", " : "") + std::string("<a href=\"/?job=") + culprit + "\">" + culprit +
-             "</a> (" + percent(r.culprits[c].stall_seconds, r.port_seconds) + ")";
+      if (c > 0) out += ", ";
+      out += "<a href=\"/?job=";
+      out += culprit;
+      out += "\">";
+      out += culprit;
+      out += "</a> (";
+      out += percent(r.culprits[c].stall_seconds, r.port_seconds);
+      out += ")";
     }
     out += "</td></tr>\n";
   }
