@@ -5,7 +5,9 @@
 // list, so the client polls until the receipt is an ended job's (or --wait
 // runs out), prints its one line, and with --set-comment writes it into
 // the job's Slurm field (--field, AdminComment by default) with
-// `scontrol update JobId=ID <field>=<line>`: exec'd with its arguments,
+// `scontrol update JobId=ID <field>=<line>`; with --running, a running
+// job's receipt as of now is taken at once (Slurm refuses to update an
+// ended job: the batch script's last step sets it): exec'd with its arguments,
 // never through a shell, the line made safe for scontrol whatever the
 // daemon sent (printable ASCII, no quotes).
 #pragma once
@@ -31,6 +33,9 @@ struct JobReceiptOptions {
   std::string url = "http://127.0.0.1:9690";
   std::chrono::milliseconds wait{60000};  // for an ended job's receipt
   std::chrono::milliseconds poll{2000};   // between two GETs
+  // A running job's receipt as of now is enough: Slurm 22.05 refuses to
+  // update a job that ended, so the job's own last step sets its field.
+  bool running = false;
   bool set_comment = false;
   std::string field = "AdminComment";  // or Comment
   std::string user;                    // basic auth (the daemon's web config)

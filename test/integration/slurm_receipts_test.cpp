@@ -84,6 +84,22 @@ TEST_CASE(
   CHECK(http_get(daemon->port(), "/jobs/999999").status == 404);
   CHECK(http_get(daemon->port(), "/jobs?user=%3Cscript%3E").status == 400);
 
+  // The batch script's last step, while the job still runs (Slurm refuses
+  // to update an ended job): the receipt as of now into the job's Comment.
+  const std::string url = "--url=http://127.0.0.1:" + std::to_string(daemon->port());
+  {
+    const RunResult set =
+        slurm.run({IBFX_DAEMON_PATH, "job-receipt", "--job=" + id, url, "--running",
+                   "--set-comment", "--field=Comment", "--scontrol=/usr/bin/scontrol"},
+                  30s);
+    INFO(set.out << set.err);
+    CHECK(set.exit_code == 0);
+    REQUIRE(set.out.rfind("network: ", 0) == 0);
+    const std::string shown = show_job(slurm, train);
+    INFO(shown);
+    CHECK(shown.find("Comment=" + set.out.substr(0, set.out.size() - 1)) != std::string::npos);
+  }
+
   // Ended: within a sweep and a poll of leaving the running list.
   slurm.cancel(train);
   REQUIRE(slurm.wait_gone(train));
@@ -130,10 +146,10 @@ TEST_CASE(
   // environment): the client prints the line, but Slurm 22.05 refuses to
   // update an ended job's AdminComment or Comment ("Job has already
   // finished"): said, exit status 3 (docs/receipts.md "Into Slurm").
-  const std::string url = "--url=http://127.0.0.1:" + std::to_string(daemon->port());
+  const std::string restarted_url = "--url=http://127.0.0.1:" + std::to_string(daemon->port());
   for (const char* field : {"--field=AdminComment", "--field=Comment"}) {
     const RunResult set =
-        slurm.run({IBFX_DAEMON_PATH, "job-receipt", "--job=" + id, url, "--wait=20s",
+        slurm.run({IBFX_DAEMON_PATH, "job-receipt", "--job=" + id, restarted_url, "--wait=20s",
                    "--set-comment", field, "--scontrol=/usr/bin/scontrol"},
                   30s);
     INFO(field << ": " << set.out << set.err);
@@ -141,5 +157,5 @@ TEST_CASE(
     CHECK(set.out == line + "\n");
     CHECK(set.err.find("Job has already finished") != std::string::npos);
   }
-  CHECK(show_job(slurm, train).find("Comment=network") == std::string::npos);
+  CHECK(show_job(slurm, train).find("AdminComment=network") == std::string::npos);
 }

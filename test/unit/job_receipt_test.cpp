@@ -163,3 +163,33 @@ TEST_CASE("job-receipt gives up after --wait: still running, unknown, or no daem
   CHECK(down.run(o) == ibfx::kReceiptNoDaemon);
   CHECK(down.runs.empty());
 }
+
+TEST_CASE("job-receipt --running takes the running job's receipt as of now and sets Comment",
+          "[receipts]") {
+  // Slurm 22.05 refuses to update an ended job: the batch script's last
+  // step asks for the receipt so far and sets the job's own Comment.
+  std::string error;
+  const auto o =
+      parse({"--job", "4711", "--running", "--set-comment", "--field", "Comment"}, error);
+  REQUIRE(o);
+  CHECK(o->running);
+  CHECK(o->set_comment);
+  Fake f;
+  f.answers = {answered(200, kRunning)};
+  CHECK(f.run(*o) == ibfx::kReceiptPrinted);
+  CHECK(f.gets == 1);
+  CHECK(f.slept.empty());
+  REQUIRE(f.runs.size() == 1);
+  CHECK(f.runs[0] == std::vector<std::string>{"/usr/bin/scontrol", "update", "JobId=4711",
+                                              "Comment=network: clean"});
+  // An ended job's receipt does as well; an unknown job is still not one.
+  Fake ended;
+  ended.answers = {answered(200, kEnded)};
+  CHECK(ended.run(*o) == ibfx::kReceiptPrinted);
+  ibfx::JobReceiptOptions quick = *o;
+  quick.wait = std::chrono::milliseconds(0);
+  Fake unknown;
+  unknown.answers = {answered(404, "{}")};
+  CHECK(unknown.run(quick) == ibfx::kReceiptNotYet);
+  CHECK(unknown.runs.empty());
+}
