@@ -139,11 +139,12 @@ TEST_CASE("Start-up logs the version, the effective configuration and the first 
     REQUIRE(daemon.wait_ready());
     REQUIRE(eventually(
         [&] { return contains(daemon.process().read_stderr(), "first sweep published"); }));
-    const std::regex json(R"re(\{"ts":"[^"]+Z","level":"(debug|info|warn|error)","msg":".*"\})re");
+    const std::regex json_line(
+        R"re(\{"ts":"[^"]+Z","level":"(debug|info|warn|error)","msg":".*"\})re");
     std::size_t n = 0;
     for (const std::string& line : log_lines(daemon.process().read_stderr())) {
       INFO(line);
-      CHECK(std::regex_match(line, json));
+      CHECK(std::regex_match(line, json_line));
       ++n;
     }
     CHECK(n > 3);

@@ -20,8 +20,8 @@ class FabricBuilder {
   // Cables the next free port of `a` to the next free port of `b`; both
   // Active, LinkUp, 4x HDR.
   void link(int a, int b) {
-    FabricNode& na = fabric_.nodes[static_cast<std::size_t>(a)];
-    FabricNode& nb = fabric_.nodes[static_cast<std::size_t>(b)];
+    ibfx::FabricNode& na = fabric_.nodes[static_cast<std::size_t>(a)];
+    ibfx::FabricNode& nb = fabric_.nodes[static_cast<std::size_t>(b)];
     const auto pa = static_cast<std::uint8_t>(na.ports.size() + 1);
     const auto pb = static_cast<std::uint8_t>(nb.ports.size() + 1);
     na.ports.push_back(port(pa, na.lid, b, pb));
@@ -30,14 +30,14 @@ class FabricBuilder {
     nb.num_ports = pb;
   }
 
-  Fabric build() {
+  ibfx::Fabric build() {
     fabric_.index();
     return fabric_;
   }
 
  private:
   int add(NodeType type, std::string description) {
-    FabricNode n;
+    ibfx::FabricNode n;
     n.type = type;
     n.description = std::move(description);
     n.guid = 0x1000 + fabric_.nodes.size();
@@ -46,9 +46,9 @@ class FabricBuilder {
     return static_cast<int>(fabric_.nodes.size() - 1);
   }
 
-  static FabricPort port(std::uint8_t number, std::uint16_t lid, int remote,
-                         std::uint8_t remote_port) {
-    FabricPort p;
+  static ibfx::FabricPort port(std::uint8_t number, std::uint16_t lid, int remote,
+                               std::uint8_t remote_port) {
+    ibfx::FabricPort p;
     p.number = number;
     p.lid = lid;
     p.state = 4;
@@ -60,7 +60,7 @@ class FabricBuilder {
     return p;
   }
 
-  Fabric fabric_;
+  ibfx::Fabric fabric_;
 };
 
 struct RailFabricShape {
@@ -74,7 +74,7 @@ struct RailFabricShape {
 
 // Node indices by role: hca[host][rail], leaf[rail][i], spine[rail][i], core[i].
 struct RailFabric {
-  Fabric fabric;
+  ibfx::Fabric fabric;
   std::vector<std::vector<int>> hca;
   std::vector<std::vector<int>> leaf;
   std::vector<std::vector<int>> spine;

@@ -1,4 +1,4 @@
-// Hand-built Fabric models for unit tests.
+// Hand-built ibfx::Fabric models for unit tests.
 #pragma once
 
 #include "fabric/fabric.h"

@@ -213,9 +213,9 @@ class FakePma final : public MadTransport {
 };
 
 // A FakePma for `fabric`: every node at its LID, its SMA naming its GUID.
-inline FakePma fake_for(const Fabric& fabric) {
+inline FakePma fake_for(const ibfx::Fabric& fabric) {
   FakePma fake;
-  for (const FabricNode& n : fabric.nodes) fake.nodes[n.lid].guid = n.guid;
+  for (const ibfx::FabricNode& n : fabric.nodes) fake.nodes[n.lid].guid = n.guid;
   return fake;
 }
 

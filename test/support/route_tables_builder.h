@@ -9,6 +9,8 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +18,16 @@
 #include "fabric/route_tables.h"
 
 namespace ibfx::test {
+
+// Port number of switch or HCA `node` (an index into f.nodes) cabled to node
+// `remote`.
+inline std::uint8_t port_to(const ibfx::Fabric& f, int node, int remote) {
+  for (const ibfx::FabricPort& p : f.nodes[static_cast<std::size_t>(node)].ports) {
+    if (p.remote_node == remote) return p.number;
+  }
+  throw std::invalid_argument("port_to: node " + std::to_string(node) + " has no link to node " +
+                              std::to_string(remote));
+}
 
 inline ibfx::RouteTables min_hop_tables(const ibfx::Fabric& f) {
   ibfx::RouteTables t;

@@ -38,7 +38,7 @@ inline StatusFixture status_fixture(
         .rails = 2, .leaves_per_rail = 2, .hosts_per_leaf = 2, .spines_per_rail = 2, .cores = 1}) {
   StatusFixture fx;
   fx.rail = rail_fabric(shape);
-  Fabric& f = fx.rail.fabric;
+  ibfx::Fabric& f = fx.rail.fabric;
   for (const auto& [n, name] : rename) {
     if (n >= 0 && static_cast<std::size_t>(n) < f.nodes.size()) {
       f.nodes[static_cast<std::size_t>(n)].description = name;
@@ -50,16 +50,16 @@ inline StatusFixture status_fixture(
   fx.narrow_leaf = fx.rail.leaf.back().back();
   // leaf-r1-1's first uplink (after its hosts' ports) trained at 1x, both ends.
   {
-    FabricNode& leaf = f.nodes[static_cast<std::size_t>(fx.narrow_leaf)];
-    FabricPort& up = leaf.ports[static_cast<std::size_t>(shape.hosts_per_leaf)];
+    ibfx::FabricNode& leaf = f.nodes[static_cast<std::size_t>(fx.narrow_leaf)];
+    ibfx::FabricPort& up = leaf.ports[static_cast<std::size_t>(shape.hosts_per_leaf)];
     up.width_active = 1;
-    FabricNode& spine = f.nodes[static_cast<std::size_t>(up.remote_node)];
-    for (FabricPort& p : spine.ports) {
+    ibfx::FabricNode& spine = f.nodes[static_cast<std::size_t>(up.remote_node)];
+    for (ibfx::FabricPort& p : spine.ports) {
       if (p.remote_node == fx.narrow_leaf && p.remote_port == up.number) p.width_active = 1;
     }
   }
   f.local_node = f.nodes[static_cast<std::size_t>(fx.rail.hca[0].back())].guid;
-  auto fabric = std::make_shared<const Fabric>(f);
+  auto fabric = std::make_shared<const ibfx::Fabric>(f);
   CounterAccumulator acc;
   SweepResult sweep;
   sweep.nodes.resize(f.nodes.size(), NodeSweep{.swept = true, .reached = true, .answered = true});
@@ -81,7 +81,7 @@ inline StatusFixture status_fixture(
   AnalysisResult& a = snap->analysis.result;
   for (std::size_t n = 0; n < f.nodes.size(); ++n) {
     for (std::uint32_t i = 0; i < f.nodes[n].ports.size(); ++i) {
-      const FabricPort& fp = f.nodes[n].ports[i];
+      const ibfx::FabricPort& fp = f.nodes[n].ports[i];
       PortScore ps;
       ps.node = static_cast<std::int32_t>(n);
       ps.port_index = i;
@@ -171,7 +171,7 @@ inline StatusEvent active_status_event() {
 // longer in the fabric.
 inline std::shared_ptr<const LinkHealthReport> unhealthy_links(const StatusFixture& fx) {
   auto r = std::make_shared<LinkHealthReport>();
-  const Fabric& f = fx.rail.fabric;
+  const ibfx::Fabric& f = fx.rail.fabric;
   const int hca = fx.rail.hca[0][0];
   const int leaf = fx.root_leaf;
   const int other_leaf = fx.rail.leaf[0].back();
@@ -204,13 +204,13 @@ inline std::shared_ptr<const LinkHealthReport> unhealthy_links(const StatusFixtu
 // condition.
 inline std::shared_ptr<const LinkHealthReport> length_outlier_links(const StatusFixture& fx) {
   auto links = std::make_shared<LinkHealthReport>(*unhealthy_links(fx));
-  const Fabric& f = fx.rail.fabric;
+  const ibfx::Fabric& f = fx.rail.fabric;
   const int leaf = fx.rail.leaf[0][0];
   // The leaf's last cable (an uplink).
   const auto& ports = f.nodes[static_cast<std::size_t>(leaf)].ports;
   std::size_t i = ports.size() - 1;
   while (i > 0 && !ports[i].linked()) --i;
-  const FabricPort& p = ports[i];
+  const ibfx::FabricPort& p = ports[i];
   const auto far = static_cast<std::size_t>(p.remote_node);
   LinkReport longer;
   longer.a = {f.nodes[static_cast<std::size_t>(leaf)].guid, p.number, leaf,

@@ -92,7 +92,7 @@ Run analyse(const ibfx::Fabric& f, const Interval& in,
   return r;
 }
 
-const ibfx::test::RailFabricShape kShape{
+const ibfx::test::RailFabricShape kCongestionShape{
     .rails = 2, .leaves_per_rail = 4, .hosts_per_leaf = 8, .spines_per_rail = 4, .cores = 0};
 
 // The congestion tree of a root into leaf[0][0]: every rail-0 spine's port
@@ -119,7 +119,7 @@ std::set<Port> tree_into_leaf(const RailFabric& rf, Interval& in, double w1, dou
 
 TEST_CASE("incast onto an HCA: the full leaf port is the root, the stalled spines its victims",
           "[congestion]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kCongestionShape);
   Interval in;
   const int leaf = rf.leaf[0][0];
   const Port root{leaf, towards(rf.fabric, leaf, rf.hca[0][0])};
@@ -156,7 +156,7 @@ TEST_CASE("incast onto an HCA: the full leaf port is the root, the stalled spine
 }
 
 TEST_CASE("a slow receiver: stalled into an HCA that is not full", "[congestion]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kCongestionShape);
   Interval in;
   const int leaf = rf.leaf[0][0];
   const Port root{leaf, towards(rf.fabric, leaf, rf.hca[3][0])};
@@ -175,7 +175,7 @@ TEST_CASE(
     "a full uplink: oversubscribed when the uplinks are evenly loaded and when the others idle "
     "routing imbalance with the tables' evidence or flow collision without",
     "[congestion]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kCongestionShape);
   const int leaf = rf.leaf[1][2];
   const Port root{leaf, towards(rf.fabric, leaf, rf.spine[1][1])};
   Interval in;
@@ -240,7 +240,7 @@ TEST_CASE(
 
 TEST_CASE("stalled with nothing congested downstream: a degraded link, else unexplained",
           "[congestion]") {
-  RailFabric rf = rail_fabric(kShape);
+  RailFabric rf = rail_fabric(kCongestionShape);
   const int spine = rf.spine[0][2];
   const int leaf = rf.leaf[0][1];
   const Port root{spine, towards(rf.fabric, spine, leaf)};
@@ -273,7 +273,7 @@ TEST_CASE("stalled with nothing congested downstream: a degraded link, else unex
 
 TEST_CASE("symbol errors on a stalled link with a quiet downstream: degraded link",
           "[congestion]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kCongestionShape);
   const int spine = rf.spine[1][0];
   const Port root{spine, towards(rf.fabric, spine, rf.leaf[1][3])};
   Interval in;
@@ -291,7 +291,7 @@ TEST_CASE("symbol errors on a stalled link with a quiet downstream: degraded lin
 
 TEST_CASE("a healthy fabric has no root, and busy ports without victims are not roots",
           "[congestion]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kCongestionShape);
   Interval in;
   in.background_w = 0.03;
   in.background_u = 0.6;
@@ -317,7 +317,7 @@ TEST_CASE("a healthy fabric has no root, and busy ports without victims are not 
 
 TEST_CASE("two trees: each root keeps its own victims, the bigger tree ranks first, top_k",
           "[congestion]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kCongestionShape);
   Interval in;
   const int leaf = rf.leaf[0][0];
   const Port incast{leaf, towards(rf.fabric, leaf, rf.hca[0][0])};

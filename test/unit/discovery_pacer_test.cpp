@@ -7,11 +7,11 @@ using namespace std::chrono_literals;
 
 namespace {
 using Clock = DiscoveryPacer::Clock;
-const Clock::time_point kT0 = Clock::time_point{} + 1000h;
+const Clock::time_point kPacerT0 = Clock::time_point{} + 1000h;
 
-// A pacer whose first discovery, at kT0, succeeded.
+// A pacer whose first discovery, at kPacerT0, succeeded.
 void first_discovery(DiscoveryPacer& pacer) {
-  pacer.started(DiscoveryReason::kStartup, kT0);
+  pacer.started(DiscoveryReason::kStartup, kPacerT0);
   pacer.finished(true, false);
 }
 }  // namespace
@@ -20,14 +20,14 @@ TEST_CASE("DiscoveryPacer: schedule, and a partial discovery retried sooner with
           "[discovery_pacer]") {
   DiscoveryPacer pacer(DiscoveryPacing{.interval = 5min});
   first_discovery(pacer);
-  CHECK(pacer.next().at == kT0 + 5min);
+  CHECK(pacer.next().at == kPacerT0 + 5min);
   CHECK(pacer.next().reason == DiscoveryReason::kScheduled);
 
-  pacer.started(DiscoveryReason::kScheduled, kT0 + 5min);
+  pacer.started(DiscoveryReason::kScheduled, kPacerT0 + 5min);
   pacer.finished(true, true);
-  CHECK(pacer.next().at == kT0 + 5min + 5s);
+  CHECK(pacer.next().at == kPacerT0 + 5min + 5s);
   CHECK(pacer.next().reason == DiscoveryReason::kPartialRetry);
-  auto t = kT0 + 5min + 5s;
+  auto t = kPacerT0 + 5min + 5s;
   std::chrono::milliseconds expected = 10s;
   for (int i = 0; i < 8; ++i) {
     pacer.started(DiscoveryReason::kPartialRetry, t);
@@ -52,7 +52,7 @@ TEST_CASE("DiscoveryPacer: a request every second never makes a discovery storm"
   first_discovery(pacer);
   int runs = 0;
   for (int second = 1; second <= 600; ++second) {
-    const auto now = kT0 + std::chrono::seconds(second);
+    const auto now = kPacerT0 + std::chrono::seconds(second);
     pacer.request(DiscoveryReason::kLidMismatch);
     const auto due = pacer.next();
     if (due.at > now) continue;
@@ -66,7 +66,7 @@ TEST_CASE("DiscoveryPacer: a request every second never makes a discovery storm"
   CHECK(pacer.spacing() == 60s);
 
   // After a quiet spell a request is served after the base spacing again.
-  auto quiet = kT0 + 600s + 10min;
+  auto quiet = kPacerT0 + 600s + 10min;
   pacer.started(DiscoveryReason::kScheduled, quiet);
   pacer.finished(true, false);
   pacer.request(DiscoveryReason::kLinkDown);
@@ -78,7 +78,7 @@ TEST_CASE("DiscoveryPacer: a request every second never makes a discovery storm"
 TEST_CASE("DiscoveryPacer: the worker's requests are never backed off", "[discovery_pacer]") {
   DiscoveryPacer pacer(DiscoveryPacing{.interval = 5min});
   first_discovery(pacer);
-  auto t = kT0;
+  auto t = kPacerT0;
   for (int i = 0; i < 10; ++i) {  // build up the back-off
     pacer.request(DiscoveryReason::kLidMismatch);
     t = std::max(t + 1s, pacer.next().at);
@@ -94,9 +94,9 @@ TEST_CASE("DiscoveryPacer: the worker's requests are never backed off", "[discov
 TEST_CASE("DiscoveryPacer: until the first success, retry every few seconds", "[discovery_pacer]") {
   DiscoveryPacer pacer(DiscoveryPacing{.interval = 5min});
   CHECK(pacer.next().reason == DiscoveryReason::kStartup);
-  pacer.started(DiscoveryReason::kStartup, kT0);
+  pacer.started(DiscoveryReason::kStartup, kPacerT0);
   pacer.finished(false, false);
-  CHECK(pacer.next().at == kT0 + 2s);
+  CHECK(pacer.next().at == kPacerT0 + 2s);
   CHECK(pacer.next().reason == DiscoveryReason::kStartup);
   CHECK(discovery_reason_name(DiscoveryReason::kPartialRetry) == "partial_retry");
 }

@@ -8,12 +8,13 @@
 #include <fstream>
 #include <string>
 
+#include "test/support/text_lines.h"
+
 using namespace ibfx;
 
 namespace {
-bool has_line(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos;
-}
+
+using ibfx::test::has_line;
 }  // namespace
 
 TEST_CASE("ExporterMetrics counts probes and clears the SM guard withheld", "[exporter_metrics]") {

@@ -25,6 +25,7 @@
 #include "test/support/snapshot_support.h"
 #include "test/support/stderr_capture.h"
 #include "test/support/temp_dir.h"
+#include "test/support/text_lines.h"
 #include "test/support/wait_for.h"
 
 using namespace ibfx;
@@ -34,6 +35,8 @@ using ibfx::test::FakePma;
 using ibfx::test::wait_for;
 
 namespace {
+
+using ibfx::test::has_line;
 
 // A FakePma that runs `hook` once, at the first request sent after it is
 // set: something happening in the middle of a sweep.
@@ -210,10 +213,6 @@ const PortView& port_of(const Snapshot& snap, std::uint64_t guid, std::uint8_t n
 }
 
 std::uint64_t total(const PortView& v, Counter c) { return v.totals[static_cast<std::size_t>(c)]; }
-
-bool has_line(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos;
-}
 
 std::string node_up(std::uint64_t guid, int up) {
   return "infiniband_exporter_node_up{node_guid=\"" + guid_hex(guid) + "\"} " + std::to_string(up);

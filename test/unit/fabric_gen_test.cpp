@@ -15,12 +15,12 @@
 
 namespace {
 
-using ibfx::test::Fabric;
+using SimNet = ibfx::test::Fabric;  // not "Fabric": ibfx::Fabric is another type
 using ibfx::test::FatTreeSpec;
 using ibfx::test::NodeRole;
 
 // The checks below read the generated net file back with their own parser
-// rather than trusting Fabric's in-memory graph: the file is what ibsim sees.
+// rather than trusting the generator's in-memory graph: the file is what ibsim sees.
 struct NetNode {
   bool is_switch = false;
   int num_ports = 0;
@@ -152,7 +152,7 @@ std::size_t link_count(const Net& net) {
   return ends / 2;
 }
 
-void require_valid(const Fabric& fabric, const std::string& miscabled = {}) {
+void require_valid(const SimNet& fabric, const std::string& miscabled = {}) {
   const Net net = parse_net(fabric.to_netfile());
   const auto errors = link_errors(net);
   INFO("first error: " << (errors.empty() ? "" : errors.front()));
@@ -179,7 +179,7 @@ FatTreeSpec small_spec(int servers, int rails, int tiers, int radix) {
 }  // namespace
 
 TEST_CASE("fabric_gen: small 2-tier fat tree counts and names", "[fabric_gen]") {
-  const Fabric fabric = ibfx::test::make_fat_tree(small_spec(4, 2, 2, 8));
+  const SimNet fabric = ibfx::test::make_fat_tree(small_spec(4, 2, 2, 8));
   // d = 4 down-ports: one leaf per rail; 2 leaves * 4 uplinks over spines
   // with a spare port for mgmt -> 2 spines, 2 links per leaf/spine pair.
   CHECK(fabric.count(NodeRole::kLeaf) == 2);
@@ -201,7 +201,7 @@ TEST_CASE("fabric_gen: small 2-tier fat tree counts and names", "[fabric_gen]") 
 TEST_CASE("fabric_gen: 2-tier leaves reach every spine evenly", "[fabric_gen]") {
   for (const auto& spec : {small_spec(4, 2, 2, 8), small_spec(6, 3, 2, 8), small_spec(16, 4, 2, 16),
                            small_spec(256, 8, 2, 64), small_spec(33, 4, 2, 32)}) {
-    const Fabric fabric = ibfx::test::make_fat_tree(spec);
+    const SimNet fabric = ibfx::test::make_fat_tree(spec);
     require_valid(fabric);
     const std::size_t spines = fabric.count(NodeRole::kSpine);
     const int d = spec.radix / 2;
@@ -227,7 +227,7 @@ TEST_CASE("fabric_gen: 2-tier leaves reach every spine evenly", "[fabric_gen]") 
 }
 
 TEST_CASE("fabric_gen: leaves per rail and ports within radix", "[fabric_gen]") {
-  const Fabric fabric = ibfx::test::make_fat_tree(small_spec(10, 2, 2, 8));
+  const SimNet fabric = ibfx::test::make_fat_tree(small_spec(10, 2, 2, 8));
   // ceil(10 / 4) = 3 leaves per rail.
   CHECK(fabric.count(NodeRole::kLeaf) == 6);
   CHECK(fabric.find("leaf-r1-03") >= 0);
@@ -241,7 +241,7 @@ TEST_CASE("fabric_gen: leaves per rail and ports within radix", "[fabric_gen]") 
 
 TEST_CASE("fabric_gen: 3-tier fat tree wiring", "[fabric_gen]") {
   const FatTreeSpec spec = small_spec(20, 4, 3, 8);
-  const Fabric fabric = ibfx::test::make_fat_tree(spec);
+  const SimNet fabric = ibfx::test::make_fat_tree(spec);
   require_valid(fabric);
   const int d = spec.radix / 2;
   // 5 leaves per rail, 20 leaves, 5 pods of 4 leaves, 4 spines per pod;
@@ -282,7 +282,7 @@ TEST_CASE("fabric_gen: 3-tier fat tree wiring", "[fabric_gen]") {
 TEST_CASE("fabric_gen: storage nodes get their own leaf", "[fabric_gen]") {
   FatTreeSpec spec = small_spec(4, 2, 2, 16);
   spec.storage_nodes = 3;
-  const Fabric fabric = ibfx::test::make_fat_tree(spec);
+  const SimNet fabric = ibfx::test::make_fat_tree(spec);
   require_valid(fabric);
   CHECK(fabric.count(NodeRole::kStorageLeaf) == 1);
   CHECK(fabric.count(NodeRole::kStorageHca) == 3);
@@ -292,7 +292,7 @@ TEST_CASE("fabric_gen: storage nodes get their own leaf", "[fabric_gen]") {
 
   spec.tiers = 3;
   spec.storage_nodes = 20;  // > 8 down-ports: 3 storage leaves
-  const Fabric three = ibfx::test::make_fat_tree(spec);
+  const SimNet three = ibfx::test::make_fat_tree(spec);
   require_valid(three);
   CHECK(three.count(NodeRole::kStorageLeaf) == 3);
   CHECK(three.find("stor20 mlx5_0") >= 0);
@@ -301,7 +301,7 @@ TEST_CASE("fabric_gen: storage nodes get their own leaf", "[fabric_gen]") {
 TEST_CASE("fabric_gen: management HCA on a full fabric", "[fabric_gen]") {
   // 256 servers x 8 rails on radix 64: 64 full leaves, 32 full spines. The
   // management HCA takes one spine port (one leaf uplink less).
-  const Fabric fabric = ibfx::test::make_fat_tree(small_spec(256, 8, 2, 64));
+  const SimNet fabric = ibfx::test::make_fat_tree(small_spec(256, 8, 2, 64));
   require_valid(fabric);
   const auto& mgmt = fabric.node(0);
   CHECK(fabric.node(mgmt.ports[1].node).role == NodeRole::kSpine);
@@ -315,7 +315,7 @@ constexpr auto k16kBudget = std::chrono::seconds(ibfx::test::kSanitized ? 60 : 5
 
 TEST_CASE("fabric_gen: the 16k preset", "[fabric_gen]") {
   const auto start = std::chrono::steady_clock::now();
-  const Fabric fabric = ibfx::test::make_fat_tree(ibfx::test::preset_16k());
+  const SimNet fabric = ibfx::test::make_fat_tree(ibfx::test::preset_16k());
   const std::string text = fabric.to_netfile();
   const auto elapsed = std::chrono::steady_clock::now() - start;
   CHECK(elapsed < k16kBudget);
@@ -357,7 +357,7 @@ TEST_CASE("fabric_gen: ring and single switch", "[fabric_gen]") {
   ring.servers = 9;
   ring.rails = 1;
   ring.radix = 8;
-  const Fabric r = ibfx::test::make_ring(ring);
+  const SimNet r = ibfx::test::make_ring(ring);
   const Net net = parse_net(r.to_netfile());
   CHECK(link_errors(net).empty());
   CHECK(net.order.front() == "mgmt01 mlx5_0");
@@ -377,7 +377,7 @@ TEST_CASE("fabric_gen: ring and single switch", "[fabric_gen]") {
   single.servers = 3;
   single.rails = 2;
   single.radix = 8;
-  const Fabric s = ibfx::test::make_single_switch(single);
+  const SimNet s = ibfx::test::make_single_switch(single);
   CHECK(link_errors(parse_net(s.to_netfile())).empty());
   CHECK(s.switch_count() == 1);
   CHECK(s.link_count() == 7);
@@ -388,21 +388,21 @@ TEST_CASE("fabric_gen: irregular fabric is deterministic and miscabled once", "[
   ibfx::test::IrregularSpec spec;
   spec.removed_links = 3;
   spec.seed = 42;
-  const Fabric a = ibfx::test::make_irregular(spec);
-  const Fabric b = ibfx::test::make_irregular(spec);
+  const SimNet a = ibfx::test::make_irregular(spec);
+  const SimNet b = ibfx::test::make_irregular(spec);
   CHECK(a.to_netfile() == b.to_netfile());
   spec.seed = 43;
-  const Fabric c = ibfx::test::make_irregular(spec);
+  const SimNet c = ibfx::test::make_irregular(spec);
   CHECK(a.to_netfile() != c.to_netfile());
 
-  for (const Fabric* f : {&a, &c}) {
+  for (const SimNet* f : {&a, &c}) {
     REQUIRE(!f->miscabled_hca.empty());
     require_valid(*f, f->miscabled_hca);
     const auto& hca = f->node(f->find(f->miscabled_hca));
     const auto& leaf = f->node(hca.ports[1].node);
     CHECK(leaf.role == NodeRole::kLeaf);
     CHECK(leaf.rail == (hca.rail + 1) % spec.base.rails);
-    const Fabric base = ibfx::test::make_fat_tree(spec.base);
+    const SimNet base = ibfx::test::make_fat_tree(spec.base);
     CHECK(f->link_count() + f->removed_links.size() == base.link_count());
     std::size_t switch_links_removed = 0;
     for (const auto& [x, y] : f->removed_links) {
@@ -418,7 +418,7 @@ TEST_CASE("fabric_gen: miscabling a full rail displaces an HCA", "[fabric_gen]")
   spec.base = small_spec(8, 2, 2, 8);  // leaves full: no spare down-port
   spec.removed_links = 0;
   spec.seed = 7;
-  const Fabric f = ibfx::test::make_irregular(spec);
+  const SimNet f = ibfx::test::make_irregular(spec);
   require_valid(f, f.miscabled_hca);
   REQUIRE(f.removed_links.size() == 1);
   const int displaced = f.find(f.removed_links.front().first.node);
@@ -427,7 +427,7 @@ TEST_CASE("fabric_gen: miscabling a full rail displaces an HCA", "[fabric_gen]")
 }
 
 TEST_CASE("fabric_gen: sizes and link annotation", "[fabric_gen]") {
-  Fabric fabric = ibfx::test::make_fat_tree(small_spec(4, 2, 2, 8));
+  SimNet fabric = ibfx::test::make_fat_tree(small_spec(4, 2, 2, 8));
   const auto sizes = fabric.sizes();
   CHECK(sizes.nodes > static_cast<int>(fabric.nodes().size()));
   CHECK(sizes.switches > static_cast<int>(fabric.switch_count()));

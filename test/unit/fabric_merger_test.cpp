@@ -10,7 +10,7 @@ using namespace std::chrono_literals;
 namespace {
 
 using Clock = FabricMerger::Clock;
-const Clock::time_point kT0 = Clock::time_point{} + 1000h;
+const Clock::time_point kMergeT0 = Clock::time_point{} + 1000h;
 
 // `f` as a discovery that lost the SMPs to `guid` sees it: the node absent,
 // later nodes one index down, and its neighbours' ports still physically
@@ -49,11 +49,11 @@ TEST_CASE("FabricMerger keeps a node a discovery missed, addressable and cabled"
           "[fabric_merger]") {
   const Fabric full = ibfx::test::star_fabric(3);
   FabricMerger merger(ForgetPolicy{3, 1h});
-  const MergeOutcome first = merger.merge(full, kT0);
+  const MergeOutcome first = merger.merge(full, kMergeT0);
   CHECK(first.seen == 4);
   CHECK(first.missing == 0);
 
-  const MergeOutcome second = merger.merge(missing(full, 0x201), kT0 + 1min);
+  const MergeOutcome second = merger.merge(missing(full, 0x201), kMergeT0 + 1min);
   CHECK(second.seen == 3);
   CHECK(second.missing == 1);
   CHECK(second.forgotten.empty());
@@ -88,17 +88,17 @@ TEST_CASE("FabricMerger forgets a node only after N discoveries and the time", "
     }
   }
   FabricMerger merger(ForgetPolicy{2, 10min});
-  merger.merge(full, kT0);
-  const MergeOutcome second = merger.merge(gone, kT0 + 1min);
+  merger.merge(full, kMergeT0);
+  const MergeOutcome second = merger.merge(gone, kMergeT0 + 1min);
   CHECK(second.missing == 1);
   // Its port is down: the switch, which the discovery did see, says so.
   CHECK_FALSE(port(*second.fabric, 0x200, 1)->up());
   // Two discoveries, but only 2 minutes: kept.
-  const MergeOutcome third = merger.merge(gone, kT0 + 2min);
+  const MergeOutcome third = merger.merge(gone, kMergeT0 + 2min);
   CHECK(third.missing == 1);
   CHECK(third.forgotten.empty());
   // Long enough, and missing again: forgotten, and the link to it ends.
-  const MergeOutcome fourth = merger.merge(gone, kT0 + 12min);
+  const MergeOutcome fourth = merger.merge(gone, kMergeT0 + 12min);
   CHECK(fourth.missing == 0);
   REQUIRE(fourth.forgotten.size() == 1);
   CHECK(fourth.forgotten[0].guid == 0x200);
@@ -115,9 +115,9 @@ TEST_CASE("FabricMerger: time alone never forgets, nor does a node that answers"
   const Fabric full = ibfx::test::star_fabric(2);
   const Fabric gone = missing(full, 0x201);
   FabricMerger merger(ForgetPolicy{3, 1ms});
-  merger.merge(full, kT0);
-  CHECK(merger.merge(gone, kT0 + 10h).missing == 1);
-  CHECK(merger.merge(gone, kT0 + 20h).missing == 1);  // 2 of 3
+  merger.merge(full, kMergeT0);
+  CHECK(merger.merge(gone, kMergeT0 + 10h).missing == 1);
+  CHECK(merger.merge(gone, kMergeT0 + 20h).missing == 1);  // 2 of 3
   // It answered PMA queries at its LID: the count starts again.
   merger.note_answered(0x201);
   const auto later = Clock::now() + 1h;
@@ -130,7 +130,7 @@ TEST_CASE("FabricMerger: time alone never forgets, nor does a node that answers"
 TEST_CASE("FabricMerger keeps what a seen node's lost SMPs did not say", "[fabric_merger]") {
   const Fabric full = ibfx::test::star_fabric(3);
   FabricMerger merger;
-  merger.merge(full, kT0);
+  merger.merge(full, kMergeT0);
   // The switch answered NodeInfo, but its port 0 PortInfo (its LID) and
   // port 2 PortInfo were lost.
   Fabric partial = full;
@@ -143,7 +143,7 @@ TEST_CASE("FabricMerger keeps what a seen node's lost SMPs did not say", "[fabri
   partial.nodes[3].lid = 40;
   partial.nodes[3].ports[0].lid = 40;
   partial.index();
-  const MergeOutcome m = merger.merge(partial, kT0 + 1min);
+  const MergeOutcome m = merger.merge(partial, kMergeT0 + 1min);
   CHECK(m.ports_kept == 1);
   CHECK(m.missing == 0);
   const FabricNode* merged_sw = m.fabric->find(0x100);
@@ -164,9 +164,9 @@ TEST_CASE("FabricMerger keeps what a seen node's lost SMPs did not say", "[fabri
 TEST_CASE("FabricMerger: a node that comes back is present again", "[fabric_merger]") {
   const Fabric full = ibfx::test::star_fabric(2);
   FabricMerger merger(ForgetPolicy{1, 1ms});
-  merger.merge(full, kT0);
-  CHECK(merger.merge(missing(full, 0x201), kT0 + 1min).forgotten.size() == 1);
-  const MergeOutcome back = merger.merge(full, kT0 + 2min);
+  merger.merge(full, kMergeT0);
+  CHECK(merger.merge(missing(full, 0x201), kMergeT0 + 1min).forgotten.size() == 1);
+  const MergeOutcome back = merger.merge(full, kMergeT0 + 2min);
   CHECK(back.missing == 0);
   REQUIRE(back.fabric->find(0x201) != nullptr);
   CHECK(back.fabric->find(0x201)->present);
@@ -180,9 +180,9 @@ TEST_CASE("FabricMerger carries the local port's facts of the latest discovery",
   found.sm_lid = 7;
   found.local_port_state = 4;
   FabricMerger merger(ForgetPolicy{3, 1h});
-  (void)merger.merge(found, kT0);
+  (void)merger.merge(found, kMergeT0);
   found.local_port_state = 2;  // the SM left it in Initialize
-  const MergeOutcome again = merger.merge(found, kT0 + 1min);
+  const MergeOutcome again = merger.merge(found, kMergeT0 + 1min);
   CHECK(again.fabric->local_node == 0x201);
   CHECK(again.fabric->sm_lid == 7);
   CHECK(again.fabric->local_port_state == 2);
@@ -195,7 +195,7 @@ TEST_CASE("FabricMerger keeps each port's LMC with its LID", "[fabric_merger]") 
   full.nodes[2].ports[0].lmc = 2;
   full.index();
   FabricMerger merger;
-  merger.merge(full, kT0);
+  merger.merge(full, kMergeT0);
 
   Fabric partial = full;
   // The switch's port 0 PortInfo was lost: no LID, no LMC on any port.
@@ -212,7 +212,7 @@ TEST_CASE("FabricMerger keeps each port's LMC with its LID", "[fabric_merger]") 
   // gpu0 was given a new LMC by the SM: what is seen wins.
   partial.nodes[1].ports[0].lmc = 0;
   partial.index();
-  const MergeOutcome m = merger.merge(partial, kT0 + 1min);
+  const MergeOutcome m = merger.merge(partial, kMergeT0 + 1min);
   for (int n = 1; n <= 3; ++n) {
     INFO("switch port " << n);
     REQUIRE(port(*m.fabric, 0x100, n) != nullptr);

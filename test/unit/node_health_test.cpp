@@ -77,14 +77,14 @@ const HostHealth& host(const ibfx::NodeHealthReport& r, const std::string& name)
   return *h;
 }
 
-constexpr double kT0 = 1764900000;  // 2025-12-05T02:00:00Z
+constexpr double kHealthT0 = 1764900000;  // 2025-12-05T02:00:00Z
 
 }  // namespace
 
 TEST_CASE("Node health: every host with its HCA ports and rails, healthy when nothing is wrong",
           "[nodes]") {
   Bench b;
-  const auto r = b.judge({}, kT0);
+  const auto r = b.judge({}, kHealthT0);
   CHECK(r->hosts.size() == 22);
   const HostHealth& h = host(*r, "gpu01");
   CHECK(h.verdict == NodeVerdict::kHealthy);
@@ -102,7 +102,7 @@ TEST_CASE("Node health: every host with its HCA ports and rails, healthy when no
 TEST_CASE("Node health: a host missing a rail its peers have is unhealthy, a storage host is not",
           "[nodes]") {
   Bench b;
-  const auto r = b.judge({}, kT0);
+  const auto r = b.judge({}, kHealthT0);
   const HostHealth& short_one = host(*r, "gpu05");
   CHECK(short_one.verdict == NodeVerdict::kUnhealthy);
   CHECK(short_one.rails_active == 1);
@@ -121,20 +121,23 @@ TEST_CASE("Node health: a host missing a rail its peers have is unhealthy, a sto
 TEST_CASE("Node health: a down cable drains its host with the port, the far end and the time",
           "[nodes]") {
   Bench b;
-  const auto r = b.judge({b.fault("gpu03 mlx5_1", LinkCondition::kDown, kT0 - 13 * 60)}, kT0);
+  const auto r =
+      b.judge({b.fault("gpu03 mlx5_1", LinkCondition::kDown, kHealthT0 - 13 * 60)}, kHealthT0);
   const HostHealth& h = host(*r, "gpu03");
   CHECK(h.verdict == NodeVerdict::kUnhealthy);
   CHECK(h.reason == "ibfx: mlx5_1 down (leaf1 p3) since 01:47Z, 1 of 2 rails active");
   CHECK(h.rails_active == 1);
-  CHECK(h.since == kT0);
+  CHECK(h.since == kHealthT0);
   CHECK(h.ports[1].condition == LinkCondition::kDown);
   CHECK_FALSE(h.ports[1].active);
   CHECK(host(*r, "gpu04").verdict == NodeVerdict::kHealthy);
   // A BER warning is watched, not drained.
-  const auto w = b.judge({b.fault("gpu07 mlx5_0", LinkCondition::kBerWarning, kT0)}, kT0 + 10);
+  const auto w =
+      b.judge({b.fault("gpu07 mlx5_0", LinkCondition::kBerWarning, kHealthT0)}, kHealthT0 + 10);
   CHECK(host(*w, "gpu07").verdict == NodeVerdict::kHealthy);
   // A cable longer than its peers (link_round_trip) is informational only.
-  const auto l = b.judge({b.fault("gpu08 mlx5_0", LinkCondition::kLengthOutlier, kT0)}, kT0 + 20);
+  const auto l =
+      b.judge({b.fault("gpu08 mlx5_0", LinkCondition::kLengthOutlier, kHealthT0)}, kHealthT0 + 20);
   CHECK(host(*l, "gpu08").verdict == NodeVerdict::kHealthy);
 }
 
@@ -143,21 +146,21 @@ TEST_CASE("Node health: sticky recovery, a host stays unhealthy for recover_afte
   ibfx::NodesConfig config;
   config.recover_after = std::chrono::minutes(10);
   Bench b(config);
-  b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kFlapping, kT0)}, kT0);
+  b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kFlapping, kHealthT0)}, kHealthT0);
   // Cleared at +60 s: still unhealthy, with the last reason, until +660 s.
-  auto r = b.judge({}, kT0 + 60);
+  auto r = b.judge({}, kHealthT0 + 60);
   CHECK(host(*r, "gpu02").verdict == NodeVerdict::kUnhealthy);
   CHECK(host(*r, "gpu02").reason.starts_with("ibfx: mlx5_0 flapping"));
-  CHECK(host(*r, "gpu02").recover_at == kT0 + 600);
+  CHECK(host(*r, "gpu02").recover_at == kHealthT0 + 600);
   // Flaps again: the spell goes on from its start.
-  r = b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kFlapping, kT0)}, kT0 + 300);
-  CHECK(host(*r, "gpu02").since == kT0);
+  r = b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kFlapping, kHealthT0)}, kHealthT0 + 300);
+  CHECK(host(*r, "gpu02").since == kHealthT0);
   CHECK(host(*r, "gpu02").recover_at == 0);
-  r = b.judge({}, kT0 + 310);
+  r = b.judge({}, kHealthT0 + 310);
   CHECK(host(*r, "gpu02").verdict == NodeVerdict::kUnhealthy);
-  r = b.judge({}, kT0 + 899);
+  r = b.judge({}, kHealthT0 + 899);
   CHECK(host(*r, "gpu02").verdict == NodeVerdict::kUnhealthy);
-  r = b.judge({}, kT0 + 900);
+  r = b.judge({}, kHealthT0 + 900);
   CHECK(host(*r, "gpu02").verdict == NodeVerdict::kHealthy);
   CHECK(host(*r, "gpu02").since == 0);
 }
@@ -170,13 +173,14 @@ TEST_CASE("Node health: the blast-radius guard calls many hosts at once a fabric
   config.incident_window = std::chrono::minutes(5);
   Bench b(config);
   // gpu02's cable went an hour before: its own fault, drained.
-  b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kDown, kT0)}, kT0);
-  std::vector<ibfx::LinkReport> leaf1_lost = {b.fault("gpu02 mlx5_0", LinkCondition::kDown, kT0)};
+  b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kDown, kHealthT0)}, kHealthT0);
+  std::vector<ibfx::LinkReport> leaf1_lost = {
+      b.fault("gpu02 mlx5_0", LinkCondition::kDown, kHealthT0)};
   for (int h = 10; h <= 20; ++h) {
     leaf1_lost.push_back(
-        b.fault("gpu" + std::to_string(h) + " mlx5_1", LinkCondition::kDown, kT0 + 3600));
+        b.fault("gpu" + std::to_string(h) + " mlx5_1", LinkCondition::kDown, kHealthT0 + 3600));
   }
-  auto r = b.judge(leaf1_lost, kT0 + 3600);
+  auto r = b.judge(leaf1_lost, kHealthT0 + 3600);
   CHECK(r->incident == 11);
   CHECK(r->unhealthy == 2);  // gpu02 and gpu05 (its missing rail)
   CHECK(host(*r, "gpu02").verdict == NodeVerdict::kUnhealthy);
@@ -184,15 +188,15 @@ TEST_CASE("Node health: the blast-radius guard calls many hosts at once a fabric
   CHECK(hit.verdict == NodeVerdict::kIncident);
   CHECK(hit.reason.starts_with("ibfx: fabric incident (11 hosts): mlx5_1 down"));
   // Past the window, the leaf still down: still an incident, never drained.
-  r = b.judge(leaf1_lost, kT0 + 3600 + 900);
+  r = b.judge(leaf1_lost, kHealthT0 + 3600 + 900);
   CHECK(host(*r, "gpu15").verdict == NodeVerdict::kIncident);
   // The leaf back: healthy after recovery, not unhealthy in between.
-  r = b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kDown, kT0)}, kT0 + 3600 + 1000);
+  r = b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kDown, kHealthT0)}, kHealthT0 + 3600 + 1000);
   CHECK(host(*r, "gpu15").verdict == NodeVerdict::kIncident);
-  r = b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kDown, kT0)}, kT0 + 3600 + 1600);
+  r = b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kDown, kHealthT0)}, kHealthT0 + 3600 + 1600);
   CHECK(host(*r, "gpu15").verdict == NodeVerdict::kHealthy);
   // One more host alone is no incident.
-  r = b.judge({b.fault("gpu03 mlx5_0", LinkCondition::kBerError, kT0)}, kT0 + 9000);
+  r = b.judge({b.fault("gpu03 mlx5_0", LinkCondition::kBerError, kHealthT0)}, kHealthT0 + 9000);
   CHECK(host(*r, "gpu03").verdict == NodeVerdict::kUnhealthy);
 }
 
@@ -211,7 +215,7 @@ TEST_CASE("Node health: hostile descriptions never reach a reason as they are", 
   r.down = true;
   links.links.push_back(r);
   std::vector<std::string> names = {fabric->nodes[0].description, fabric->nodes[1].description};
-  const auto report = tracker.judge(fabric, links, names, nullptr, kT0);
+  const auto report = tracker.judge(fabric, links, names, nullptr, kHealthT0);
   const HostHealth& host1 = host(*report, "gpu01");
   INFO(host1.reason);
   CHECK(host1.reason.find_first_of("\"'`$;\n#\\") == std::string::npos);
@@ -224,7 +228,7 @@ TEST_CASE("Node health: hosts are Slurm's names through jobs.host_map", "[nodes]
   ibfx::JobJoinConfig hosts;
   hosts.host_map = {{"node-a", "gpu01"}};
   Bench b({}, hosts);
-  const auto r = b.judge({}, kT0);
+  const auto r = b.judge({}, kHealthT0);
   CHECK(r->find("node-a") != nullptr);
   CHECK(r->find("gpu01") == nullptr);
   CHECK(r->find("gpu02") != nullptr);
@@ -236,26 +240,26 @@ TEST_CASE("Node health view: /nodes/<host> answers, unknown hosts and stale swee
   ibfx::Snapshot s;
   s.fabric = b.fabric;
   s.node_names = b.names;
-  s.sweep_timestamp_seconds = kT0;
-  s.nodes = b.judge({b.fault("gpu03 mlx5_1", LinkCondition::kDown, kT0)}, kT0);
-  auto a = ibfx::render_node_health(s, "gpu03", kT0 + 5, false);
+  s.sweep_timestamp_seconds = kHealthT0;
+  s.nodes = b.judge({b.fault("gpu03 mlx5_1", LinkCondition::kDown, kHealthT0)}, kHealthT0);
+  auto a = ibfx::render_node_health(s, "gpu03", kHealthT0 + 5, false);
   CHECK(a.status == 200);
   CHECK(a.content_type == "application/json");
   CHECK(a.body.find("\"verdict\":\"unhealthy\"") != std::string::npos);
   CHECK(a.body.find("\"remote_node_name\":\"leaf1\"") != std::string::npos);
-  a = ibfx::render_node_health(s, "gpu03", kT0 + 5, true);
+  a = ibfx::render_node_health(s, "gpu03", kHealthT0 + 5, true);
   CHECK(a.body.starts_with("gpu03 unhealthy rails 1/2 ibfx: mlx5_1 down (leaf1 p3)"));
-  a = ibfx::render_node_health(s, "nosuch", kT0 + 5, false);
+  a = ibfx::render_node_health(s, "nosuch", kHealthT0 + 5, false);
   CHECK(a.status == 404);
   CHECK(a.body.find("\"verdict\":\"unknown\"") != std::string::npos);
-  a = ibfx::render_node_health(s, "gpu03", kT0 + 3600, false);
+  a = ibfx::render_node_health(s, "gpu03", kHealthT0 + 3600, false);
   CHECK(a.status == 200);
   CHECK(a.body.find("\"verdict\":\"unknown\"") != std::string::npos);
-  a = ibfx::render_nodes_health(s, kT0 + 5, false);
+  a = ibfx::render_nodes_health(s, kHealthT0 + 5, false);
   CHECK(a.body.find("\"unhealthy\":2") != std::string::npos);
   CHECK(a.body.find("gpu05") != std::string::npos);
   CHECK(a.body.find("gpu04") == std::string::npos);
-  a = ibfx::render_nodes_health(s, kT0 + 5, true);
+  a = ibfx::render_nodes_health(s, kHealthT0 + 5, true);
   CHECK(a.body.find("gpu03 unhealthy") != std::string::npos);
   CHECK(ibfx::valid_node_host("gpu-01.a_b"));
   CHECK_FALSE(ibfx::valid_node_host("gpu01;id"));
@@ -271,7 +275,7 @@ TEST_CASE("Unhealthy nodes table: unhealthy hosts first, names escaped, the inci
   sick.host = "gpu<b>01";
   sick.verdict = NodeVerdict::kUnhealthy;
   sick.reason = "ibfx: mlx5_0 down (leaf p1) since 02:13Z";
-  sick.since = kT0;
+  sick.since = kHealthT0;
   sick.rails_active = 1;
   sick.rails_expected = 2;
   HostHealth held = sick;

@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr double kInterval = 10;
-constexpr double kT0 = 1'700'000'000;  // a sweep time on a minute boundary + 20 s
+constexpr double kTrackerT0 = 1'700'000'000;  // a sweep time on a minute boundary + 20 s
 
 // A leaf with `hosts` HCAs "gpu0<k> mlx5_0" cabled to it. Analysed port
 // 2k is host k's HCA port, 2k + 1 the leaf port into it.
@@ -111,7 +111,7 @@ class Sweeps {
     links.links.clear();
   }
 
-  double now = kT0;
+  double now = kTrackerT0;
   std::shared_ptr<const Fabric> fabric;
   SweepAnalysis analysis;
   RouteSweep routes;
@@ -194,7 +194,7 @@ TEST_CASE("Receipt tracker: the stall split names self, other jobs, no sender an
   check_adds_up(*b);
   CHECK(b->end == s.now - 3);
   CHECK(b->end_known);
-  CHECK(b->start == kT0 - 1000);
+  CHECK(b->start == kTrackerT0 - 1000);
   CHECK(b->observed_seconds == 2 * kInterval);
   CHECK(b->missed_seconds == Approx(b->end - b->start - 2 * kInterval));
   CHECK(b->port_seconds == 4 * kInterval);
@@ -285,7 +285,7 @@ TEST_CASE("Receipt tracker: a job shorter than a sweep", "[receipts]") {
     REQUIRE(done.size() == 1);
     CHECK(done[0].verdict == ReceiptVerdict::kNoData);
     CHECK(done[0].port_seconds == 0);
-    CHECK(done[0].start == kT0 - 4);
+    CHECK(done[0].start == kTrackerT0 - 4);
     CHECK(done[0].end == s.now - 1);
     CHECK(done[0].line == "network: no data (no HCA port of the job was measured)");
   }
@@ -414,7 +414,7 @@ TEST_CASE("Receipt tracker: a link condition on a job's cable is recorded with i
   REQUIRE(r.links.size() == 1);
   CHECK(r.links[0].condition == LinkCondition::kFlapping);
   CHECK(r.links[0].downs == 2);
-  CHECK(r.links[0].first_seen == kT0);
+  CHECK(r.links[0].first_seen == kTrackerT0);
   CHECK(r.links[0].last_seen == last);
   CHECK(r.links[0].port.host == "gpu00");
   CHECK(r.links[0].port.device == "mlx5_0");

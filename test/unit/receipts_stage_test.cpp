@@ -11,7 +11,7 @@
 
 // Times a few minutes ago: the store keeps receipts receipts.keep_age
 // back from the real clock, so a restart must find them within it.
-const double kT0 = std::floor(ibfx::unix_seconds_now()) - 600;
+const double kStageT0 = std::floor(ibfx::unix_seconds_now()) - 600;
 
 namespace {
 
@@ -31,7 +31,7 @@ std::shared_ptr<const std::vector<ibfx::SlurmJob>> job_list(std::vector<std::uin
     j.user = "alice";
     j.partition = "gpu";
     j.hosts = {"gpu0001"};
-    j.start_time = static_cast<std::int64_t>(kT0);
+    j.start_time = static_cast<std::int64_t>(kStageT0);
     list->push_back(std::move(j));
   }
   return list;
@@ -60,13 +60,13 @@ TEST_CASE("ReceiptsStage is off without a job source or with receipts.enabled fa
   for (const auto& config : {receipts_config(false), receipts_config(true, false)}) {
     ibfx::ReceiptsStage stage(config);
     CHECK_FALSE(stage.on());
-    stage.observe(sweep((kT0 + 200), {4711}));
-    stage.observe(sweep((kT0 + 260), {}));
+    stage.observe(sweep((kStageT0 + 200), {4711}));
+    stage.observe(sweep((kStageT0 + 260), {}));
     CHECK_FALSE(stage.view().enabled);
     CHECK(total(stage.view()) == 0);
     CHECK(stage.stats().running == 0);
     ibfx::JobReceipt r;
-    CHECK_FALSE(stage.peek(4711, (kT0 + 260), r));
+    CHECK_FALSE(stage.peek(4711, (kStageT0 + 260), r));
     REQUIRE(stage.store() != nullptr);
     CHECK_FALSE(stage.store()->find(4711));
   }
@@ -78,15 +78,15 @@ TEST_CASE("ReceiptsStage: a running job is peeked at, its end goes to the store 
   REQUIRE(stage.on());
   CHECK(stage.view().enabled);
   CHECK(total(stage.view()) == 0);
-  stage.observe(sweep((kT0 + 200), {4711, 4712}));
-  stage.observe(sweep((kT0 + 260), {4711, 4712}));
+  stage.observe(sweep((kStageT0 + 200), {4711, 4712}));
+  stage.observe(sweep((kStageT0 + 260), {4711, 4712}));
   CHECK(stage.stats().running == 2);
   ibfx::JobReceipt r;
-  REQUIRE(stage.peek(4711, (kT0 + 260), r));
+  REQUIRE(stage.peek(4711, (kStageT0 + 260), r));
   CHECK(r.job_id == 4711);
-  CHECK_FALSE(stage.peek(9999, (kT0 + 260), r));
+  CHECK_FALSE(stage.peek(9999, (kStageT0 + 260), r));
   // 4711 leaves the running list at a newer poll: finished.
-  stage.observe(sweep((kT0 + 320), {4712}));
+  stage.observe(sweep((kStageT0 + 320), {4712}));
   CHECK(stage.stats().running == 1);
   CHECK(total(stage.view()) == 1);
   const auto stored = stage.store()->find(4711);
@@ -94,7 +94,7 @@ TEST_CASE("ReceiptsStage: a running job is peeked at, its end goes to the store 
   CHECK(stored->hosts == std::vector<std::string>{"gpu0001"});
   CHECK(stage.view().finished[static_cast<std::size_t>(stored->verdict)] == 1);
   CHECK(stage.stats().stored == 1);
-  CHECK_FALSE(stage.peek(4711, (kT0 + 320), r));
+  CHECK_FALSE(stage.peek(4711, (kStageT0 + 320), r));
 
   // Jobs turned off by a reload: the running job is dropped, not finished.
   stage.reload(receipts_config(false));
@@ -109,8 +109,8 @@ TEST_CASE("ReceiptsStage keeps receipts and running jobs across a restart", "[re
   {
     ibfx::ReceiptsStage stage(receipts_config(true));
     stage.keep_in(dir.path());
-    stage.observe(sweep((kT0 + 200), {4711, 4712}));
-    stage.observe(sweep((kT0 + 260), {4712}));
+    stage.observe(sweep((kStageT0 + 200), {4711, 4712}));
+    stage.observe(sweep((kStageT0 + 260), {4712}));
     REQUIRE(stage.store()->find(4711));
     stage.stop();
     CHECK(stage.stats().write_failures == 0);
@@ -121,8 +121,8 @@ TEST_CASE("ReceiptsStage keeps receipts and running jobs across a restart", "[re
   // 4712 was running: restored, and its receipt finished when it ends.
   CHECK(again.stats().running == 1);
   ibfx::JobReceipt r;
-  CHECK(again.peek(4712, (kT0 + 300), r));
-  again.observe(sweep((kT0 + 320), {}));
+  CHECK(again.peek(4712, (kStageT0 + 300), r));
+  again.observe(sweep((kStageT0 + 320), {}));
   const auto ended = again.store()->find(4712);
   REQUIRE(ended);
   CHECK(ended->missed_seconds > 0);

@@ -7,13 +7,13 @@
 #include "snapshot/snapshot.h"
 #include "test/support/fake_fabric.h"
 #include "test/support/snapshot_support.h"
+#include "test/support/text_lines.h"
 
 using namespace ibfx;
 
 namespace {
-bool has_line(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos;
-}
+
+using ibfx::test::has_line;
 // Per-port series carry the lean port identity; names, type, tier and rail
 // are joined from infiniband_port_info (issue #15).
 const std::string kSwitchPort2 = R"(node_guid="0x0000000000000100",port="2")";

@@ -18,12 +18,13 @@ using ibfx::RouteModel;
 using ibfx::RouteTables;
 using ibfx::TraceError;
 using ibfx::test::min_hop_tables;
+using ibfx::test::port_to;
 using ibfx::test::rail_fabric;
 using ibfx::test::RailFabric;
 
 namespace {
 
-const ibfx::test::RailFabricShape kShape{
+const ibfx::test::RailFabricShape kModelShape{
     .rails = 2, .leaves_per_rail = 3, .hosts_per_leaf = 4, .spines_per_rail = 2, .cores = 1};
 // Every HCA port of the fabric (one per rail and host).
 constexpr int kHcaPorts = 2 * 3 * 4;
@@ -39,15 +40,6 @@ RouteEndpoint hca(const RailFabric& rf, int host, int rail) {
 
 std::uint16_t lid_of(const Fabric& f, int node) {
   return f.nodes[static_cast<std::size_t>(node)].lid;
-}
-
-// Port number of `node` cabled to `remote`.
-std::uint8_t port_to(const Fabric& f, int node, int remote) {
-  for (const auto& p : f.nodes[static_cast<std::size_t>(node)].ports) {
-    if (p.remote_node == remote) return p.number;
-  }
-  FAIL("no link");
-  return 0;
 }
 
 ibfx::SwitchRoutes& table_of(RouteTables& t, const Fabric& f, int node) {
@@ -66,7 +58,7 @@ std::size_t port_index(const Fabric& f, int node, std::uint8_t number) {
 }  // namespace
 
 TEST_CASE("a route within a leaf and across the spines hop by hop", "[routes]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kModelShape);
   const auto m = model_of(rf.fabric, min_hop_tables(rf.fabric));
   CHECK(m->stats().switches_routed == m->stats().switches);
   CHECK(m->stats().broken_routes == 0);
@@ -98,7 +90,7 @@ TEST_CASE("a route within a leaf and across the spines hop by hop", "[routes]") 
 }
 
 TEST_CASE("route counts per switch port", "[routes]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kModelShape);
   const auto m = model_of(rf.fabric, min_hop_tables(rf.fabric));
   // The port into an HCA: that HCA's one destination, and every other HCA
   // port sends through it.
@@ -116,15 +108,15 @@ TEST_CASE("route counts per switch port", "[routes]") {
     pairs += m->port_routes(leaf)[up].pairs;
     CHECK(m->port_routes(leaf)[up].destinations == 10);
   }
-  const int others = kHcaPorts - kShape.hosts_per_leaf;
+  const int others = kHcaPorts - kModelShape.hosts_per_leaf;
   CHECK(destinations == static_cast<std::uint64_t>(others));
-  CHECK(pairs == static_cast<std::uint64_t>(kShape.hosts_per_leaf * others));
+  CHECK(pairs == static_cast<std::uint64_t>(kModelShape.hosts_per_leaf * others));
   // HCAs have no counts.
   CHECK(m->port_routes(rf.hca[0][0]).empty());
 }
 
 TEST_CASE("a forwarding loop and a hole are errors never paths", "[routes]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kModelShape);
   RouteTables t = min_hop_tables(rf.fabric);
   const Fabric& f = rf.fabric;
   const std::uint16_t dest = lid_of(f, rf.hca[5][0]);  // under leaf 1
@@ -150,11 +142,11 @@ TEST_CASE("a forwarding loop and a hole are errors never paths", "[routes]") {
   const auto into = port_index(f, leaf1, port_to(f, leaf1, rf.hca[5][0]));
   CHECK(m->port_routes(leaf1)[into].pairs > 0);
   CHECK(m->port_routes(leaf1)[into].pairs <=
-        static_cast<std::uint64_t>(kHcaPorts - 1 - kShape.hosts_per_leaf));
+        static_cast<std::uint64_t>(kHcaPorts - 1 - kModelShape.hosts_per_leaf));
 }
 
 TEST_CASE("a port whose link is down and a wrong destination", "[routes]") {
-  RailFabric rf = rail_fabric(kShape);
+  RailFabric rf = rail_fabric(kModelShape);
   RouteTables t = min_hop_tables(rf.fabric);
   Fabric& f = rf.fabric;
   // leaf 0 -> spine 0 goes down after the tables were written.
@@ -184,7 +176,7 @@ TEST_CASE("a port whose link is down and a wrong destination", "[routes]") {
 }
 
 TEST_CASE("tables not read or stale are named and never traced through", "[routes]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kModelShape);
   RouteTables t = min_hop_tables(rf.fabric);
   const Fabric& f = rf.fabric;
   table_of(t, f, rf.leaf[0][1]).stale = true;
@@ -207,7 +199,7 @@ TEST_CASE("tables not read or stale are named and never traced through", "[route
 }
 
 TEST_CASE("LMC: every LID of a port's range is a destination and one pair", "[routes]") {
-  RailFabric rf = rail_fabric(kShape);
+  RailFabric rf = rail_fabric(kModelShape);
   Fabric& f = rf.fabric;
   // Host 11's rail-0 HCA answers at two LIDs; give it a free range.
   auto& port = f.nodes[static_cast<std::size_t>(rf.hca[11][0])].ports[0];
@@ -225,7 +217,7 @@ TEST_CASE("LMC: every LID of a port's range is a destination and one pair", "[ro
 }
 
 TEST_CASE("the sources behind a port", "[routes]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kModelShape);
   const Fabric& f = rf.fabric;
   const auto m = model_of(f, min_hop_tables(f));
   auto nodes_of = [](const std::vector<RouteEndpoint>& sources) {
@@ -253,7 +245,7 @@ TEST_CASE("the sources behind a port", "[routes]") {
 }
 
 TEST_CASE("routing balance and re-routes", "[routes]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kModelShape);
   const Fabric& f = rf.fabric;
   const RouteTables balanced = min_hop_tables(f);
   const auto even = model_of(f, balanced);

@@ -10,21 +10,14 @@
 
 using ibfx::RouteTables;
 using ibfx::test::min_hop_tables;
+using ibfx::test::port_to;
 using ibfx::test::rail_fabric;
 using ibfx::test::RailFabric;
 
 namespace {
 
-const ibfx::test::RailFabricShape kShape{
+const ibfx::test::RailFabricShape kStageShape{
     .rails = 1, .leaves_per_rail = 2, .hosts_per_leaf = 4, .spines_per_rail = 2, .cores = 0};
-
-std::uint8_t port_to(const ibfx::Fabric& f, int node, int remote) {
-  for (const auto& p : f.nodes[static_cast<std::size_t>(node)].ports) {
-    if (p.remote_node == remote) return p.number;
-  }
-  FAIL("no link");
-  return 0;
-}
 
 std::uint32_t index_of(const ibfx::Fabric& f, int node, std::uint8_t number) {
   const auto& ports = f.nodes[static_cast<std::size_t>(node)].ports;
@@ -86,7 +79,7 @@ std::shared_ptr<const RouteTables> rerouted(const RailFabric& rf, const RouteTab
 
 TEST_CASE("RouteStage: rebuilt only on new tables or fabric, re-routes as changes",
           "[routes][route_stage]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kStageShape);
   const auto fabric = std::make_shared<const ibfx::Fabric>(rf.fabric);
   auto tables = std::make_shared<const RouteTables>(min_hop_tables(*fabric));
   ibfx::RouteStage stage;
@@ -128,7 +121,7 @@ TEST_CASE("RouteStage: rebuilt only on new tables or fabric, re-routes as change
 
 TEST_CASE("RouteStage in the background: the sweep keeps its model until the new one lands",
           "[routes][route_stage]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kStageShape);
   const auto fabric = std::make_shared<const ibfx::Fabric>(rf.fabric);
   auto tables = std::make_shared<const RouteTables>(min_hop_tables(*fabric));
   ibfx::RouteStage stage;
@@ -178,7 +171,7 @@ TEST_CASE("RouteStage in the background: the sweep keeps its model until the new
 
 TEST_CASE("Senders behind a root: every HCA routed through it, by bytes sent, top ten",
           "[routes][route_stage]") {
-  ibfx::test::RailFabricShape shape = kShape;
+  ibfx::test::RailFabricShape shape = kStageShape;
   shape.hosts_per_leaf = 8;  // 16 hosts: more senders than the top ten
   const RailFabric rf = rail_fabric(shape);
   const auto fabric = std::make_shared<const ibfx::Fabric>(rf.fabric);

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "test/support/fabric_builder.h"
 #include "analysis/topology.h"
 #include "config/config.h"
+#include "test/support/fabric_builder.h"
 
 using ibfx::PortDirection;
 using ibfx::Tier;
@@ -71,7 +71,7 @@ std::string parse_error(const std::string& yaml) {
   return "";
 }
 
-const ibfx::test::RailFabricShape kShape{
+const ibfx::test::RailFabricShape kScoresShape{
     .rails = 2, .leaves_per_rail = 4, .hosts_per_leaf = 8, .spines_per_rail = 4, .cores = 0};
 
 }  // namespace
@@ -101,8 +101,8 @@ TEST_CASE("stall ratio, clamping and skipped ports", "[scores]") {
   s[1].interval_seconds = 0;
   s[2].has_xmit_wait = false;
   // No link speed: neither the stall time nor the utilisation is known.
-  ibfx::FabricPort& unknown = rf.fabric.nodes[static_cast<std::size_t>(s[3].node)]
-                                  .ports[s[3].port_index];
+  ibfx::FabricPort& unknown =
+      rf.fabric.nodes[static_cast<std::size_t>(s[3].node)].ports[s[3].port_index];
   unknown.speed_ext_active = 0;
   unknown.speed_active = 0;
   const ibfx::AnalysisResult r = ibfx::analyze(topo, rf.fabric, s, {});
@@ -138,7 +138,7 @@ TEST_CASE("stall ratio, clamping and skipped ports", "[scores]") {
 }
 
 TEST_CASE("no hotspot under uniform load with noise", "[scores]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kScoresShape);
   const ibfx::Topology topo = ibfx::classify_topology(rf.fabric, {}, {});
   for (unsigned seed = 1; seed <= 20; ++seed) {
     std::mt19937 rng(seed);
@@ -163,7 +163,7 @@ TEST_CASE("no hotspot under uniform load with noise", "[scores]") {
 }
 
 TEST_CASE("a single hot port ranks first and does not hide itself", "[scores]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kScoresShape);
   const ibfx::Topology topo = ibfx::classify_topology(rf.fabric, {}, {});
   const int leaf = rf.leaf[1][2];
   const std::size_t hot = port_towards(rf.fabric, leaf, rf.spine[1][3]);
@@ -212,7 +212,7 @@ TEST_CASE("a single hot port ranks first and does not hide itself", "[scores]") 
 }
 
 TEST_CASE("a hot switch ranks first among switches", "[scores]") {
-  const RailFabric rf = rail_fabric(kShape);
+  const RailFabric rf = rail_fabric(kScoresShape);
   const ibfx::Topology topo = ibfx::classify_topology(rf.fabric, {}, {});
   const int hot_leaf = rf.leaf[0][1];
   const int other_leaf = rf.leaf[0][3];

@@ -7,13 +7,13 @@
 #include "exposition/deflate_block_cache.h"
 #include "test/support/fake_fabric.h"
 #include "test/support/snapshot_support.h"
+#include "test/support/text_lines.h"
 
 using namespace ibfx;
 
 namespace {
-bool has_line(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos;
-}
+
+using ibfx::test::has_line;
 // The value of one series, NaN if absent.
 double value_of(const std::string& text, const std::string& series) {
   const auto at = text.find("\n" + series + " ");
