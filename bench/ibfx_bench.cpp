@@ -25,7 +25,6 @@
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -54,10 +53,8 @@
 #include "test/support/snapshot_support.h"
 
 namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using ibfx::bench::Clock;
+using ibfx::bench::since;
 
 // Hides a transport's SMP support: with --lid-check 0 the sweep runs
 // without its NodeInfo LID check, to measure what the check costs.
@@ -105,12 +102,6 @@ struct FloorRow {
   void add(const ibfx::SweepResult& r) { add(r.duration_seconds, r.mads_sent); }
   double mean() const { return count == 0 ? 0 : sum / static_cast<double>(count); }
 };
-
-long peak_rss_kib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
 
 // The raw MAD pump: `count` PortCounters/PortCountersExtended Gets, round-robin over `targets`,
 // `window` in flight, matched by TID and nothing else. No per-node limit, no
@@ -456,7 +447,7 @@ int bench_main(int argc, char** argv) {
         "prometheus-cpp model (counters only): build %.3f s, per-scrape Collect+Serialize "
         "%.3f s, %zu bytes\n",
         pcpp_build_s, pcpp_scrape_s, pcpp_bytes);
-  std::printf("peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024.0);
+  std::printf("peak RSS: %.1f MiB\n", ibfx::bench::peak_resident_mib());
   if (cadence_seconds > 0 && !daemon_exe.empty()) {
     const ibfx::bench::CadenceFigures c =
         ibfx::bench::daemon_cadence(sim, daemon_exe, cadence_interval, std::chrono::seconds(10),
