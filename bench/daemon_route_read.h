@@ -10,7 +10,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -60,8 +61,11 @@ struct RouteReadFigures {
   std::size_t sweeps = 0, cut_short = 0;
   double overruns = 0;  // the daemon's sweep_overruns_total (longer than the interval)
   double sweep_mean = 0, sweep_max = 0;
-  double ports_min = 0;  // the fewest ports a sweep read (a cut one reads part)
-  double gap_max = 0;    // the longest time between two sweeps' log lines
+  double ports_mean = 0, ports_min = 0;  // ports read per sweep (a cut one reads part)
+  // Every MAD of the engine (sweeps and routes) since the start: answered,
+  // and queued but cut by a sweep's deadline.
+  double mads_ok = 0, mads_cancelled = 0;
+  double gap_max = 0;  // the longest time between two sweeps' log lines
   double daemon_cpu = 0, worker_cpu = 0, ibsim_cpu = 0;  // CPU seconds per second
   double load_before = 0, load_after = 0;
 };
@@ -140,7 +144,14 @@ inline RouteReadFigures daemon_route_read(ibfx::test::SimFabric& sim, const std:
   f.tables = series_or(s, "infiniband_exporter_route_tables");
   f.incomplete = series_or(s, "infiniband_exporter_route_tables_incomplete");
   f.overruns = series_or(s, "infiniband_exporter_sweep_overruns_total");
+  f.mads_ok = series_or(s, R"(infiniband_exporter_mad_requests_total{result="ok"})");
+  f.mads_cancelled = series_or(s, "infiniband_exporter_mad_requests_cancelled_total");
   const std::string log = daemon.read_stderr();
+  // IBFX_BENCH_LOG_DIR keeps each daemon's log (the simulator's directory
+  // goes with it).
+  if (const char* keep = std::getenv("IBFX_BENCH_LOG_DIR")) {
+    std::ofstream(std::string(keep) + "/route-read-" + std::to_string(runs) + ".log") << log;
+  }
   daemon.terminate();
   // "sweep N: P ports in D s, ..." per sweep (sweep/sweep_trouble_log.cpp),
   // "cut short by its budget" when the deadline came first.
@@ -155,13 +166,16 @@ inline RouteReadFigures daemon_route_read(ibfx::test::SimFabric& sim, const std:
     ++f.sweeps;
     f.sweep_mean += d;
     f.sweep_max = std::max(f.sweep_max, d);
+    f.ports_mean += std::stod(m[1]);
     f.ports_min = std::min(f.ports_min, std::stod(m[1]));
-    if (line.find("cut short") != std::string::npos) ++f.cut_short;
+    // Not the warning's "(0 cut short, ...)" tally of earlier sweeps.
+    if (line.find("cut short by its budget") != std::string::npos) ++f.cut_short;
     const double at = log_seconds(line);
     if (last >= 0 && at >= 0) f.gap_max = std::max(f.gap_max, at - last);
     last = at;
   }
   if (f.sweeps > 0) f.sweep_mean /= static_cast<double>(f.sweeps);
+  if (f.sweeps > 0) f.ports_mean /= static_cast<double>(f.sweeps);
   if (f.sweeps == 0) f.ports_min = 0;
   return f;
 }

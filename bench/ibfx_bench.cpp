@@ -156,14 +156,16 @@ void print_route_read(const char* label, const ibfx::bench::RouteReadFigures& f)
   std::printf(
       "daemon, %s: first sweep %.1f s after the start; %s after %.1f s: full read %.1f s "
       "(full_read_seconds), SMPs answered %.0f, failed %.0f, cancelled %.0f; %.0f tables, %.0f "
-      "incomplete; %zu sweeps, mean %.3f s, max %.3f s, %zu cut short, %.0f overruns, fewest "
-      "ports %.0f, longest gap between sweeps %.2f s; CPU s/s: daemon %.2f, MAD worker %.2f, "
-      "ibsim %.2f; load average %.1f -> %.1f\n",
+      "incomplete; %zu sweeps, mean %.3f s, max %.3f s, %zu cut short, %.0f overruns, ports "
+      "read per sweep mean %.0f, fewest %.0f, longest gap between sweeps %.2f s; engine MADs "
+      "answered %.0f, cancelled %.0f; CPU s/s: daemon %.2f, MAD worker %.2f, ibsim %.2f; load "
+      "average %.1f -> %.1f\n",
       label, f.until_first_sweep,
       f.finished ? "read done" : (f.tables > 0 ? "no full read yet" : "routes off, ran"), f.waited,
       f.full_read_seconds, f.smps_answered, f.smps_failed, f.smps_cancelled, f.tables, f.incomplete,
-      f.sweeps, f.sweep_mean, f.sweep_max, f.cut_short, f.overruns, f.ports_min, f.gap_max,
-      f.daemon_cpu, f.worker_cpu, f.ibsim_cpu, f.load_before, f.load_after);
+      f.sweeps, f.sweep_mean, f.sweep_max, f.cut_short, f.overruns, f.ports_mean, f.ports_min,
+      f.gap_max, f.mads_ok, f.mads_cancelled, f.daemon_cpu, f.worker_cpu, f.ibsim_cpu,
+      f.load_before, f.load_after);
 }
 }  // namespace
 
