@@ -178,7 +178,7 @@ struct HistoryConfig {
 struct RoutesConfig {
   bool enabled = true;
   // 10,000/s reads a 98k-port fabric's 355,840 SMPs (1,280 switches x 278:
-  // SwitchInfo and blocks of 64 LIDs) in 30-32 s with 10 s sweeps (measured,
+  // SwitchInfo and blocks of 64 LIDs) in 30-39 s with 10 s sweeps (measured,
   // bench/route_read; docs/benchmarks.md).
   int smps_per_second = 10000;
   // Between full reads, every table is re-read once per reread_interval

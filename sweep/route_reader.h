@@ -47,7 +47,7 @@
 // 355,840 SMPs on the bench's 16k-GPU fabric) and the defaults (1 minute,
 // 10,000 SMPs/s) ~60 s to find a re-route (less when the SM re-routed many
 // switches: the first changed block found starts the pass), then the full
-// pass: 30-32 s measured with 10 s sweeps (bench/route_read). Since the
+// pass: 30-39 s measured with 10 s sweeps (bench/route_read). Since the
 // SMPs share the sweep's deadline behind its reads, a sweep cut short
 // cancels those to switches it did not reach, and the pass slows in
 // proportion (at 1 s sweeps on ibsim, which reach 10-16 % of 98k ports,
