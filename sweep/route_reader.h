@@ -51,7 +51,7 @@
 // SMPs share the sweep's deadline behind its reads, a sweep cut short
 // cancels those to switches it did not reach, and the pass slows in
 // proportion (at 1 s sweeps on ibsim, which reach 10-16 % of 98k ports,
-// 8-14 % of the budget went through: 256 s or more; docs/benchmarks.md).
+// 8-14 % of the budget went through: 256-383 s; docs/benchmarks.md).
 // A 98k-port full read within 60 s needs ~6,000 SMPs/s. Re-reading at the
 // whole budget all the time instead cost a 4.9k-port fabric 12 % more MADs
 // in every sweep (bench/sweep_floor).
