@@ -23,11 +23,6 @@
 
 namespace ibfx::bench {
 
-// utime + stime of a process, in seconds.
-inline double cpu_seconds(pid_t pid) {
-  return read_proc_stat("/proc/" + std::to_string(pid) + "/stat").cpu;
-}
-
 // The child of `parent` whose command line contains `marker`, or -1.
 inline pid_t child_with(pid_t parent, const std::string& marker) {
   DIR* proc = opendir("/proc");
@@ -73,7 +68,6 @@ inline double load_average() {
 inline CadenceFigures daemon_cadence(ibfx::test::SimFabric& sim, const std::string& daemon_exe,
                                      const std::string& interval, std::chrono::seconds warmup,
                                      std::chrono::seconds window) {
-  using Clock = std::chrono::steady_clock;
   ibfx::test::Process& daemon =
       sim.spawn({daemon_exe, "--web.listen-address=127.0.0.1:0", "--log.level=debug",
                  "--sweep.interval=" + interval, "--state.directory=" + sim.dir() + "/state"});

@@ -10,6 +10,12 @@
 // --cadence-interval (1s) for S seconds after a warm-up: sweeps per second,
 // sweep and render+gzip times, CPU per second of the daemon, its MAD worker
 // and ibsim (bench/daemon_cadence.h).
+// --route-read S (with --daemon-exe) runs the daemon from its start until its
+// first full read of the forwarding tables ends (at most S seconds after its
+// first sweep), with the default configuration and again at
+// --sweep.interval=1s, then at 1s with routes.enabled false for as long: the
+// read's seconds and SMPs, and the sweeps' cadence with and without it
+// (bench/daemon_route_read.h, bench/route_read).
 // --groups turns on the opt-in counter groups: e(rror details), v(L wait), c(ongestion).
 // --tables 1 adds discovery per max_smps (next to ibnetdiscover -o) and the
 // sweep time per load budget (in-flight limits, MADs/s cap).
@@ -25,20 +31,23 @@
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "bench/daemon_cadence.h"
+#include "bench/daemon_route_read.h"
 #include "discovery/discovery.h"
 #include "discovery/discovery_process.h"
 #include "exposition/counter_families.h"
@@ -54,10 +63,8 @@
 #include "test/support/snapshot_support.h"
 
 namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using ibfx::bench::Clock;
+using ibfx::bench::since;
 
 // Hides a transport's SMP support: with --lid-check 0 the sweep runs
 // without its NodeInfo LID check, to measure what the check costs.
@@ -106,12 +113,6 @@ struct FloorRow {
   double mean() const { return count == 0 ? 0 : sum / static_cast<double>(count); }
 };
 
-long peak_rss_kib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
-
 // The raw MAD pump: `count` PortCounters/PortCountersExtended Gets, round-robin over `targets`,
 // `window` in flight, matched by TID and nothing else. No per-node limit, no
 // retries, no decoding: the ceiling for what the simulator can answer.
@@ -150,6 +151,22 @@ double pump(ibfx::MadTransport& t,
   }
   return since(start);
 }
+
+void print_route_read(const char* label, const ibfx::bench::RouteReadFigures& f) {
+  std::printf(
+      "daemon, %s: first sweep %.1f s after the start; %s after %.1f s: full read %.1f s "
+      "(full_read_seconds), SMPs answered %.0f, failed %.0f, cancelled %.0f; %.0f tables, %.0f "
+      "incomplete; %zu sweeps, mean %.3f s, max %.3f s, %zu cut short, %.0f overruns, ports "
+      "read per sweep mean %.0f, fewest %.0f, longest gap between sweeps %.2f s; engine MADs "
+      "answered %.0f, cancelled %.0f; CPU s/s: daemon %.2f, MAD worker %.2f, ibsim %.2f; load "
+      "average %.1f -> %.1f\n",
+      label, f.until_first_sweep,
+      f.finished ? "read done" : (f.tables > 0 ? "no full read yet" : "routes off, ran"), f.waited,
+      f.full_read_seconds, f.smps_answered, f.smps_failed, f.smps_cancelled, f.tables, f.incomplete,
+      f.sweeps, f.sweep_mean, f.sweep_max, f.cut_short, f.overruns, f.ports_mean, f.ports_min,
+      f.gap_max, f.mads_ok, f.mads_cancelled, f.daemon_cpu, f.worker_cpu, f.ibsim_cpu,
+      f.load_before, f.load_after);
+}
 }  // namespace
 
 namespace {
@@ -173,6 +190,7 @@ int bench_main(int argc, char** argv) {
   std::string daemon_exe;
   int cadence_seconds = 0;  // the daemon at cadence_interval for this long (--daemon-exe)
   std::string cadence_interval = "1s";
+  int route_read_seconds = 0;  // the daemon's first full read of the tables, at most this long
   try {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(0, 1 << 20)); };
@@ -199,6 +217,8 @@ int bench_main(int argc, char** argv) {
         cadence_seconds = number();
       else if (args.is("--cadence-interval"))
         cadence_interval = args.value();
+      else if (args.is("--route-read"))
+        route_read_seconds = number();
       else if (args.is("--compare-prometheus-cpp"))
         compare_pcpp = number() != 0;
       else if (args.is("--groups"))
@@ -456,7 +476,7 @@ int bench_main(int argc, char** argv) {
         "prometheus-cpp model (counters only): build %.3f s, per-scrape Collect+Serialize "
         "%.3f s, %zu bytes\n",
         pcpp_build_s, pcpp_scrape_s, pcpp_bytes);
-  std::printf("peak RSS: %.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024.0);
+  std::printf("peak RSS: %.1f MiB\n", ibfx::bench::peak_resident_mib());
   if (cadence_seconds > 0 && !daemon_exe.empty()) {
     const ibfx::bench::CadenceFigures c =
         ibfx::bench::daemon_cadence(sim, daemon_exe, cadence_interval, std::chrono::seconds(10),
@@ -470,6 +490,35 @@ int bench_main(int argc, char** argv) {
         c.sweeps > 0 ? c.seconds / static_cast<double>(c.sweeps) : 0.0, c.sweep_mean, c.sweep_max,
         c.published, c.render_mean, c.render_max, c.dropped, c.daemon_cpu, c.worker_cpu,
         c.ibsim_cpu, c.ports_mean, c.load_before, c.load_after);
+  }
+  if (route_read_seconds > 0 && !daemon_exe.empty()) {
+    // What a full read asks: SwitchInfo and blocks 0..top/64 of each
+    // switch, top being LinearFDBTop (opensm sets it to the highest LID).
+    std::size_t switches = 0;
+    std::uint16_t top = 0;
+    for (const auto& n : fabric.nodes) {
+      switches += n.type == ibfx::NodeType::kSwitch ? 1 : 0;
+      for (const auto& p : n.ports) top = std::max(top, p.lid);
+    }
+    std::printf("route read: %zu switches, highest LID %u: %zu SMPs for a full read\n", switches,
+                top, switches * (2 + top / 64));
+    const std::chrono::seconds cap(route_read_seconds);
+    const std::string off = sim.dir() + "/routes-off.yaml";
+    std::ofstream(off) << "routes:\n  enabled: false\n";
+    const ibfx::bench::RouteReadFigures by_default =
+        ibfx::bench::daemon_route_read(sim, daemon_exe, {}, true, cap);
+    print_route_read("default configuration (sweep.interval 10s)", by_default);
+    const ibfx::bench::RouteReadFigures at_1s =
+        ibfx::bench::daemon_route_read(sim, daemon_exe, {"--sweep.interval=1s"}, true, cap);
+    print_route_read("--sweep.interval=1s", at_1s);
+    // The same window without route reads (30 s to 2 minutes): does a 1 s
+    // sweep of this fabric keep its beat on this machine at all?
+    const auto baseline =
+        std::chrono::seconds(std::clamp<long>(std::lround(at_1s.waited), 30, 120));
+    print_route_read(
+        "--sweep.interval=1s, routes.enabled false",
+        ibfx::bench::daemon_route_read(
+            sim, daemon_exe, {"--sweep.interval=1s", "--config.file=" + off}, false, baseline));
   }
   if (tables) {
     // Discovery against the reference tool on the same simulator (same

@@ -4,8 +4,6 @@
 // without a simulator. Every port read each sweep; --erring ports take
 // symbol errors (BER about 1e-11), so that many links hold a BER window.
 // Prints the best and worst of --runs; docs/benchmarks.md has the figures.
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,28 +20,9 @@
 #include "test/sim/fat_tree_flags.h"
 
 using ibfx::bench::Clock;
+using ibfx::bench::process_cpu_seconds;
+using ibfx::bench::resident_kib;
 using ibfx::bench::since;
-
-namespace {
-
-// CPU seconds of this process: on a loaded machine wall time measures the
-// neighbours as much as the code.
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-long resident_kib() {
-  long pages = 0, resident = 0;
-  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  return resident * 4;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   ibfx::test::FatTreeSpec spec = ibfx::test::preset_16k();
@@ -100,9 +79,9 @@ int main(int argc, char** argv) {
   for (int s = 0; s <= runs; ++s) {
     if (s > 0) apply(s);
     const auto t = Clock::now();
-    const double c = cpu_seconds();
+    const double c = process_cpu_seconds();
     report = tracker.observe(fabric, &topology, acc, read, 1.7e9 + 10.0 * s, config);
-    (s == 0 ? first_cpu : cpu.emplace_back()) = cpu_seconds() - c;
+    (s == 0 ? first_cpu : cpu.emplace_back()) = process_cpu_seconds() - c;
     (s == 0 ? first : times.emplace_back()) = since(t);
   }
   const long after = resident_kib();

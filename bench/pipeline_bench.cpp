@@ -21,14 +21,12 @@
 // site sizes its time-series store with (samples/s = samples / interval).
 #include <dirent.h>
 #include <infiniband/mad.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <deque>
 #include <iostream>
 #include <map>
@@ -54,28 +52,11 @@
 #include "test/support/gunzip.h"
 
 namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
+using ibfx::bench::Clock;
+using ibfx::bench::peak_resident_mib;
+using ibfx::bench::process_cpu_seconds;
+using ibfx::bench::since;
+using ibfx::bench::thread_cpu_seconds;
 
 // The generator's wiring as the daemon's discovery would report it: every
 // cabled port Active/LinkUp at 4x NDR, LIDs in file order.
@@ -306,7 +287,7 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
     std::printf(", %s %.2f", name.c_str(), used / window);
   }
   std::printf(", other threads (deflate, ...) %.2f\n", ((b.cpu - a.cpu) - named) / window);
-  std::printf("peak RSS: %.0f MiB\n", peak_rss_mib());
+  std::printf("peak RSS: %.0f MiB\n", peak_resident_mib());
   return 0;
 }
 
@@ -468,7 +449,7 @@ int main(int argc, char** argv) {
   const auto fabric = discovered(ibfx::test::make_fat_tree(spec));
   std::printf("fabric: %d servers x %d rails, %d tiers: %zu nodes, %zu ports; RSS %.0f MiB\n",
               spec.servers, spec.rails, spec.tiers, fabric->nodes.size(), fabric->port_count(),
-              peak_rss_mib());
+              peak_resident_mib());
   if (cadence > 0) {
     return run_cadence(fabric, cadence, std::chrono::milliseconds(interval_ms),
                        std::chrono::microseconds(service_us), std::chrono::microseconds(wire_us),
@@ -505,11 +486,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < sweeps; ++i) {
     const auto t = Clock::now();
     exporter.sweep_now();
-    std::printf("sweep+publish %d: %.3f s (RSS %.0f MiB)\n", i + 1, since(t), peak_rss_mib());
+    std::printf("sweep+publish %d: %.3f s (RSS %.0f MiB)\n", i + 1, since(t), peak_resident_mib());
   }
   if (scrape_groups) {
     print_scrape_groups(exporter, fabric->port_count());
-    std::printf("peak RSS: %.0f MiB\n", peak_rss_mib());
+    std::printf("peak RSS: %.0f MiB\n", peak_resident_mib());
     return 0;
   }
   const auto snap = exporter.snapshot();
@@ -664,7 +645,7 @@ int main(int argc, char** argv) {
     std::printf("scrape /metrics%s: gzip %.4f s, %zu bytes; identity %.4f s, %zu bytes\n",
                 query.c_str(), gz_s, gz_bytes, id_s, id_bytes);
   }
-  std::printf("peak RSS: %.0f MiB\n", peak_rss_mib());
+  std::printf("peak RSS: %.0f MiB\n", peak_resident_mib());
 
   // Series per cardinality setting (config `export:`), same snapshot data.
   struct Setting {

@@ -1,16 +1,40 @@
-// One /proc/PID/stat or /proc/PID/task/TID/stat line (proc(5)), for the
-// benchmarks' CPU accounting of processes and threads.
+// What the benchmarks measure with, each once: the wall clock, CPU time
+// (of this process, of this thread, of another process or thread from its
+// /proc/PID/stat line, proc(5)) and the resident set (now and at peak).
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
 
 namespace ibfx::bench {
+
+using Clock = std::chrono::steady_clock;
+inline double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// CPU seconds of this process (every thread): on a loaded machine wall time
+// measures the neighbours as much as the code.
+inline double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// CPU seconds of the calling thread alone.
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 struct ProcStat {
   bool ok = false;   // the file was there and parsed
@@ -43,13 +67,25 @@ inline ProcStat read_proc_stat(const std::string& path) {
   return out;
 }
 
+// utime + stime of another process, in seconds.
+inline double cpu_seconds(pid_t pid) {
+  return read_proc_stat("/proc/" + std::to_string(pid) + "/stat").cpu;
+}
+
 // The resident set now, in KiB (/proc/self/statm's second field): what a
 // structure built between two readings added, which the peak cannot tell.
-inline long rss_kb() {
+inline long resident_kib() {
   std::ifstream in("/proc/self/statm");
   long size = 0, resident = 0;
   in >> size >> resident;
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// The peak resident set of this process so far, in MiB (ru_maxrss).
+inline double peak_resident_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
 }  // namespace ibfx::bench

@@ -4,8 +4,6 @@
 // trace, and the memory the tables and the model hold, on a generated fat
 // tree (preset_16k) with min-hop tables, without a simulator. Prints the
 // best and worst of --runs; docs/benchmarks.md has the figures.
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,7 +12,7 @@
 #include <vector>
 
 #include "analysis/topology.h"
-#include "bench/synthetic_load.h"
+#include "bench/proc_stat.h"
 #include "routing/route_balance.h"
 #include "routing/route_model.h"
 #include "test/sim/cli_args.h"
@@ -22,22 +20,10 @@
 #include "test/sim/fat_tree_flags.h"
 #include "test/support/route_tables_builder.h"
 
+using ibfx::bench::process_cpu_seconds;
+using ibfx::bench::resident_kib;
+
 namespace {
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-long resident_kib() {
-  long pages = 0, resident = 0;
-  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  return resident * 4;
-}
 
 struct Span {
   double best = 1e9, worst = 0;
@@ -92,11 +78,11 @@ int main(int argc, char** argv) {
   long rss_model = 0;
   for (int r = 0; r < runs; ++r) {
     model.reset();
-    const double c0 = cpu_seconds();
+    const double c0 = process_cpu_seconds();
     const auto t0 = ibfx::bench::Clock::now();
     model = ibfx::RouteModel::build(fabric, tables);
     build_wall.add(ibfx::bench::since(t0));
-    build_cpu.add(cpu_seconds() - c0);
+    build_cpu.add(process_cpu_seconds() - c0);
     if (r == 0) rss_model = resident_kib();
     // A leaf's first up port, and its first port into an HCA.
     std::int32_t leaf = ibfx::kNoNode;
@@ -110,15 +96,15 @@ int main(int argc, char** argv) {
       }
       leaf = static_cast<std::int32_t>(n);
     }
-    const double c1 = cpu_seconds();
+    const double c1 = process_cpu_seconds();
     const auto up_senders = model->sources_through(leaf, up);
-    up_sources.add(cpu_seconds() - c1);
-    const double c2 = cpu_seconds();
+    up_sources.add(process_cpu_seconds() - c1);
+    const double c2 = process_cpu_seconds();
     const auto hca_senders = model->sources_through(leaf, down);
-    hca_sources.add(cpu_seconds() - c2);
-    const double c3 = cpu_seconds();
+    hca_sources.add(process_cpu_seconds() - c2);
+    const double c3 = process_cpu_seconds();
     const auto b = ibfx::route_balance(*model, topology);
-    balance.add(cpu_seconds() - c3);
+    balance.add(process_cpu_seconds() - c3);
     if (r == 0) {
       std::printf(
           "model: %zu HCA ports, %zu destination LIDs, %llu broken entries; "
@@ -134,11 +120,12 @@ int main(int argc, char** argv) {
   std::printf("sources_through: leaf up port %.3f..%.3f s, port into an HCA %.3f..%.3f s\n",
               up_sources.best, up_sources.worst, hca_sources.best, hca_sources.worst);
   std::printf("route_balance: %.4f..%.4f s\n", balance.best, balance.worst);
-  std::printf("memory: model %.1f MB of its own; resident growth: fabric %.1f MB, tables %.1f MB "
-              "(with the generator's scratch), model %.1f MB\n",
-              static_cast<double>(model->memory_bytes()) / (1024.0 * 1024.0),
-              static_cast<double>(rss_fabric - rss_start) / 1024,
-              static_cast<double>(rss_tables - rss_fabric) / 1024,
-              static_cast<double>(rss_model - rss_tables) / 1024);
+  std::printf(
+      "memory: model %.1f MB of its own; resident growth: fabric %.1f MB, tables %.1f MB "
+      "(with the generator's scratch), model %.1f MB\n",
+      static_cast<double>(model->memory_bytes()) / (1024.0 * 1024.0),
+      static_cast<double>(rss_fabric - rss_start) / 1024,
+      static_cast<double>(rss_tables - rss_fabric) / 1024,
+      static_cast<double>(rss_model - rss_tables) / 1024);
   return 0;
 }

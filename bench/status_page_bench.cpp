@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       html_s.back() * 1e3, json_s.front() * 1e3, json_s.back() * 1e3, total_s.front() * 1e3,
       total_s.back() * 1e3, gzip_s * 1e3);
   // The history: 24 h of sweeps, a moving hot spot so that frames differ.
-  const long rss_before = ibfx::bench::rss_kb();
+  const long rss_before = ibfx::bench::resident_kib();
   ibfx::HistoryRing ring;
   const double t0 = 1764720000;
   const int sweeps = 24 * 360;
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
     ring.record(ibfx::make_history_frame(moving, *snapshot, ring.table()));
     record_s.push_back(since(tr));
   }
-  const long rss_after = ibfx::bench::rss_kb();
+  const long rss_after = ibfx::bench::resident_kib();
   std::sort(record_s.begin(), record_s.end());
   const auto frames = ring.frames();
   ibfx::StatusModel with_history = model;

@@ -8,13 +8,9 @@
 #include <cstdint>
 
 #include "analysis/port_score.h"
+#include "bench/proc_stat.h"
 
 namespace ibfx::bench {
-
-using Clock = std::chrono::steady_clock;
-inline double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 inline constexpr double kInterval = 10;
 inline constexpr double kRate = 25e9;                    // 4x HDR, bytes per second

@@ -177,8 +177,9 @@ struct HistoryConfig {
 // smps_per_second of them.
 struct RoutesConfig {
   bool enabled = true;
-  // 10,000/s reads a 98k-port fabric's ~450k blocks (~1,600 switches x
-  // ~282 blocks of 64 LIDs) in about 45 s.
+  // 10,000/s reads a 98k-port fabric's 355,840 SMPs (1,280 switches x 278:
+  // SwitchInfo and blocks of 64 LIDs) in 30-39 s with 10 s sweeps (measured,
+  // bench/route_read; docs/benchmarks.md).
   int smps_per_second = 10000;
   // Between full reads, every table is re-read once per reread_interval
   // (within smps_per_second): how soon a re-route the subnet manager makes

@@ -43,13 +43,18 @@
 // (PortInfo:CapabilityMask / SMP traps) is the SM's to see, not ours, and
 // a switch keeps no LFT version. Re-reading is exact; reread_interval sets
 // its pace. The detection latency is the longer of reread_interval and
-// total blocks / smps_per_second: at 98k ports (~1,600 switches x ~282
-// blocks = ~450k SMPs) and the defaults (1 minute, 10,000 SMPs/s) ~60 s to
-// find a re-route (less when the SM re-routed many switches: the first
-// changed block found starts the pass), then ~45 s for the full pass;
-// after a link change ~45 s at most. A 98k-port full read within 60 s needs
-// ~7,500 SMPs/s. Re-reading at the whole budget all the time instead cost
-// a 4.9k-port fabric 12 % more MADs in every sweep (bench/sweep_floor).
+// total blocks / smps_per_second: at 98k ports (1,280 switches x 278 =
+// 355,840 SMPs on the bench's 16k-GPU fabric) and the defaults (1 minute,
+// 10,000 SMPs/s) ~60 s to find a re-route (less when the SM re-routed many
+// switches: the first changed block found starts the pass), then the full
+// pass: 30-39 s measured with 10 s sweeps (bench/route_read). Since the
+// SMPs share the sweep's deadline behind its reads, a sweep cut short
+// cancels those to switches it did not reach, and the pass slows in
+// proportion (at 1 s sweeps on ibsim, which reach 10-16 % of 98k ports,
+// 8-14 % of the budget went through: 256-383 s; docs/benchmarks.md).
+// A 98k-port full read within 60 s needs ~6,000 SMPs/s. Re-reading at the
+// whole budget all the time instead cost a 4.9k-port fabric 12 % more MADs
+// in every sweep (bench/sweep_floor).
 //
 // Do no harm (docs/safety.md). SwitchInfo and LinearForwardingTable are
 // answered by each switch's own SMA, like the NodeInfo the sweep already
