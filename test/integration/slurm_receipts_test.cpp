@@ -279,6 +279,13 @@ TEST_CASE("Slurm job receipts on ibsim: an incast's victim job names the job who
       },
       30s);
   INFO("A running: " << ra.dump() << "\nB running: " << rb.dump());
+  if (!attributed) {
+    // What the analysis saw: the roots and their senders (a tree not
+    // found, or no senders: no route model).
+    const HttpReply status = http_get(daemon.port(), "/status.json");
+    const nlohmann::json roots = nlohmann::json::parse(status.body, nullptr, false);
+    UNSCOPED_INFO("roots: " << (roots.is_object() ? roots["roots"].dump() : status.body));
+  }
   REQUIRE(attributed);
   for (const std::uint64_t job : {a, b, c}) slurm.cancel(job);
   nlohmann::json rc;
