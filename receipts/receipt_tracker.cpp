@@ -170,6 +170,18 @@ std::uint64_t node_port_key(std::int32_t node, std::int64_t port_index) {
          static_cast<std::uint32_t>(port_index);
 }
 
+// The worst of two conditions a link had while the job ran. `down` ranks
+// above `flapping` as a link's state now, but over a run a flapping link
+// was down in between: a sweep that caught it down must not make the
+// receipt say "went down" instead of "flapped" (which one depended on when
+// the sweeps fell), so the two make `flapping`.
+LinkCondition over_a_run(LinkCondition seen, LinkCondition now) {
+  const bool down_and_flapping =
+      (seen == LinkCondition::kDown && now == LinkCondition::kFlapping) ||
+      (seen == LinkCondition::kFlapping && now == LinkCondition::kDown);
+  return down_and_flapping ? LinkCondition::kFlapping : worst(seen, now);
+}
+
 bool is_hca_port(const ReceiptSweepInput& in, std::size_t p) {
   const PortScore& s = in.analysis->result.ports[p];
   if (in.fabric != nullptr && s.node >= 0 &&
@@ -489,7 +501,7 @@ void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const
         issue.downs += report.downs_last_hour - link->second.last_downs;
       }
       link->second.last_downs = report.downs_last_hour;
-      issue.condition = std::max(issue.condition, report.condition);
+      issue.condition = over_a_run(issue.condition, report.condition);
       issue.last_seen = in.now;
     }
 

@@ -101,12 +101,21 @@ void judge_receipt(JobReceipt& r, const ReceiptsConfig& config) {
     case ReceiptVerdict::kOtherJobs: {
       line += percent(ratio) + " of port-time stalled, " +
               percent(r.other_jobs_stall_seconds / r.port_seconds) + " in trees fed by job";
-      const std::size_t named = std::min<std::size_t>(r.culprits.size(), 2);
+      // The split weighs every sender by its bytes, so a job whose hosts
+      // moved next to nothing (management traffic) is a culprit of a few
+      // nanoseconds: named beside the one that fed the tree, it would be
+      // blamed too. A second culprit, and "others", are named only when
+      // their part alone would make a receipt unclean.
+      const double named_floor = config.clean_stall_ratio * r.port_seconds;
+      std::size_t named = std::min<std::size_t>(r.culprits.size(), 1);
+      if (r.culprits.size() > 1 && r.culprits[1].stall_seconds >= named_floor) named = 2;
+      double unnamed = r.other_jobs_stall_seconds;
+      for (std::size_t i = 0; i < named; ++i) unnamed -= r.culprits[i].stall_seconds;
       if (named > 1) line += "s";
       for (std::size_t i = 0; i < named; ++i) {
         line += (i == 0 ? " " : ", ") + std::to_string(r.culprits[i].job_id);
       }
-      if (r.culprits.size() > named) line += " and others";
+      if (r.culprits.size() > named && unnamed >= named_floor) line += " and others";
       break;
     }
     case ReceiptVerdict::kSelfInflicted:

@@ -7,15 +7,24 @@
 // run as EpilogSlurmctld would run it, prints the line, which Slurm 22.05
 // refuses to put into an ended job's AdminComment or Comment (checked
 // here: docs/receipts.md "Into Slurm").
+//
+// Whose congestion, on traffic the scenario driver plays into ibsim
+// (test/scenarios/receipts_incast.yaml): job A's hosts send an incast whose
+// tree stalls job B's host; B's receipt names A, A's says self-inflicted,
+// a job on quiet hosts is clean. And a job whose HCA cable flaps
+// (receipts_flap.yaml) lists the flap.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "daemon_fixture.h"
 #include "slurm_fixture.h"
+#include "test/scenario/scenario.h"
 #include "test/sim/fabric_gen.h"
 #include "test/support/config_yaml.h"
 
@@ -44,6 +53,68 @@ std::string show_job(const SlurmCluster& slurm, std::uint64_t job) {
   return slurm.run({"scontrol", "-o", "show", "job", std::to_string(job)}).out;
 }
 
+// The daemon's job source: the cluster's slurmrestd, polled every second.
+ConfigYaml jobs_config(const SlurmCluster& slurm) {
+  ConfigYaml yaml;
+  yaml.set("jobs.source", "slurmrestd")
+      .set("jobs.url", slurm.rest_url())
+      .set("jobs.poll_interval", "1s")
+      .set("jobs.timeout", "2s");
+  return yaml;
+}
+
+// A scenario played into ibsim's console on the wall clock: every tick due
+// by now is sent, then `done` is asked, until it holds or `timeout` passes.
+// A step that runs late is caught up at once, so that the counters' rates
+// stay those the scenario sets.
+class Player {
+ public:
+  Player(ScenarioDriver& driver, SimFabric& sim) : driver_(driver), sim_(sim) {}
+
+  bool play_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+    if (!started_) {
+      began_ = std::chrono::steady_clock::now();
+      started_ = true;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const double now =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
+      while (!driver_.done() && driver_.time() <= now) {
+        for (const std::string& line : driver_.step()) sim_.console(line);
+      }
+      if (done()) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_until(began_ +
+                                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(driver_.time())));
+    }
+  }
+
+ private:
+  ScenarioDriver& driver_;
+  SimFabric& sim_;
+  bool started_ = false;
+  std::chrono::steady_clock::time_point began_;
+};
+
+ScenarioDriver scenario_driver(const std::string& file) {
+  return ScenarioDriver(load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/" + file));
+}
+
+bool ended(const nlohmann::json& receipt) {
+  return receipt.is_object() && !receipt.value("running", true);
+}
+
+// The stall split adds up to the stall (docs/receipts.md, "Whose congestion").
+void check_split(const nlohmann::json& r) {
+  const double parts = r["self_stall_seconds"].get<double>() +
+                       r["other_jobs_stall_seconds"].get<double>() +
+                       r["unattributed_stall_seconds"].get<double>() +
+                       r["outside_trees_stall_seconds"].get<double>();
+  CHECK(parts == Approx(r["stall_seconds"].get<double>()).margin(1e-6));
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -56,13 +127,8 @@ TEST_CASE(
   const std::uint64_t train = slurm.submit("train", {"gpu0001", "gpu0002"});
   REQUIRE(slurm.wait_state(train, "RUNNING"));
 
-  const std::string config = ConfigYaml()
-                                 .sweep_interval("1s")
-                                 .set("jobs.source", "slurmrestd")
-                                 .set("jobs.url", slurm.rest_url())
-                                 .set("jobs.poll_interval", "1s")
-                                 .set("jobs.timeout", "2s")
-                                 .write(sim.dir() + "/exporter.yaml");
+  const std::string config =
+      jobs_config(slurm).sweep_interval("1s").write(sim.dir() + "/exporter.yaml");
   auto daemon = std::make_unique<Daemon>(sim, std::vector<std::string>{"--config.file=" + config});
   REQUIRE(daemon->wait_ready());
   const std::string id = std::to_string(train);
@@ -158,4 +224,180 @@ TEST_CASE(
     CHECK(set.err.find("Job has already finished") != std::string::npos);
   }
   CHECK(show_job(slurm, train).find("AdminComment=network") == std::string::npos);
+}
+
+// Issue #44's headline: an incast whose tree reaches another job's host.
+// receipts_incast.yaml: "gpu0005".."gpu0007 mlx5_0" (job A) send into
+// "gpu0001 mlx5_0" (no job), the leaf port into it the root; "gpu0008
+// mlx5_0" (job B) waits in the tree without sending; gpu0002 and gpu0003
+// (job C) are quiet, outside it. The receipts attribute a tree to the jobs
+// whose hosts are its root's senders: those need the route model (the
+// switches' tables read) and the HCA ports' PortXmitData.
+TEST_CASE("Slurm job receipts on ibsim: an incast's victim job names the job whose hosts fed it",
+          "[receipts][slurm][integration][congestion][routes]") {
+  ScenarioDriver driver = scenario_driver("receipts_incast.yaml");
+  SimFabric sim(driver.fabric());
+  SlurmCluster slurm({"gpu0002", "gpu0003", "gpu0005", "gpu0006", "gpu0007", "gpu0008"});
+  // The scenario's PortXmitWait tick; a sweep's rates cover a whole number
+  // of the driver's ticks, give or take one: the root's 98 % is read as
+  // saturated at 75 % (as analysis_test's trees are).
+  const std::string config = jobs_config(slurm)
+                                 .sweep_interval("2s")
+                                 .scenario_tick()
+                                 .set("scores.saturation_threshold", "0.75")
+                                 .write(sim.dir() + "/exporter.yaml");
+  Daemon daemon(sim, {"--config.file=" + config});
+  REQUIRE(daemon.wait_ready());
+  // The senders come from the tables: read before the traffic starts.
+  REQUIRE(eventually(
+      [&] { return http_get(daemon.port(), "/routes?node=leaf-r0-01").status == 200; }, 30s));
+
+  const std::uint64_t a = slurm.submit("incast", {"gpu0005", "gpu0006", "gpu0007"});
+  const std::uint64_t b = slurm.submit("victim", {"gpu0008"});
+  const std::uint64_t c = slurm.submit("quiet", {"gpu0002", "gpu0003"});
+  for (const std::uint64_t job : {a, b, c}) REQUIRE(slurm.wait_state(job, "RUNNING"));
+  REQUIRE(eventually([&] {
+    for (const std::uint64_t job : {a, b, c}) {
+      if (!receipt_of(daemon, job).is_object()) return false;
+    }
+    return true;
+  }));
+
+  // The incast until the running receipts blame its tree on A's hosts, from
+  // B's side and from A's, over a few sweeps (kObserved); then the three
+  // jobs end (the tree still on).
+  constexpr double kObserved = 8;
+  Player player(driver, sim);
+  nlohmann::json ra;
+  nlohmann::json rb;
+  const bool attributed = player.play_until(
+      [&] {
+        ra = receipt_of(daemon, a);
+        rb = receipt_of(daemon, b);
+        return ra.is_object() && rb.is_object() && ra["self_stall_seconds"] > 0 &&
+               rb["other_jobs_stall_seconds"] > 0 && rb["observed_seconds"] >= kObserved;
+      },
+      30s);
+  INFO("A running: " << ra.dump() << "\nB running: " << rb.dump());
+  if (!attributed) {
+    // What the analysis saw: the roots and their senders (a tree not
+    // found, or no senders: no route model).
+    const HttpReply status = http_get(daemon.port(), "/status.json");
+    const nlohmann::json roots = nlohmann::json::parse(status.body, nullptr, false);
+    UNSCOPED_INFO("roots: " << (roots.is_object() ? roots["roots"].dump() : status.body));
+  }
+  REQUIRE(attributed);
+  for (const std::uint64_t job : {a, b, c}) slurm.cancel(job);
+  nlohmann::json rc;
+  REQUIRE(player.play_until(
+      [&] {
+        ra = receipt_of(daemon, a);
+        rb = receipt_of(daemon, b);
+        rc = receipt_of(daemon, c);
+        return ended(ra) && ended(rb) && ended(rc);
+      },
+      30s));
+  INFO("A: " << ra.dump(1) << "\nB: " << rb.dump(1) << "\nC: " << rc.dump(1));
+
+  // B waited in A's tree: A is the culprit of most of its stall.
+  CHECK(rb["hosts"] == nlohmann::json::array({"gpu0008"}));
+  CHECK(rb["verdict"] == "other_jobs");
+  REQUIRE(!rb["culprits"].empty());
+  CHECK(rb["culprits"][0]["job_id"] == a);
+  CHECK(rb["culprits"][0]["stall_seconds"].get<double>() > 0.5 * rb["stall_seconds"].get<double>());
+  CHECK(rb["worst_port"]["host"] == "gpu0008");
+  CHECK(rb["worst_port"]["device"] == "mlx5_0");
+  // The line names A alone: the other hosts' management traffic (ibsim
+  // counts the daemon's MADs) makes C a culprit of nanoseconds, not named.
+  const std::string b_line = rb.value("line", "");
+  CHECK(b_line.rfind("network: ", 0) == 0);
+  const std::string named = " in trees fed by job " + std::to_string(a);
+  const auto at = b_line.find(named);
+  REQUIRE(at != std::string::npos);
+  CHECK((at + named.size() == b_line.size() || b_line[at + named.size()] == ';'));
+  check_split(rb);
+
+  // A's hosts fed the tree its own senders waited in: self-inflicted; what
+  // the split gives other jobs is under the clean threshold (1 %).
+  CHECK(ra["verdict"] == "self_inflicted");
+  CHECK(ra["self_stall_seconds"].get<double>() > 0.5 * ra["stall_seconds"].get<double>());
+  CHECK(ra["other_jobs_stall_seconds"].get<double>() < 0.01 * ra["port_seconds"].get<double>());
+  CHECK(ra.value("line", "").find("(self-inflicted)") != std::string::npos);
+  CHECK(ra["bytes_sent"].get<double>() > 0);
+  check_split(ra);
+
+  // C's hosts were outside the tree: measured, and clean (the line may go
+  // on to say the part of its short run before the first full sweep).
+  CHECK(rc["verdict"] == "clean");
+  CHECK(rc["port_seconds"].get<double>() > 0);
+  CHECK(rc["stall_seconds"] == 0);
+  CHECK(rc.value("line", "").rfind("network: clean", 0) == 0);
+
+  for (const char* verdict : {"other_jobs", "self_inflicted", "clean"}) {
+    CHECK(daemon.wait_value(
+        "infiniband_job_receipts_total{verdict=\"" + std::string(verdict) + "\"}", 1));
+  }
+}
+
+// A job whose HCA cable flaps while it runs (receipts_flap.yaml: "gpu0003
+// mlx5_1" down twice, LinkDowned on both ends, as hardware counts it) lists
+// the flap in its receipt; a job on other hosts lists nothing.
+TEST_CASE("Slurm job receipts on ibsim: a job whose HCA cable flaps lists the flap",
+          "[receipts][slurm][integration][links]") {
+  ScenarioDriver driver = scenario_driver("receipts_flap.yaml");
+  SimFabric sim(driver.fabric());
+  SlurmCluster slurm({"gpu0002", "gpu0003", "gpu0004"});
+  // A discovery every 2 s: the HCA the flap took away comes back soon.
+  const std::string config = jobs_config(slurm)
+                                 .sweep_interval("1s")
+                                 .set("discovery.interval", "2s")
+                                 .write(sim.dir() + "/exporter.yaml");
+  Daemon daemon(sim, {"--config.file=" + config});
+  REQUIRE(daemon.wait_ready());
+  const std::uint64_t flapped = slurm.submit("flapped", {"gpu0003", "gpu0004"});
+  const std::uint64_t steady = slurm.submit("steady", {"gpu0002"});
+  for (const std::uint64_t job : {flapped, steady}) REQUIRE(slurm.wait_state(job, "RUNNING"));
+  REQUIRE(eventually([&] {
+    return receipt_of(daemon, flapped).is_object() && receipt_of(daemon, steady).is_object();
+  }));
+
+  // Until the running receipt has seen both downs and the cable back up
+  // (the link tracker says flapping once the HCA is Active again), then
+  // the jobs end.
+  Player player(driver, sim);
+  nlohmann::json rf;
+  const bool seen = player.play_until(
+      [&] {
+        rf = receipt_of(daemon, flapped);
+        return rf.is_object() && !rf["links"].empty() && rf["links"][0]["downs"] >= 2 &&
+               rf["links"][0]["condition"] == "flapping";
+      },
+      40s);
+  INFO("running: " << rf.dump());
+  REQUIRE(seen);
+  for (const std::uint64_t job : {flapped, steady}) slurm.cancel(job);
+  nlohmann::json rs;
+  REQUIRE(player.play_until(
+      [&] {
+        rf = receipt_of(daemon, flapped);
+        rs = receipt_of(daemon, steady);
+        return ended(rf) && ended(rs);
+      },
+      30s));
+  INFO("flapped: " << rf.dump(1) << "\nsteady: " << rs.dump(1));
+
+  REQUIRE(rf["links"].size() == 1);
+  const nlohmann::json& link = rf["links"][0];
+  CHECK(link["port"]["host"] == "gpu0003");
+  CHECK(link["port"]["device"] == "mlx5_1");
+  CHECK(link["condition"] == "flapping");
+  CHECK(link["downs"] == 2);
+  CHECK(link["first_seen"].get<double>() >= rf["start"].get<double>());
+  CHECK(link["last_seen"].get<double>() <= rf["end"].get<double>());
+  // No traffic, so no stall: the flap is the verdict.
+  CHECK(rf["verdict"] == "link_fault");
+  CHECK(rf.value("line", "").find("mlx5_1 on gpu0003 flapped twice") != std::string::npos);
+
+  CHECK(rs["links"].empty());
+  CHECK(rs["verdict"] == "clean");
 }

@@ -149,6 +149,17 @@ void check_adds_up(const JobReceipt& r) {
   CHECK(culprits <= r.other_jobs_stall_seconds + 1e-9);
 }
 
+// The link of host 0's HCA (`a` the leaf's port into it) as the link
+// tracker reports it.
+LinkReport host0_link(LinkCondition condition, std::uint32_t downs) {
+  LinkReport link;
+  link.a = LinkEnd{0x1000, 1, 0, 0};
+  link.b = LinkEnd{0x1001, 1, 1, 0};
+  link.condition = condition;
+  link.downs_last_hour = downs;
+  return link;
+}
+
 const JobReceipt* receipt_of(const std::vector<JobReceipt>& rs, std::uint64_t id) {
   for (const JobReceipt& r : rs) {
     if (r.job_id == id) return &r;
@@ -398,12 +409,7 @@ TEST_CASE("Receipt tracker: a link condition on a job's cable is recorded with i
   Sweeps s(2);
   for (std::uint32_t downs = 1; downs <= 2; ++downs) {
     s.job(4, {0, 1}, kInterval);
-    LinkReport link;
-    link.a = LinkEnd{0x1000, 1, 0, 0};  // the leaf's port into host 0
-    link.b = LinkEnd{0x1001, 1, 1, 0};  // host 0's HCA port
-    link.condition = LinkCondition::kFlapping;
-    link.downs_last_hour = downs;
-    s.links.links.push_back(link);
+    s.links.links.push_back(host0_link(LinkCondition::kFlapping, downs));
     s.sweep();
     s.next();
   }
@@ -423,6 +429,42 @@ TEST_CASE("Receipt tracker: a link condition on a job's cable is recorded with i
   CHECK(r.line.rfind("network: 0.0 % of port-time stalled; mlx5_0 on gpu00 flapped twice", 0) == 0);
 }
 
+TEST_CASE("Receipt tracker: a cable seen down between its flaps flapped", "[receipts]") {
+  // As the link tracker reports a cable that goes down, comes back, goes
+  // down again: down (1), flapping (2 downs, up again), down (3).
+  const LinkCondition seen[] = {LinkCondition::kDown, LinkCondition::kFlapping,
+                                LinkCondition::kDown};
+  Sweeps s(2);
+  for (std::uint32_t downs = 1; downs <= 3; ++downs) {
+    s.job(4, {0, 1}, kInterval);
+    s.links.links.push_back(host0_link(seen[downs - 1], downs));
+    s.sweep();
+    s.next();
+  }
+  const auto done = s.sweep();
+  REQUIRE(done.size() == 1);
+  const JobReceipt& r = done[0];
+  REQUIRE(r.links.size() == 1);
+  CHECK(r.links[0].condition == LinkCondition::kFlapping);
+  CHECK(r.links[0].downs == 3);
+  CHECK(r.line.rfind("network: 0.0 % of port-time stalled; mlx5_0 on gpu00 flapped 3 times", 0) ==
+        0);
+
+  // Down once and back: it went down, it did not flap.
+  Sweeps once(2);
+  for (const LinkCondition c : {LinkCondition::kDown, LinkCondition::kNone}) {
+    once.job(5, {0, 1}, kInterval);
+    if (c != LinkCondition::kNone) once.links.links.push_back(host0_link(c, 1));
+    once.sweep();
+    once.next();
+  }
+  const auto ended = once.sweep();
+  REQUIRE(ended.size() == 1);
+  REQUIRE(ended[0].links.size() == 1);
+  CHECK(ended[0].links[0].condition == LinkCondition::kDown);
+  CHECK(ended[0].line.find("mlx5_0 on gpu00 went down once") != std::string::npos);
+}
+
 TEST_CASE("Receipt verdict: the rule and a safe, short line", "[receipts]") {
   const ReceiptsConfig config;
   JobReceipt r;
@@ -438,7 +480,7 @@ TEST_CASE("Receipt verdict: the rule and a safe, short line", "[receipts]") {
   r.stall_seconds = 110;
   r.other_jobs_stall_seconds = 90;
   r.self_stall_seconds = 15;
-  r.culprits = {{4711, 60}, {4712, 30}, {4713, 1}};
+  r.culprits = {{4711, 60}, {4712, 20}, {4713, 10}};
   ReceiptLinkIssue l;
   l.port.host = std::string("gpu\x1b[31m0413");
   l.port.device = "mlx5_3";
@@ -450,6 +492,22 @@ TEST_CASE("Receipt verdict: the rule and a safe, short line", "[receipts]") {
   CHECK(r.line ==
         "network: 11 % of port-time stalled, 9.0 % in trees fed by jobs 4711, 4712 and others; "
         "mlx5_3 on gpu??31m0413 flapped twice");
+  // A culprit whose part alone would leave the receipt clean (under 1 % of
+  // port-time: a host that moved next to nothing) is not named, nor is a
+  // rest that small.
+  r.culprits = {{4711, 85}, {4712, 4.5}, {4713, 0.5}};
+  judge_receipt(r, config);
+  CHECK(r.line.rfind("network: 11 % of port-time stalled, 9.0 % in trees fed by job 4711; ", 0) ==
+        0);
+  r.culprits = {{4711, 75}, {4712, 14}, {4713, 1e-8}};
+  judge_receipt(r, config);
+  CHECK(r.line.rfind("network: 11 % of port-time stalled, 9.0 % in trees fed by jobs 4711, 4712; ",
+                     0) == 0);
+  r.culprits = {{4711, 70}, {4712, 5}, {4713, 5}, {4714, 5}, {4715, 5}};
+  judge_receipt(r, config);
+  CHECK(r.line.rfind(
+            "network: 11 % of port-time stalled, 9.0 % in trees fed by job 4711 and others; ", 0) ==
+        0);
 
   r.self_stall_seconds = 95;
   judge_receipt(r, config);
