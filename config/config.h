@@ -115,6 +115,12 @@ struct WebConnectionLimits {
   bool operator==(const WebConnectionLimits&) const = default;
 };
 
+// The host of an HCA is the first capture group of this over its node
+// description: rdma-ndd's "<host> mlx5_<n>". The one default of both
+// JobsConfig (what the operator configures) and JobJoinConfig (what the
+// join uses).
+inline constexpr std::string_view kDefaultHostRegex = "^([^ ]+) ";
+
 // Slurm jobs joined to the fabric (YAML section "jobs", docs/jobs.md): off
 // until `source` names where the running jobs come from.
 struct JobsConfig {
@@ -132,7 +138,7 @@ struct JobsConfig {
   int max_jobs = 2000;                             // running jobs; more fails the poll
   // Host of an HCA: the first capture group of host_regex over its node
   // description (rdma-ndd's "<host> mlx5_<n>"), unless host_map names it.
-  std::string host_regex = "^([^ ]+) ";
+  std::string host_regex{kDefaultHostRegex};
   std::string host_map;  // file of "<slurm node name> <node description host>" lines
 
   bool enabled() const { return source != "none"; }

@@ -14,6 +14,7 @@
 #include "base/child_process.h"
 #include "base/log.h"
 #include "base/log_text.h"
+#include "discovery/fabric_codec.h"
 #include "discovery/stderr_tap.h"
 
 namespace ibfx {

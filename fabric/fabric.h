@@ -119,14 +119,6 @@ double link_rate_gbps(const FabricPort& p);
 // known; speed fields 0 likewise). What the link should have trained at.
 FabricPort link_enabled_best(const FabricPort& a, const FabricPort& b);
 
-// Compact binary form of a Fabric, for the MAD worker's reply to a discovery
-// request (the worker process discovers; the daemon process sweeps).
-// decode_fabric() never trusts its input: truncated, oversized or
-// inconsistent bytes (counts beyond the data, links to nodes that do not
-// exist) give false and a reason, never a crash or a huge allocation.
-std::string encode_fabric(const Fabric& fabric);
-bool decode_fabric(std::string_view bytes, Fabric& fabric, std::string& error);
-
 // Hex GUID label "0x0002c90300a1b2c3".
 std::string guid_hex(std::uint64_t guid);
 

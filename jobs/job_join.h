@@ -25,7 +25,7 @@
 namespace ibfx {
 
 struct JobJoinConfig {
-  std::string host_regex = "^([^ ]+) ";  // host = first capture group of the node description
+  std::string host_regex{kDefaultHostRegex};  // host = first capture group of the node description
   // Slurm node name -> the host part of its HCAs' node descriptions.
   std::unordered_map<std::string, std::string> host_map;
   friend bool operator==(const JobJoinConfig&, const JobJoinConfig&) = default;

@@ -27,7 +27,7 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-std::string tail(const std::string& text, std::size_t bytes = 1500) {
+std::string log_tail(const std::string& text, std::size_t bytes = 1500) {
   return text.size() <= bytes ? text : text.substr(text.size() - bytes);
 }
 
@@ -221,11 +221,11 @@ std::string SlurmCluster::logs() const {
   std::string out;
   for (const char* log : {"slurmctld.log", "slurmctld.err", "munged.log", "slurmrestd.err"}) {
     const std::string text = slurp(dir_ + "/log/" + log);
-    if (!text.empty()) out += std::string("--- ") + log + ":\n" + tail(text) + "\n";
+    if (!text.empty()) out += std::string("--- ") + log + ":\n" + log_tail(text) + "\n";
   }
   for (const std::string& n : nodes_) {
     const std::string text = slurp(dir_ + "/log/slurmd-" + n + ".err");
-    if (!text.empty()) out += "--- slurmd " + n + ":\n" + tail(text, 600) + "\n";
+    if (!text.empty()) out += "--- slurmd " + n + ":\n" + log_tail(text, 600) + "\n";
   }
   return out;
 }

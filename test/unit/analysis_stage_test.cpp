@@ -35,7 +35,7 @@ void read_traffic(CounterAccumulator& acc, std::uint64_t bytes) {
 }
 
 // A star fabric of two HCAs, its stage and accumulator, from a fixed time.
-struct Bench {
+struct AnalysisBench {
   std::shared_ptr<const Fabric> fabric = std::make_shared<const Fabric>(test::star_fabric(2));
   std::vector<std::string> names = std::vector<std::string>(fabric->nodes.size(), "node");
   std::vector<int> ticks = std::vector<int>(fabric->nodes.size(), -1);
@@ -47,7 +47,7 @@ struct Bench {
 }  // namespace
 
 TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "[analysis_stage]") {
-  Bench bench;
+  AnalysisBench bench;
   auto& [fabric, names, ticks, acc, stage, t0] = bench;
 
   read_traffic(acc, 1000);
@@ -77,7 +77,7 @@ TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "
 TEST_CASE(
     "AnalysisStage judges each sweep's cables by its links: settings and a reload changes them",
     "[analysis_stage]") {
-  Bench bench;
+  AnalysisBench bench;
   // References, not a structured binding: clang 14 (the ASan tree's
   // compiler) cannot capture a binding in a lambda, a C++20 rule it lacks.
   auto& fabric = bench.fabric;

@@ -6,14 +6,15 @@
 #include <string>
 
 #include "test/support/base64.h"
+#include "test/support/basic_auth_sample.h"
 
 namespace {
 
 // bcrypt of "prometheus-secret" at cost 4 (the minimum, to keep tests fast),
 // made with crypt_gensalt_rn("$2y$", 4) + crypt_rn.
-constexpr const char* kHash = "$2y$04$f1biYY3H.3VQXLPG4F43feJgyaSkCUy2efF1rRdCz2ZIr6DdHr6Nu";
-constexpr const char* kPassword = "prometheus-secret";
 using ibfx::test::base64;
+using ibfx::test::kHash;
+using ibfx::test::kPassword;
 
 }  // namespace
 

@@ -31,7 +31,7 @@ SlurmNodeState slurm(bool drained, std::string reason) {
 
 // A check against fakes: what the daemon answers, what `scontrol show`
 // prints; records every command run.
-struct Fake {
+struct CheckNodeFake {
   HttpGetResult answer;
   std::string shown = "NodeName=gpu01 Arch=x86_64 CoresPerSocket=1 State=IDLE ThreadsPerCore=1\n";
   bool update_ok = true;
@@ -148,7 +148,7 @@ TEST_CASE("check-node: drains when unhealthy, resumes only its own drains, fails
 
 TEST_CASE("check-node: scontrol is exec'd with the reason as one argument and dry-run runs nothing",
           "[check_node]") {
-  Fake f;
+  CheckNodeFake f;
   f.answer = answered(200, R"j({"verdict":"unhealthy","reason":"ibfx: mlx5_3 down (leaf p1)"})j");
   CHECK(f.check({}) == ibfx::kCheckUnhealthy);
   CHECK(f.asked.target == "/nodes/gpu01");
@@ -156,24 +156,24 @@ TEST_CASE("check-node: scontrol is exec'd with the reason as one argument and dr
   CHECK(f.runs[0] == std::vector<std::string>{"/usr/bin/scontrol", "-o", "show", "node", "gpu01"});
   CHECK(f.runs[1] == std::vector<std::string>{"/usr/bin/scontrol", "update", "nodename=gpu01",
                                               "state=drain", "reason=ibfx: mlx5_3 down (leaf p1)"});
-  Fake dry;
+  CheckNodeFake dry;
   dry.answer = f.answer;
   ibfx::CheckNodeOptions o;
   o.dry_run = true;
   CHECK(dry.check(o) == ibfx::kCheckUnhealthy);
   CHECK(dry.runs.size() == 1);  // the show only
   // Unreachable: no scontrol at all.
-  Fake down;
+  CheckNodeFake down;
   down.answer.error = "Connection refused";
   CHECK(down.check({}) == ibfx::kCheckUnknown);
   CHECK(down.runs.empty());
   // A failing update is reported.
-  Fake failing;
+  CheckNodeFake failing;
   failing.answer = f.answer;
   failing.update_ok = false;
   CHECK(failing.check({}) == ibfx::kCheckFailed);
   // Basic auth from the password file's first line.
-  Fake authed;
+  CheckNodeFake authed;
   authed.answer = answered(200, R"({"verdict":"healthy"})");
   o = {};
   o.user = "slurm";

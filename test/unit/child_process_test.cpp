@@ -21,7 +21,8 @@ using namespace ibfx;
 namespace {
 
 // Runs `script` under /bin/sh with `fds` at 3, 4, ...; returns its wait status.
-int run(const std::string& script, const std::vector<int>& fds, bool stdout_to_stderr = false) {
+int run_script(const std::string& script, const std::vector<int>& fds,
+               bool stdout_to_stderr = false) {
   const pid_t pid = spawn_child({"/bin/sh", "-c", script}, fds, stdout_to_stderr);
   REQUIRE(pid > 0);
   int status = 0;
@@ -99,7 +100,7 @@ TEST_CASE("spawn_child puts the given descriptors at 3, 4 and closes every other
   const std::string script = "echo first >&3; echo second >&4; test -e /proc/self/fd/" +
                              std::to_string(stray) + " && echo leaked >&3; exit 0";
   // Given in the order b, a: b's write end becomes 3.
-  const int status = run(script, {b[1], a[1]});
+  const int status = run_script(script, {b[1], a[1]});
   ::close(a[1]);
   ::close(b[1]);
   CHECK(WIFEXITED(status));
@@ -143,8 +144,8 @@ TEST_CASE("spawn_child: an exec that fails exits 127, and nothing to run is EINV
 }
 
 TEST_CASE("describe_status says how a child ended", "[child_process]") {
-  CHECK(describe_status(run("exit 3", {})) == "exited with status 3");
-  CHECK(describe_status(run("kill -9 $$", {})) == "was killed by signal 9");
+  CHECK(describe_status(run_script("exit 3", {})) == "exited with status 3");
+  CHECK(describe_status(run_script("kill -9 $$", {})) == "was killed by signal 9");
 }
 
 TEST_CASE("parse_child_flags reads the shared flags and hands on the others", "[child_process]") {

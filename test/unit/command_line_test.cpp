@@ -20,7 +20,7 @@ ibfx::CommandLine parse(std::vector<std::string> args) {
   return ibfx::parse_command_line(static_cast<int>(argv.size()), argv.data());
 }
 
-std::string error_of(std::vector<std::string> args) {
+std::string command_line_error(std::vector<std::string> args) {
   try {
     parse(std::move(args));
   } catch (const ibfx::ConfigError& e) {
@@ -91,20 +91,20 @@ TEST_CASE("command line: the old spellings of the fabric flags still work", "[co
   CHECK(cl.config.ca_port == 2);
   CHECK(cl.config.node_name_map_file == "/m");
   // Both spellings of one flag are the flag given twice.
-  CHECK(error_of({"--ca=a", "--ib.ca=b"}) == "--ib.ca: given more than once");
-  CHECK(error_of({"--ib.ca-port=x"}) == "--ib.ca-port: expected an integer, got \"x\"");
+  CHECK(command_line_error({"--ca=a", "--ib.ca=b"}) == "--ib.ca: given more than once");
+  CHECK(command_line_error({"--ib.ca-port=x"}) == "--ib.ca-port: expected an integer, got \"x\"");
   // Not advertised: --help shows one spelling.
   CHECK(ibfx::usage_text().find("--ca=") == std::string::npos);
 }
 
 TEST_CASE("command line: an absurd sweep interval or telemetry path is refused", "[command_line]") {
-  CHECK(error_of({"--sweep.interval=1ms"}) ==
+  CHECK(command_line_error({"--sweep.interval=1ms"}) ==
         "--sweep.interval: must be at least 100ms (every sweep reads every port of the fabric), "
         "got 1ms");
   CHECK(parse({"--sweep.interval=100ms"}).config.sweep_interval == 100ms);
   for (const char* path : {"metrics", "/", "/-/ready", "/a b", "/m?x", ""}) {
     INFO(path);
-    CHECK(error_of({std::string("--web.telemetry-path=") + path})
+    CHECK(command_line_error({std::string("--web.telemetry-path=") + path})
               .rfind("--web.telemetry-path: expected an absolute path", 0) == 0);
   }
 }
@@ -125,26 +125,28 @@ TEST_CASE("command line: flags override the config file wherever they appear", "
 }
 
 TEST_CASE("command line: errors name the flag", "[command_line]") {
-  CHECK(error_of({"--bogus"}) == "unknown flag --bogus (see --help)");
-  CHECK(error_of({"--bogus=1"}) == "unknown flag --bogus (see --help)");
-  CHECK(error_of({"-ca", "x"}) == "unexpected argument \"-ca\" (flags start with --; see --help)");
-  CHECK(error_of({"extra"}) == "unexpected argument \"extra\" (flags start with --; see --help)");
-  CHECK(error_of({"--ca"}) == "--ca: missing value");
-  CHECK(error_of({"--ca", "--once"}) == "--ca: missing value");
-  CHECK(error_of({"--config.file="}) == "--config.file: missing value");
-  CHECK(error_of({"--once=true"}) == "--once: takes no value");
-  CHECK(error_of({"--ca=a", "--ca=b"}) == "--ca: given more than once");
-  CHECK(error_of({"--ca-port=x"}) == "--ca-port: expected an integer, got \"x\"");
-  CHECK(error_of({"--ca-port", "-1"}) == "--ca-port: must be between 0 and 254, got -1");
-  CHECK(error_of({"--sweep.interval=10"}) ==
+  CHECK(command_line_error({"--bogus"}) == "unknown flag --bogus (see --help)");
+  CHECK(command_line_error({"--bogus=1"}) == "unknown flag --bogus (see --help)");
+  CHECK(command_line_error({"-ca", "x"}) ==
+        "unexpected argument \"-ca\" (flags start with --; see --help)");
+  CHECK(command_line_error({"extra"}) ==
+        "unexpected argument \"extra\" (flags start with --; see --help)");
+  CHECK(command_line_error({"--ca"}) == "--ca: missing value");
+  CHECK(command_line_error({"--ca", "--once"}) == "--ca: missing value");
+  CHECK(command_line_error({"--config.file="}) == "--config.file: missing value");
+  CHECK(command_line_error({"--once=true"}) == "--once: takes no value");
+  CHECK(command_line_error({"--ca=a", "--ca=b"}) == "--ca: given more than once");
+  CHECK(command_line_error({"--ca-port=x"}) == "--ca-port: expected an integer, got \"x\"");
+  CHECK(command_line_error({"--ca-port", "-1"}) == "--ca-port: must be between 0 and 254, got -1");
+  CHECK(command_line_error({"--sweep.interval=10"}) ==
         "--sweep.interval: invalid duration \"10\": missing unit (ms, s, m, h, d, w or y)");
-  CHECK(error_of({"--log.level=loud"}) ==
+  CHECK(command_line_error({"--log.level=loud"}) ==
         "--log.level: expected one of debug, info, warn, error, got \"loud\"");
-  CHECK(error_of({"--web.listen-address=9690"}) ==
+  CHECK(command_line_error({"--web.listen-address=9690"}) ==
         "--web.listen-address: expected [host]:port such as \":9690\", \"127.0.0.1:9690\" or "
         "\"[::1]:9690\", got \"9690\"");
   // Errors in the file keep the file's own location.
-  CHECK(error_of({"--config.file=/nonexistent.yaml"}) ==
+  CHECK(command_line_error({"--config.file=/nonexistent.yaml"}) ==
         "/nonexistent.yaml: cannot read: No such file or directory");
 }
 
@@ -152,7 +154,7 @@ TEST_CASE("command line: --help and --version work with a broken configuration",
   CHECK(parse({"--config.file=/nonexistent.yaml", "--help"}).show_help);
   CHECK(parse({"--ca-port=x", "--version"}).show_version);
   // Syntax errors still count: the user typed something unknown.
-  CHECK(error_of({"--help", "--bogus"}) == "unknown flag --bogus (see --help)");
+  CHECK(command_line_error({"--help", "--bogus"}) == "unknown flag --bogus (see --help)");
 }
 
 TEST_CASE("command line: usage lists every flag with its default", "[command_line]") {

@@ -15,7 +15,7 @@ namespace {
 const std::string kDataDir = IBFX_SOURCE_DIR "/test/data/config/";
 
 // The ConfigError message for `yaml`, or "" when it parses.
-std::string error_of(const std::string& yaml) {
+std::string config_error(const std::string& yaml) {
   try {
     ibfx::parse_config_yaml(yaml, "t.yaml");
   } catch (const ibfx::ConfigError& e) {
@@ -235,128 +235,131 @@ TEST_CASE("config: accepted spellings", "[config]") {
 }
 
 TEST_CASE("config: unknown keys are named with their line", "[config]") {
-  CHECK(error_of("ca: a\nbogus: 1\n") == "t.yaml:2: bogus: unknown key");
-  CHECK(error_of("mad:\n  timeout: 1s\n  bogus: 2\n") == "t.yaml:3: mad.bogus: unknown key");
-  CHECK(error_of("counters:\n\n  include_hca: true\n") ==
+  CHECK(config_error("ca: a\nbogus: 1\n") == "t.yaml:2: bogus: unknown key");
+  CHECK(config_error("mad:\n  timeout: 1s\n  bogus: 2\n") == "t.yaml:3: mad.bogus: unknown key");
+  CHECK(config_error("counters:\n\n  include_hca: true\n") ==
         "t.yaml:3: counters.include_hca: unknown key");
   // Dotted names are not a second spelling of the nested keys.
-  CHECK(error_of("mad.timeout: 1s\n") == "t.yaml:1: mad.timeout: unknown key");
-  CHECK(error_of("mad:\n  mad:\n    timeout: 1s\n") == "t.yaml:2: mad.mad: unknown key");
-  CHECK(error_of("? [a, b]\n: 1\n") == "t.yaml:1: ?: keys must be plain names");
+  CHECK(config_error("mad.timeout: 1s\n") == "t.yaml:1: mad.timeout: unknown key");
+  CHECK(config_error("mad:\n  mad:\n    timeout: 1s\n") == "t.yaml:2: mad.mad: unknown key");
+  CHECK(config_error("? [a, b]\n: 1\n") == "t.yaml:1: ?: keys must be plain names");
 }
 
 TEST_CASE("config: wrong types", "[config]") {
-  CHECK(error_of("ca_port: abc\n") == "t.yaml:1: ca_port: expected an integer, got \"abc\"");
-  CHECK(error_of("ca_port: 1.5\n") == "t.yaml:1: ca_port: expected an integer, got \"1.5\"");
-  CHECK(error_of("ca_port: \"1\"\n") ==
+  CHECK(config_error("ca_port: abc\n") == "t.yaml:1: ca_port: expected an integer, got \"abc\"");
+  CHECK(config_error("ca_port: 1.5\n") == "t.yaml:1: ca_port: expected an integer, got \"1.5\"");
+  CHECK(config_error("ca_port: \"1\"\n") ==
         "t.yaml:1: ca_port: expected an integer, got the quoted string \"1\"");
-  CHECK(error_of("counters:\n  include_hcas: yes\n") ==
+  CHECK(config_error("counters:\n  include_hcas: yes\n") ==
         "t.yaml:2: counters.include_hcas: expected true or false, got \"yes\"");
-  CHECK(error_of("counters:\n  include_hcas: 'true'\n") ==
+  CHECK(config_error("counters:\n  include_hcas: 'true'\n") ==
         "t.yaml:2: counters.include_hcas: expected true or false, got the quoted string \"true\"");
-  CHECK(error_of("counters:\n  clear_threshold: half\n") ==
+  CHECK(config_error("counters:\n  clear_threshold: half\n") ==
         "t.yaml:2: counters.clear_threshold: expected a number, got \"half\"");
-  CHECK(error_of("counters:\n  clear_threshold: .nan\n") ==
+  CHECK(config_error("counters:\n  clear_threshold: .nan\n") ==
         "t.yaml:2: counters.clear_threshold: expected a number, got \".nan\"");
-  CHECK(error_of("ca: [mlx5_0, mlx5_1]\n") == "t.yaml:1: ca: expected a single value, got a list");
-  CHECK(error_of("sweep_interval: {a: 1}\n") ==
+  CHECK(config_error("ca: [mlx5_0, mlx5_1]\n") ==
+        "t.yaml:1: ca: expected a single value, got a list");
+  CHECK(config_error("sweep_interval: {a: 1}\n") ==
         "t.yaml:1: sweep_interval: expected a single value, got a mapping");
-  CHECK(error_of("mad: 5\n") == "t.yaml:1: mad: expected a mapping of keys, got the value \"5\"");
-  CHECK(error_of("ca: x\ndiscovery:\n  - 1\n") ==
+  CHECK(config_error("mad: 5\n") ==
+        "t.yaml:1: mad: expected a mapping of keys, got the value \"5\"");
+  CHECK(config_error("ca: x\ndiscovery:\n  - 1\n") ==
         "t.yaml:2: discovery: expected a mapping of keys, got a list");
-  CHECK(error_of("log_level: info\nca_port:\nca: x\n") ==
+  CHECK(config_error("log_level: info\nca_port:\nca: x\n") ==
         "t.yaml:2: ca_port: missing value (write \"\" for an empty string)");
-  CHECK(error_of("mad:\n  timeout: 10\n") ==
+  CHECK(config_error("mad:\n  timeout: 10\n") ==
         "t.yaml:2: mad.timeout: invalid duration \"10\": missing unit (ms, s, m, h, d, w or y)");
-  CHECK(error_of("discovery:\n  interval: 0s\n") ==
+  CHECK(config_error("discovery:\n  interval: 0s\n") ==
         "t.yaml:2: discovery.interval: invalid duration \"0s\": must be greater than zero");
   // A value on its own line is reported where it is.
-  CHECK(error_of("mad:\n  retries:\n    eleven\n") ==
+  CHECK(config_error("mad:\n  retries:\n    eleven\n") ==
         "t.yaml:3: mad.retries: expected an integer, got \"eleven\"");
 }
 
 TEST_CASE("config: out-of-range values", "[config]") {
-  CHECK(error_of("ca_port: -1\n") == "t.yaml:1: ca_port: must be between 0 and 254, got -1");
-  CHECK(error_of("ca_port: 255\n") == "t.yaml:1: ca_port: must be between 0 and 254, got 255");
-  CHECK(error_of("mad:\n  global_inflight: 0\n") ==
+  CHECK(config_error("ca_port: -1\n") == "t.yaml:1: ca_port: must be between 0 and 254, got -1");
+  CHECK(config_error("ca_port: 255\n") == "t.yaml:1: ca_port: must be between 0 and 254, got 255");
+  CHECK(config_error("mad:\n  global_inflight: 0\n") ==
         "t.yaml:2: mad.global_inflight: must be between 1 and 4096, got 0");
-  CHECK(error_of("mad:\n  global_inflight: 4097\n") ==
+  CHECK(config_error("mad:\n  global_inflight: 4097\n") ==
         "t.yaml:2: mad.global_inflight: must be between 1 and 4096, got 4097");
-  CHECK(error_of("mad:\n  per_node_inflight: 65\n") ==
+  CHECK(config_error("mad:\n  per_node_inflight: 65\n") ==
         "t.yaml:2: mad.per_node_inflight: must be between 1 and 64, got 65");
-  CHECK(error_of("mad:\n  retries: 11\n") ==
+  CHECK(config_error("mad:\n  retries: 11\n") ==
         "t.yaml:2: mad.retries: must be between 0 and 10, got 11");
-  CHECK(error_of("mad:\n  max_mads_per_second: -1\n") ==
+  CHECK(config_error("mad:\n  max_mads_per_second: -1\n") ==
         "t.yaml:2: mad.max_mads_per_second: must be between 0 and 2147483647, got -1");
-  CHECK(error_of("mad:\n  max_mads_per_second: 99999999999999999999\n") ==
+  CHECK(config_error("mad:\n  max_mads_per_second: 99999999999999999999\n") ==
         "t.yaml:2: mad.max_mads_per_second: must be between 0 and 2147483647, got "
         "99999999999999999999");
-  CHECK(error_of("discovery:\n  max_smps: 0\n") ==
+  CHECK(config_error("discovery:\n  max_smps: 0\n") ==
         "t.yaml:2: discovery.max_smps: must be between 1 and 256, got 0");
-  CHECK(error_of("discovery:\n  max_smps: 257\n") ==
+  CHECK(config_error("discovery:\n  max_smps: 257\n") ==
         "t.yaml:2: discovery.max_smps: must be between 1 and 256, got 257");
-  CHECK(error_of("discovery:\n  retries: -1\n") ==
+  CHECK(config_error("discovery:\n  retries: -1\n") ==
         "t.yaml:2: discovery.retries: must be between 0 and 10, got -1");
-  CHECK(error_of("discovery:\n  forget_after: 0s\n") ==
+  CHECK(config_error("discovery:\n  forget_after: 0s\n") ==
         "t.yaml:2: discovery.forget_after: invalid duration \"0s\": must be greater than zero");
-  CHECK(error_of("discovery:\n  forget_after_discoveries: 0\n") ==
+  CHECK(config_error("discovery:\n  forget_after_discoveries: 0\n") ==
         "t.yaml:2: discovery.forget_after_discoveries: must be between 1 and 1000, got 0");
-  CHECK(error_of("counters:\n  clear_threshold: 0\n") ==
+  CHECK(config_error("counters:\n  clear_threshold: 0\n") ==
         "t.yaml:2: counters.clear_threshold: must be in (0, 1], got 0");
-  CHECK(error_of("counters:\n  clear_threshold: 1.01\n") ==
+  CHECK(config_error("counters:\n  clear_threshold: 1.01\n") ==
         "t.yaml:2: counters.clear_threshold: must be in (0, 1], got 1.01");
-  CHECK(error_of("web:\n  header_timeout: 50ms\n") ==
+  CHECK(config_error("web:\n  header_timeout: 50ms\n") ==
         "t.yaml:2: web.header_timeout: must be between 100ms and 5m, got 50ms");
-  CHECK(error_of("web:\n  header_timeout: 6m\n") ==
+  CHECK(config_error("web:\n  header_timeout: 6m\n") ==
         "t.yaml:2: web.header_timeout: must be between 100ms and 5m, got 6m");
-  CHECK(error_of("web:\n  idle_timeout: 2h\n") ==
+  CHECK(config_error("web:\n  idle_timeout: 2h\n") ==
         "t.yaml:2: web.idle_timeout: must be between 100ms and 1h, got 2h");
-  CHECK(error_of("web:\n  max_connections: -1\n") ==
+  CHECK(config_error("web:\n  max_connections: -1\n") ==
         "t.yaml:2: web.max_connections: must be between 0 and 1048576, got -1");
-  CHECK(error_of("web:\n  max_connections_per_client: 1048577\n") ==
+  CHECK(config_error("web:\n  max_connections_per_client: 1048577\n") ==
         "t.yaml:2: web.max_connections_per_client: must be between 0 and 1048576, got 1048577");
-  CHECK(error_of("log_level: verbose\n") ==
+  CHECK(config_error("log_level: verbose\n") ==
         "t.yaml:1: log_level: expected one of debug, info, warn, error, got \"verbose\"");
   const std::string address_error =
       "t.yaml:1: listen_address: expected [host]:port such as \":9690\", \"127.0.0.1:9690\" or "
       "\"[::1]:9690\", got ";
-  CHECK(error_of("listen_address: \"9690\"\n") == address_error + "\"9690\"");
-  CHECK(error_of("listen_address: \"host:99999\"\n") == address_error + "\"host:99999\"");
-  CHECK(error_of("listen_address: \"::1:9690\"\n") == address_error + "\"::1:9690\"");
-  CHECK(error_of("listen_address: \"host:\"\n") == address_error + "\"host:\"");
+  CHECK(config_error("listen_address: \"9690\"\n") == address_error + "\"9690\"");
+  CHECK(config_error("listen_address: \"host:99999\"\n") == address_error + "\"host:99999\"");
+  CHECK(config_error("listen_address: \"::1:9690\"\n") == address_error + "\"::1:9690\"");
+  CHECK(config_error("listen_address: \"host:\"\n") == address_error + "\"host:\"");
 }
 
 TEST_CASE("config: per_node_inflight may not exceed global_inflight", "[config]") {
-  CHECK(error_of("mad:\n  global_inflight: 8\n  per_node_inflight: 16\n") ==
+  CHECK(config_error("mad:\n  global_inflight: 8\n  per_node_inflight: 16\n") ==
         "t.yaml:3: mad.per_node_inflight: per_node_inflight (16) must not exceed "
         "global_inflight (8)");
   // Only global_inflight set: it is the line to blame.
-  CHECK(error_of("mad:\n  global_inflight: 2\n") ==
+  CHECK(config_error("mad:\n  global_inflight: 2\n") ==
         "t.yaml:2: mad.global_inflight: per_node_inflight (4) must not exceed global_inflight (2)");
-  CHECK(error_of("mad:\n  global_inflight: 16\n  per_node_inflight: 16\n").empty());
+  CHECK(config_error("mad:\n  global_inflight: 16\n  per_node_inflight: 16\n").empty());
 }
 
 TEST_CASE("config: duplicate keys", "[config]") {
-  CHECK(error_of("ca: a\nlog_level: info\nca: b\n") ==
+  CHECK(config_error("ca: a\nlog_level: info\nca: b\n") ==
         "t.yaml:3: ca: duplicate key (first set on line 1)");
-  CHECK(error_of("mad:\n  retries: 1\nmad:\n  retries: 2\n") ==
+  CHECK(config_error("mad:\n  retries: 1\nmad:\n  retries: 2\n") ==
         "t.yaml:3: mad: duplicate key (first set on line 1)");
 }
 
 TEST_CASE("config: malformed YAML and bad structure", "[config]") {
-  CHECK(error_of("mad:\n  timeout: [1s\n") ==
+  CHECK(config_error("mad:\n  timeout: [1s\n") ==
         "t.yaml:3: invalid YAML: end of sequence flow not found");
-  CHECK(error_of("ca: a: b\n") == "t.yaml:1: invalid YAML: illegal map value");
-  CHECK(error_of("mad:\n  timeout: 1s\n retries: 2\n") ==
+  CHECK(config_error("ca: a: b\n") == "t.yaml:1: invalid YAML: illegal map value");
+  CHECK(config_error("mad:\n  timeout: 1s\n retries: 2\n") ==
         "t.yaml:3: invalid YAML: end of map not found");
-  CHECK(error_of("ca: x\n\tlog_level: info\n") ==
+  CHECK(config_error("ca: x\n\tlog_level: info\n") ==
         "t.yaml:2: invalid YAML: illegal tab when looking for indentation");
-  CHECK(error_of("ca: *nope\n") == "t.yaml:1: invalid YAML: the referenced anchor is not defined");
-  CHECK(error_of("- a\n- b\n") ==
+  CHECK(config_error("ca: *nope\n") ==
+        "t.yaml:1: invalid YAML: the referenced anchor is not defined");
+  CHECK(config_error("- a\n- b\n") ==
         "t.yaml:1: (top level): expected a mapping of keys to values, got a list");
-  CHECK(error_of("hello\n") ==
+  CHECK(config_error("hello\n") ==
         "t.yaml:1: (top level): expected a mapping of keys to values, got the value \"hello\"");
-  CHECK(error_of("ca: a\n---\nca: b\n") ==
+  CHECK(config_error("ca: a\n---\nca: b\n") ==
         "t.yaml:3: (top level): only one YAML document is allowed");
 }
 
@@ -422,7 +425,7 @@ TEST_CASE("config: state_directory is absolute or empty", "[config]") {
 }
 
 TEST_CASE("config: the jobs section's values and the keys a source needs", "[config]") {
-  auto error_of = [](const std::string& text) {
+  auto config_error = [](const std::string& text) {
     try {
       ibfx::parse_config_yaml(text, "j.yaml");
     } catch (const ibfx::ConfigError& e) {
@@ -431,30 +434,33 @@ TEST_CASE("config: the jobs section's values and the keys a source needs", "[con
     return std::string();
   };
   CHECK_FALSE(ibfx::Config{}.jobs.enabled());
-  CHECK(error_of("jobs:\n  source: pbs\n") ==
+  CHECK(config_error("jobs:\n  source: pbs\n") ==
         "j.yaml:2: jobs.source: expected none, slurmrestd or squeue, got \"pbs\"");
-  CHECK(error_of("jobs:\n  source: slurmrestd\n") ==
+  CHECK(config_error("jobs:\n  source: slurmrestd\n") ==
         "j.yaml:2: jobs.url: source slurmrestd needs a url");
-  CHECK(error_of("jobs:\n  url: unix://relative\n") ==
+  CHECK(config_error("jobs:\n  url: unix://relative\n") ==
         "j.yaml:2: jobs.url: expected unix:///absolute/path, got \"unix://relative\"");
-  CHECK(error_of("jobs:\n  url: ftp://h:1\n").find("expected unix:///path, http://host:port") !=
+  CHECK(config_error("jobs:\n  url: ftp://h:1\n").find("expected unix:///path, http://host:port") !=
         std::string::npos);
-  CHECK(error_of("jobs:\n  url: http://h\n") ==
+  CHECK(config_error("jobs:\n  url: http://h\n") ==
         "j.yaml:2: jobs.url: expected http://host:port (no path), got \"http://h\"");
-  CHECK(error_of("jobs:\n  url: http://h:70000\n").find("between 1 and 65535") !=
+  CHECK(config_error("jobs:\n  url: http://h:70000\n").find("between 1 and 65535") !=
         std::string::npos);
-  CHECK(error_of("jobs:\n  source: slurmrestd\n  url: http://h:6820\n") ==
+  CHECK(config_error("jobs:\n  source: slurmrestd\n  url: http://h:6820\n") ==
         "j.yaml:3: jobs.token_file: an http(s) url needs token_file and user_name "
         "(slurmrestd's rest_auth/jwt)");
-  CHECK(error_of("jobs:\n  api_version: ../x\n").find("expected a version") != std::string::npos);
-  CHECK(error_of("jobs:\n  user_name: \"a b\"\n").find("printable ASCII") != std::string::npos);
-  CHECK(error_of("jobs:\n  host_regex: \"(\"\n").find("invalid regular expression") !=
+  CHECK(config_error("jobs:\n  api_version: ../x\n").find("expected a version") !=
         std::string::npos);
-  CHECK(error_of("jobs:\n  host_regex: \"^x\"\n").find("needs a capture group") !=
+  CHECK(config_error("jobs:\n  user_name: \"a b\"\n").find("printable ASCII") != std::string::npos);
+  CHECK(config_error("jobs:\n  host_regex: \"(\"\n").find("invalid regular expression") !=
         std::string::npos);
-  CHECK(error_of("jobs:\n  poll_interval: 100ms\n").find("between 1s and 1h") != std::string::npos);
-  CHECK(error_of("jobs:\n  max_jobs: 0\n").find("between 1 and 100000") != std::string::npos);
-  CHECK(error_of("jobs:\n  squeue_command: squeue\n").find("absolute path") != std::string::npos);
+  CHECK(config_error("jobs:\n  host_regex: \"^x\"\n").find("needs a capture group") !=
+        std::string::npos);
+  CHECK(config_error("jobs:\n  poll_interval: 100ms\n").find("between 1s and 1h") !=
+        std::string::npos);
+  CHECK(config_error("jobs:\n  max_jobs: 0\n").find("between 1 and 100000") != std::string::npos);
+  CHECK(config_error("jobs:\n  squeue_command: squeue\n").find("absolute path") !=
+        std::string::npos);
   const ibfx::Config ok = ibfx::parse_config_yaml(
       "jobs:\n  source: slurmrestd\n  url: unix:///run/slurmrestd.sock\n", "j.yaml");
   CHECK(ok.jobs.enabled());
@@ -462,7 +468,7 @@ TEST_CASE("config: the jobs section's values and the keys a source needs", "[con
 }
 
 TEST_CASE("config: the history section's values and their ranges", "[config]") {
-  auto error_of = [](const std::string& text) {
+  auto config_error = [](const std::string& text) {
     try {
       ibfx::parse_config_yaml(text, "h.yaml");
     } catch (const ibfx::ConfigError& e) {
@@ -475,12 +481,13 @@ TEST_CASE("config: the history section's values and their ranges", "[config]") {
   CHECK(defaults.history.coarse_window == std::chrono::hours(24));
   CHECK(defaults.history.coarse_step == std::chrono::minutes(1));
   CHECK(defaults.history.max_memory_mb == 64);
-  CHECK(error_of("history:\n  recent_window: 2d\n") ==
+  CHECK(config_error("history:\n  recent_window: 2d\n") ==
         "h.yaml:2: history.recent_window: must be between 1m and 1d, got 2d");
-  CHECK(error_of("history:\n  coarse_step: 1s\n").find("between 10s and 1h") != std::string::npos);
-  CHECK(error_of("history:\n  max_memory_mb: 0\n") ==
+  CHECK(config_error("history:\n  coarse_step: 1s\n").find("between 10s and 1h") !=
+        std::string::npos);
+  CHECK(config_error("history:\n  max_memory_mb: 0\n") ==
         "h.yaml:2: history.max_memory_mb: must be between 1 and 4096, got 0");
-  CHECK(error_of("history:\n  window: 1h\n") == "h.yaml:2: history.window: unknown key");
+  CHECK(config_error("history:\n  window: 1h\n") == "h.yaml:2: history.window: unknown key");
   const ibfx::Config c = ibfx::parse_config_yaml(
       "history:\n  recent_window: 30m\n  coarse_window: 7d\n  coarse_step: 5m\n"
       "  max_memory_mb: 16\n  save_interval: 1m\n",
@@ -497,13 +504,13 @@ TEST_CASE("config: the routes section's values and their ranges", "[config]") {
   CHECK(defaults.routes.enabled);
   // A 98k-port fabric's ~450k SMPs within 60 s.
   CHECK(defaults.routes.smps_per_second * 60 >= 450000);
-  CHECK(error_of("routes:\n  smps_per_second: 0\n") ==
+  CHECK(config_error("routes:\n  smps_per_second: 0\n") ==
         "t.yaml:2: routes.smps_per_second: must be between 10 and 1000000, got 0");
-  CHECK(error_of("routes:\n  smps_per_second: fast\n") ==
+  CHECK(config_error("routes:\n  smps_per_second: fast\n") ==
         "t.yaml:2: routes.smps_per_second: expected an integer, got \"fast\"");
-  CHECK(error_of("routes:\n  enabled: yes\n") ==
+  CHECK(config_error("routes:\n  enabled: yes\n") ==
         "t.yaml:2: routes.enabled: expected true or false, got \"yes\"");
-  CHECK(error_of("routes:\n  budget: 5\n") == "t.yaml:2: routes.budget: unknown key");
+  CHECK(config_error("routes:\n  budget: 5\n") == "t.yaml:2: routes.budget: unknown key");
   const ibfx::Config c =
       ibfx::parse_config_yaml("routes:\n  enabled: false\n  smps_per_second: 50\n", "r.yaml");
   CHECK_FALSE(c.routes.enabled);

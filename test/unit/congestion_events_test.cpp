@@ -27,9 +27,9 @@ struct Tree {
 // to the leaves of their rail) and forests made by hand on it: the tracker
 // is tested on exactly the forests it is given, whatever the forest builder
 // would make of some counters.
-class Sweeps {
+class EventSweeps {
  public:
-  Sweeps() {
+  EventSweeps() {
     rf_ = ibfx::test::rail_fabric(
         {.rails = 2, .leaves_per_rail = 2, .hosts_per_leaf = 4, .spines_per_rail = 2, .cores = 0});
     names_.resize(rf_.fabric.nodes.size());
@@ -89,7 +89,7 @@ class Sweeps {
 
 // An incast into host0 mlx5_0 (leaf-r0-0 port 1): the spines' down ports to
 // that leaf and the other leaf's uplinks wait for it.
-Tree incast(const Sweeps& s, double score, std::size_t victims = 4) {
+Tree incast(const EventSweeps& s, double score, std::size_t victims = 4) {
   Tree t{s.leaf(0, 0), 1, CongestionCause::kIncast, score, {}};
   const std::vector<std::pair<int, std::uint8_t>> all{
       {s.spine(0, 0), 1}, {s.spine(0, 1), 1}, {s.leaf(0, 1), 5}, {s.leaf(0, 1), 6}};
@@ -116,7 +116,7 @@ constexpr auto kIncast = static_cast<std::size_t>(CongestionCause::kIncast);
 
 TEST_CASE("an event's life: start, peak, flicker within the grace, end after it",
           "[congestion_events]") {
-  Sweeps s;
+  EventSweeps s;
   // The first sweep has no interval yet: no evidence is not absence.
   s.tracker.observe(ibfx::SweepAnalysis{}, s.rf().fabric, {}, 999);
   CHECK(s.tracker.events()->empty());
@@ -176,7 +176,7 @@ TEST_CASE("an event's life: start, peak, flicker within the grace, end after it"
 }
 
 TEST_CASE("at a long interval three absent sweeps end an event", "[congestion_events]") {
-  Sweeps s;
+  EventSweeps s;
   s.sweep(60, {incast(s, 1)});
   s.quiet(120);
   s.quiet(180);
@@ -187,7 +187,7 @@ TEST_CASE("at a long interval three absent sweeps end an event", "[congestion_ev
 
 TEST_CASE("a root that moves: the old event ends, a new one starts at once",
           "[congestion_events]") {
-  Sweeps s;
+  EventSweeps s;
   for (double t = 1; t <= 3; ++t) s.sweep(t, {incast(s, 2)});
   // The receiver's neighbour becomes the root of the same traffic.
   Tree moved = incast(s, 2);
@@ -208,7 +208,7 @@ TEST_CASE("a root that moves: the old event ends, a new one starts at once",
 
 TEST_CASE("an unexplained root is an event only once it has persisted for the grace's sweeps",
           "[congestion_events]") {
-  Sweeps s;
+  EventSweeps s;
   constexpr auto kUnexplained = static_cast<std::size_t>(CongestionCause::kUnexplained);
   // A spine port into the incast's leaf, a root for one sweep at the end of
   // the tree (its root already reads idle): no event, nothing counted.
@@ -244,7 +244,7 @@ TEST_CASE("an unexplained root is an event only once it has persisted for the gr
   }
   // A named mechanism opens at once, taking the sweeps it was pending as
   // `unexplained` with it (the first, partial interval of a tree).
-  Sweeps t;
+  EventSweeps t;
   Tree growing = incast(t, 0.5);
   growing.cause = CongestionCause::kUnexplained;
   t.sweep(20, {growing});
@@ -261,7 +261,7 @@ TEST_CASE("an unexplained root is an event only once it has persisted for the gr
 
 TEST_CASE("two trees at once are two events, each with its own rails and leaves",
           "[congestion_events]") {
-  Sweeps s;
+  EventSweeps s;
   Tree slow{s.leaf(1, 1), 2, CongestionCause::kSlowReceiver, 3, {{s.spine(1, 0), 2}}};
   s.sweep(10, {incast(s, 4), slow});
   const auto& events = *s.tracker.events();
@@ -280,7 +280,7 @@ TEST_CASE("two trees at once are two events, each with its own rails and leaves"
 }
 
 TEST_CASE("restart: the state continues the same events and ids", "[congestion_events]") {
-  Sweeps before;
+  EventSweeps before;
   before.sweep(100, {incast(before, 2)});
   before.sweep(101, {incast(before, 6)});
   Tree other{before.leaf(1, 0), 3, CongestionCause::kSlowReceiver, 1, {}};
@@ -295,7 +295,7 @@ TEST_CASE("restart: the state continues the same events and ids", "[congestion_e
   std::string error;
   REQUIRE(ibfx::decode_event_state(ibfx::encode_event_state(saved, 140), loaded, error));
   CHECK(loaded == saved);
-  Sweeps after;
+  EventSweeps after;
   after.tracker.restore(loaded, 150);
   CHECK(*after.tracker.events() == *before.tracker.events());
   after.sweep(150, {incast(after, 2)});
@@ -311,7 +311,7 @@ TEST_CASE("restart: the state continues the same events and ids", "[congestion_e
 
   // Back after an hour: the root was gone longer than the grace, as far as
   // anyone can tell; the event ended when it was last seen.
-  Sweeps late;
+  EventSweeps late;
   late.tracker.restore(saved, 140 + 3600);
   REQUIRE(late.tracker.events()->size() == 2);
   for (const CongestionEvent& e : *late.tracker.events()) CHECK_FALSE(e.active());
@@ -320,7 +320,7 @@ TEST_CASE("restart: the state continues the same events and ids", "[congestion_e
 
 TEST_CASE("the history is bounded: the last 1,000 ended events, none over 7 days old",
           "[congestion_events]") {
-  Sweeps s;
+  EventSweeps s;
   double t = 0;
   for (int i = 0; i < 1200; ++i) {
     s.sweep(t += 1, {incast(s, 1)});
@@ -373,7 +373,7 @@ TEST_CASE("an event lists at most kMaxLeavesPerEvent leaves and says when there 
 }
 
 TEST_CASE("an event keeps every Slurm job its tree hurt, bounded", "[events]") {
-  Sweeps s;
+  EventSweeps s;
   s.sweep(100, {incast(s, 2)}, {{4711, 12}});
   s.sweep(101, {incast(s, 2)}, {{12, 99}});
   s.sweep(102, {incast(s, 2)});  // no job source this sweep: nothing lost

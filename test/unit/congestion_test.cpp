@@ -22,7 +22,7 @@ using ibfx::test::RailFabric;
 
 namespace {
 
-constexpr double kInterval = 10.0;
+constexpr double kCongestionInterval = 10.0;
 constexpr double kRate = 25e9;             // 4x HDR data rate, bytes/s
 constexpr double kTick = 8.0 * 4 / kRate;  // IBA unit on 4x HDR: 8 bytes per lane
 
@@ -46,9 +46,11 @@ struct Interval {
         ibfx::PortSample s;
         s.node = static_cast<std::int32_t>(i);
         s.port_index = static_cast<std::uint32_t>(j);
-        s.xmit_wait_ticks = static_cast<std::uint64_t>(std::llround(wi * kInterval / kTick));
-        s.xmit_data_words = static_cast<std::uint64_t>(std::llround(ui * kRate * kInterval / 4));
-        s.interval_seconds = kInterval;
+        s.xmit_wait_ticks =
+            static_cast<std::uint64_t>(std::llround(wi * kCongestionInterval / kTick));
+        s.xmit_data_words =
+            static_cast<std::uint64_t>(std::llround(ui * kRate * kCongestionInterval / 4));
+        s.interval_seconds = kCongestionInterval;
         out.push_back(s);
       }
     }

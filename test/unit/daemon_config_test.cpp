@@ -8,24 +8,25 @@
 #include <vector>
 
 #include "config/command_line.h"
+#include "test/support/basic_auth_sample.h"
 #include "test/support/temp_dir.h"
 
 using namespace ibfx;
 
 namespace {
 
-constexpr const char* kHash = "$2y$04$f1biYY3H.3VQXLPG4F43feJgyaSkCUy2efF1rRdCz2ZIr6DdHr6Nu";
+using ibfx::test::kHash;
 
 using ibfx::test::TempDir;
 
-CommandLine parse(std::vector<std::string> args) {
+CommandLine parse_cli(std::vector<std::string> args) {
   args.insert(args.begin(), "ibfabric_exporter");
   std::vector<const char*> argv;
   for (const std::string& arg : args) argv.push_back(arg.c_str());
   return parse_command_line(static_cast<int>(argv.size()), argv.data());
 }
 
-std::string error_of(const CommandLine& cli) {
+std::string daemon_config_error(const CommandLine& cli) {
   try {
     load_daemon_config(cli);
   } catch (const ConfigError& e) {
@@ -50,7 +51,7 @@ TEST_CASE("load_daemon_config hands on the config file's sections, names and web
                                                    "\nhttp_server_config:\n  headers:\n"
                                                    "    X-Frame-Options: deny\n");
   const DaemonConfig loaded =
-      load_daemon_config(parse({"--config.file=" + config, "--web.config.file=" + web}));
+      load_daemon_config(parse_cli({"--config.file=" + config, "--web.config.file=" + web}));
   CHECK(loaded.cli.config_file == config);
   CHECK(loaded.cli.config.node_name_map_file == names);
   CHECK(loaded.analysis.topology.rail_regex == "hca([0-9]+)$");
@@ -64,7 +65,7 @@ TEST_CASE("load_daemon_config hands on the config file's sections, names and web
 }
 
 TEST_CASE("load_daemon_config without files gives the defaults", "[daemon_config]") {
-  const DaemonConfig loaded = load_daemon_config(parse({}));
+  const DaemonConfig loaded = load_daemon_config(parse_cli({}));
   CHECK(loaded.cli.config == Config{});
   CHECK(loaded.names.empty());
   CHECK(loaded.web.basic_auth_users.empty());
@@ -78,12 +79,12 @@ TEST_CASE("load_daemon_config names the file that is wrong", "[daemon_config]") 
   SECTION("an analysis section") {
     const std::string config =
         dir.write("config.yaml", "sweep_interval: 5s\nscores:\n  top_k: -1\n");
-    const std::string e = error_of(parse({"--config.file=" + config}));
+    const std::string e = daemon_config_error(parse_cli({"--config.file=" + config}));
     CHECK(e.rfind(config + ":3: scores.top_k: ", 0) == 0);
   }
   SECTION("the web config") {
     const std::string web = dir.write("web.yml", "basic_auth_users:\n  alice: hunter2\n");
-    const std::string e = error_of(parse({"--web.config.file=" + web}));
+    const std::string e = daemon_config_error(parse_cli({"--web.config.file=" + web}));
     CHECK(e.rfind(web + ":2: basic_auth_users.alice: expected a bcrypt hash", 0) == 0);
   }
   SECTION("a TLS certificate that does not load") {
@@ -91,14 +92,14 @@ TEST_CASE("load_daemon_config names the file that is wrong", "[daemon_config]") 
     dir.write("tls.key", "not a key");
     const std::string web =
         dir.write("web.yml", "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n");
-    const std::string e = error_of(parse({"--web.config.file=" + web}));
+    const std::string e = daemon_config_error(parse_cli({"--web.config.file=" + web}));
     CHECK(e.find("tls_server_config") != std::string::npos);
     CHECK(e.find("tls.crt") != std::string::npos);
   }
   SECTION("the node-name-map") {
     const std::string config = dir.write(
         "config.yaml", "node_name_map_file: " + dir.write("names", "0xzz \"x\"\n") + "\n");
-    const std::string e = error_of(parse({"--config.file=" + config}));
+    const std::string e = daemon_config_error(parse_cli({"--config.file=" + config}));
     CHECK(e.find("names:1:") != std::string::npos);
   }
 }

@@ -89,7 +89,7 @@ void collect_strings(const Json& j, std::vector<std::string>& out) {
 }
 
 // Runs a shell command; exit status and combined output.
-std::pair<int, std::string> run(const std::string& command) {
+std::pair<int, std::string> run_command(const std::string& command) {
   std::string out;
   FILE* p = ::popen((command + " 2>&1").c_str(), "r");
   REQUIRE(p != nullptr);
@@ -385,7 +385,7 @@ TEST_CASE("Dashboards: Grafana provisioning and the sample Prometheus config are
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   const std::string path = std::string(tmpl) + "/prometheus.yml";
   std::ofstream(path) << config;
-  const auto [status, out] = run("promtool check config " + quote(path));
+  const auto [status, out] = run_command("promtool check config " + quote(path));
   std::filesystem::remove_all(tmpl);
   INFO(out);
   CHECK(status == 0);
@@ -394,12 +394,13 @@ TEST_CASE("Dashboards: Grafana provisioning and the sample Prometheus config are
 TEST_CASE("Dashboards: the remote-write configs (vmagent, Prometheus agent) are valid",
           "[dashboards]") {
   // vmagent refuses unknown fields (strict parse) and exits non-zero.
-  const auto [vm_status, vm_out] = run("vmagent -dryRun -loggerLevel=ERROR -promscrape.config=" +
-                                       quote(kDir + "/provisioning/vmagent.yml"));
+  const auto [vm_status, vm_out] =
+      run_command("vmagent -dryRun -loggerLevel=ERROR -promscrape.config=" +
+                  quote(kDir + "/provisioning/vmagent.yml"));
   INFO(vm_out);
   CHECK(vm_status == 0);
-  const auto [agent_status, agent_out] =
-      run("promtool check config --agent " + quote(kDir + "/provisioning/prometheus-agent.yml"));
+  const auto [agent_status, agent_out] = run_command(
+      "promtool check config --agent " + quote(kDir + "/provisioning/prometheus-agent.yml"));
   INFO(agent_out);
   CHECK(agent_status == 0);
   // Both keep the two-cadence layout of docs/scale-out.md: each group in
@@ -424,15 +425,15 @@ TEST_CASE("Dashboards: the remote-write configs (vmagent, Prometheus agent) are 
 TEST_CASE("Rules: the rules load unchanged in vmalert", "[dashboards][rules]") {
   // vmalert parses every expression with its MetricsQL parser and exits
   // non-zero on the first it refuses.
-  const auto [status, out] = run("vmalert -dryRun -loggerLevel=ERROR -rule=" +
-                                 quote(kDir + "/rules/ibfabric_exporter.rules.yaml"));
+  const auto [status, out] = run_command("vmalert -dryRun -loggerLevel=ERROR -rule=" +
+                                         quote(kDir + "/rules/ibfabric_exporter.rules.yaml"));
   INFO(out);
   CHECK(status == 0);
 }
 
 TEST_CASE("Rules: promtool check rules is clean", "[dashboards][rules]") {
   const auto [status, out] =
-      run("promtool check rules " + quote(kDir + "/rules/ibfabric_exporter.rules.yaml"));
+      run_command("promtool check rules " + quote(kDir + "/rules/ibfabric_exporter.rules.yaml"));
   INFO(out);
   CHECK(status == 0);
   CHECK(out.find("SUCCESS") != std::string::npos);
@@ -442,7 +443,7 @@ TEST_CASE("Rules: promtool check rules is clean", "[dashboards][rules]") {
 TEST_CASE("Rules: promtool unit tests pass and cover every alert both ways",
           "[dashboards][rules]") {
   const std::string tests = kDir + "/rules/ibfabric_exporter.rules.test.yaml";
-  const auto [status, out] = run("promtool test rules " + quote(tests));
+  const auto [status, out] = run_command("promtool test rules " + quote(tests));
   INFO(out);
   CHECK(status == 0);
   CHECK(out.find("SUCCESS") != std::string::npos);

@@ -42,7 +42,7 @@ std::string no_lines(std::size_t size, unsigned seed) {
   return s;
 }
 
-std::string random_bytes(std::size_t size, unsigned seed) {
+std::string noise_bytes(std::size_t size, unsigned seed) {
   std::mt19937 rng(seed);
   std::string s(size, '\0');
   for (char& c : s) c = static_cast<char>(rng() & 0xff);
@@ -170,7 +170,7 @@ TEST_CASE("DeflateBlockCache keeps what the last generation used, nothing older"
 
 TEST_CASE("ParallelDeflater with or without a cache: the same text, CRC and length",
           "[deflate_cache][gzip]") {
-  const std::vector<std::string> texts{exposition_like(40000), "",    random_bytes(700000, 1),
+  const std::vector<std::string> texts{exposition_like(40000), "",    noise_bytes(700000, 1),
                                        no_lines(1300000, 2),   "x\n", exposition_like(3000, 5)};
   for (std::size_t block :
        {std::size_t{64} << 10, std::size_t{100} << 10, ibfx::kDeflateBlockBytes}) {

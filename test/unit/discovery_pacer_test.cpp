@@ -6,8 +6,8 @@ using namespace ibfx;
 using namespace std::chrono_literals;
 
 namespace {
-using Clock = DiscoveryPacer::Clock;
-const Clock::time_point kPacerT0 = Clock::time_point{} + 1000h;
+using PacerClock = DiscoveryPacer::Clock;
+const PacerClock::time_point kPacerT0 = PacerClock::time_point{} + 1000h;
 
 // A pacer whose first discovery, at kPacerT0, succeeded.
 void first_discovery(DiscoveryPacer& pacer) {

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <thread>
 
+#include "discovery/fabric_codec.h"
 #include "test/support/fake_fabric.h"
 
 using namespace ibfx;
@@ -57,8 +58,8 @@ class ScratchDir {
   std::string path_;
 };
 
-DiscoveryResult run(const std::string& exe, milliseconds timeout = milliseconds(10000),
-                    std::size_t max_output = std::size_t{1} << 30) {
+DiscoveryResult run_discovery(const std::string& exe, milliseconds timeout = milliseconds(10000),
+                              std::size_t max_output = std::size_t{1} << 30) {
   DiscoveryProcessOptions options;
   options.exe = exe;
   options.timeout = timeout;
@@ -79,7 +80,7 @@ TEST_CASE("Discovery process: a child's fabric arrives whole", "[discovery_proce
   ScratchDir dir;
   const Fabric fabric = test::star_fabric(3);
   const std::string bytes = dir.file("fabric.bin", encode_fabric(fabric));
-  const DiscoveryResult r = run(dir.script("ok", "cat '" + bytes + "' >&3"));
+  const DiscoveryResult r = run_discovery(dir.script("ok", "cat '" + bytes + "' >&3"));
   INFO(r.error);
   REQUIRE(r.fabric);
   CHECK(r.error.empty());
@@ -132,25 +133,25 @@ TEST_CASE("Discovery process: bad output is refused with a reason", "[discovery_
   ScratchDir dir;
   const std::string good = encode_fabric(test::star_fabric(3));
   SECTION("garbage") {
-    const DiscoveryResult r = run(dir.script("garbage", "printf 'not a fabric' >&3"));
+    const DiscoveryResult r = run_discovery(dir.script("garbage", "printf 'not a fabric' >&3"));
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "malformed fabric"));
   }
   SECTION("truncated") {
     const std::string half = dir.file("half.bin", good.substr(0, good.size() / 2));
-    const DiscoveryResult r = run(dir.script("truncated", "cat '" + half + "' >&3"));
+    const DiscoveryResult r = run_discovery(dir.script("truncated", "cat '" + half + "' >&3"));
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "malformed fabric"));
   }
   SECTION("nothing at all, yet success") {
-    const DiscoveryResult r = run(dir.script("empty", "exit 0"));
+    const DiscoveryResult r = run_discovery(dir.script("empty", "exit 0"));
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "malformed fabric"));
   }
   SECTION("more than allowed") {
     const std::string big = dir.file("big.bin", std::string(100000, 'x'));
     const DiscoveryResult r =
-        run(dir.script("big", "cat '" + big + "' >&3"), milliseconds(10000), 1000);
+        run_discovery(dir.script("big", "cat '" + big + "' >&3"), milliseconds(10000), 1000);
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "more than 1000 bytes"));
   }
@@ -160,28 +161,28 @@ TEST_CASE("Discovery process: a failing child's reason or exit status is reporte
           "[discovery_process]") {
   ScratchDir dir;
   SECTION("its own reason, escaped as every log text (base/log_text.h)") {
-    const DiscoveryResult r = run(
+    const DiscoveryResult r = run_discovery(
         dir.script("reason", "printf 'libibnetdisc: fabric discovery failed\\n\\001' >&3; exit 1"));
     CHECK_FALSE(r.fabric);
     CHECK(r.error == "libibnetdisc: fabric discovery failed\\x0a\\x01");
   }
   SECTION("a non-zero exit without a reason") {
-    const DiscoveryResult r = run(dir.script("exit3", "exit 3"));
+    const DiscoveryResult r = run_discovery(dir.script("exit3", "exit 3"));
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "exited with status 3"));
   }
   SECTION("a valid fabric does not make up for a non-zero exit") {
     const std::string bytes = dir.file("fabric.bin", encode_fabric(test::star_fabric(1)));
-    const DiscoveryResult r = run(dir.script("late", "cat '" + bytes + "' >&3; exit 2"));
+    const DiscoveryResult r = run_discovery(dir.script("late", "cat '" + bytes + "' >&3; exit 2"));
     CHECK_FALSE(r.fabric);
   }
   SECTION("killed by a signal") {
-    const DiscoveryResult r = run(dir.script("killed", "printf 'x' >&3; kill -9 $$"));
+    const DiscoveryResult r = run_discovery(dir.script("killed", "printf 'x' >&3; kill -9 $$"));
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "killed by signal 9"));
   }
   SECTION("an executable that is not there") {
-    const DiscoveryResult r = run("/nonexistent/ibfx-discover");
+    const DiscoveryResult r = run_discovery("/nonexistent/ibfx-discover");
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "exited with status 127"));
   }
@@ -194,15 +195,15 @@ TEST_CASE("Discovery process: a child that takes too long is killed and reaped",
   const std::string pid_file = dir.file("pid", "");
   const auto started = std::chrono::steady_clock::now();
   SECTION("silent") {
-    const DiscoveryResult r =
-        run(dir.script("hang", "echo $$ > '" + pid_file + "'; exec sleep 30"), milliseconds(300));
+    const DiscoveryResult r = run_discovery(
+        dir.script("hang", "echo $$ > '" + pid_file + "'; exec sleep 30"), milliseconds(300));
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "did not finish in 300 ms"));
   }
   SECTION("its result descriptor closed, but still running") {
-    const DiscoveryResult r =
-        run(dir.script("linger", "echo $$ > '" + pid_file + "'; exec 3>&-; exec sleep 30"),
-            milliseconds(300));
+    const DiscoveryResult r = run_discovery(
+        dir.script("linger", "echo $$ > '" + pid_file + "'; exec 3>&-; exec sleep 30"),
+        milliseconds(300));
     CHECK_FALSE(r.fabric);
     CHECK(contains(r.error, "did not finish in 300 ms"));
   }

@@ -12,16 +12,16 @@
 namespace {
 
 // A fresh directory under /tmp, removed with its contents.
-struct TempDir {
+struct StateFileDir {
   std::string path;
-  TempDir() {
+  StateFileDir() {
     char tmpl[] = "/tmp/ibfx_state_XXXXXX";
     path = ::mkdtemp(tmpl);
   }
-  ~TempDir() { std::filesystem::remove_all(path); }
+  ~StateFileDir() { std::filesystem::remove_all(path); }
 };
 
-ibfx::EventTrackerState sample_state() {
+ibfx::EventTrackerState sample_tracker_state() {
   ibfx::EventTrackerState s;
   s.next_id = 3;
   ibfx::CongestionEvent e;
@@ -42,12 +42,12 @@ ibfx::EventTrackerState sample_state() {
 }  // namespace
 
 TEST_CASE("the event state is saved on stop and restored by the next start", "[event_state_file]") {
-  TempDir tmp;
+  StateFileDir tmp;
   const std::string dir = tmp.path + "/state";  // created by load()
   {
     ibfx::EventStateFile file(dir);
     CHECK_FALSE(file.load().has_value());  // first start
-    file.save(sample_state(), 1764720011);
+    file.save(sample_tracker_state(), 1764720011);
     file.stop();
     CHECK(file.writes() == 1);
     CHECK(file.failures() == 0);
@@ -57,15 +57,15 @@ TEST_CASE("the event state is saved on stop and restored by the next start", "[e
   ibfx::EventStateFile again(dir);
   const auto restored = again.load();
   REQUIRE(restored.has_value());
-  CHECK(*restored == sample_state());
+  CHECK(*restored == sample_tracker_state());
 }
 
 TEST_CASE("saves that come faster than the write interval are coalesced, the last one wins",
           "[event_state_file]") {
-  TempDir tmp;
+  StateFileDir tmp;
   ibfx::EventStateFile file(tmp.path);
   (void)file.load();
-  ibfx::EventTrackerState s = sample_state();
+  ibfx::EventTrackerState s = sample_tracker_state();
   for (int i = 0; i < 50; ++i) {
     s.next_id = 3 + static_cast<std::uint64_t>(i);
     file.save(s, 1764720011 + i);
@@ -81,7 +81,7 @@ TEST_CASE("saves that come faster than the write interval are coalesced, the las
 
 TEST_CASE("a corrupt state file starts empty and is kept aside, never overwritten unseen",
           "[event_state_file]") {
-  TempDir tmp;
+  StateFileDir tmp;
   std::ofstream(tmp.path + "/events.json") << "{\"format\": \"ibfabric_exporter congestion ev";
   ibfx::EventStateFile file(tmp.path);
   CHECK_FALSE(file.load().has_value());
@@ -92,12 +92,12 @@ TEST_CASE("a corrupt state file starts empty and is kept aside, never overwritte
 
 TEST_CASE("an unusable state directory costs the persistence, never the start",
           "[event_state_file]") {
-  TempDir tmp;
+  StateFileDir tmp;
   std::ofstream(tmp.path + "/file") << "x";
   // A directory below a regular file can be neither created nor written.
   ibfx::EventStateFile file(tmp.path + "/file/state");
   CHECK_FALSE(file.load().has_value());
-  file.save(sample_state(), 1);
+  file.save(sample_tracker_state(), 1);
   file.stop();
   CHECK(file.writes() == 0);
   CHECK(file.failures() == 1);
@@ -107,7 +107,7 @@ TEST_CASE("an empty state directory keeps nothing", "[event_state_file]") {
   ibfx::EventStateFile file("");
   CHECK(file.path().empty());
   CHECK_FALSE(file.load().has_value());
-  file.save(sample_state(), 1);
+  file.save(sample_tracker_state(), 1);
   file.stop();
   CHECK(file.writes() == 0);
 }

@@ -9,8 +9,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-using Clock = FabricMerger::Clock;
-const Clock::time_point kMergeT0 = Clock::time_point{} + 1000h;
+using MergerClock = FabricMerger::Clock;
+const MergerClock::time_point kMergeT0 = MergerClock::time_point{} + 1000h;
 
 // `f` as a discovery that lost the SMPs to `guid` sees it: the node absent,
 // later nodes one index down, and its neighbours' ports still physically
@@ -34,7 +34,7 @@ Fabric missing(const Fabric& f, std::uint64_t guid) {
   return out;
 }
 
-const FabricPort* port(const Fabric& f, std::uint64_t guid, int number) {
+const FabricPort* find_port(const Fabric& f, std::uint64_t guid, int number) {
   const FabricNode* n = f.find(guid);
   if (n == nullptr) return nullptr;
   for (const FabricPort& p : n->ports) {
@@ -69,7 +69,7 @@ TEST_CASE("FabricMerger keeps a node a discovery missed, addressable and cabled"
   REQUIRE(kept->ports[0].linked());
   CHECK(f.nodes[static_cast<std::size_t>(kept->ports[0].remote_node)].guid == 0x100);
   // The switch port towards it is still up and keeps its far end.
-  const FabricPort* sw = port(f, 0x100, 2);
+  const FabricPort* sw = find_port(f, 0x100, 2);
   REQUIRE(sw != nullptr);
   REQUIRE(sw->linked());
   CHECK(f.nodes[static_cast<std::size_t>(sw->remote_node)].guid == 0x201);
@@ -92,7 +92,7 @@ TEST_CASE("FabricMerger forgets a node only after N discoveries and the time", "
   const MergeOutcome second = merger.merge(gone, kMergeT0 + 1min);
   CHECK(second.missing == 1);
   // Its port is down: the switch, which the discovery did see, says so.
-  CHECK_FALSE(port(*second.fabric, 0x200, 1)->up());
+  CHECK_FALSE(find_port(*second.fabric, 0x200, 1)->up());
   // Two discoveries, but only 2 minutes: kept.
   const MergeOutcome third = merger.merge(gone, kMergeT0 + 2min);
   CHECK(third.missing == 1);
@@ -106,7 +106,7 @@ TEST_CASE("FabricMerger forgets a node only after N discoveries and the time", "
   CHECK(fourth.forgotten[0].type == NodeType::kHca);
   CHECK(fourth.fabric->find(0x200) == nullptr);
   CHECK(fourth.fabric->nodes.size() == 2);
-  CHECK_FALSE(port(*fourth.fabric, 0x100, 1)->linked());
+  CHECK_FALSE(find_port(*fourth.fabric, 0x100, 1)->linked());
   CHECK(merger.missing() == 0);
 }
 
@@ -120,7 +120,7 @@ TEST_CASE("FabricMerger: time alone never forgets, nor does a node that answers"
   CHECK(merger.merge(gone, kMergeT0 + 20h).missing == 1);  // 2 of 3
   // It answered PMA queries at its LID: the count starts again.
   merger.note_answered(0x201);
-  const auto later = Clock::now() + 1h;
+  const auto later = MergerClock::now() + 1h;
   CHECK(merger.merge(gone, later).missing == 1);
   CHECK(merger.merge(gone, later + 1h).missing == 1);
   const MergeOutcome third = merger.merge(gone, later + 2h);
@@ -158,7 +158,7 @@ TEST_CASE("FabricMerger keeps what a seen node's lost SMPs did not say", "[fabri
   }
   CHECK(m.fabric->find(0x200)->description == "gpu0 mlx5_0");
   CHECK(m.fabric->find(0x202)->lid == 40);  // what it did see wins
-  CHECK(port(*m.fabric, 0x202, 1)->lid == 40);
+  CHECK(find_port(*m.fabric, 0x202, 1)->lid == 40);
 }
 
 TEST_CASE("FabricMerger: a node that comes back is present again", "[fabric_merger]") {
@@ -215,11 +215,11 @@ TEST_CASE("FabricMerger keeps each port's LMC with its LID", "[fabric_merger]") 
   const MergeOutcome m = merger.merge(partial, kMergeT0 + 1min);
   for (int n = 1; n <= 3; ++n) {
     INFO("switch port " << n);
-    REQUIRE(port(*m.fabric, 0x100, n) != nullptr);
-    CHECK(port(*m.fabric, 0x100, n)->lid == 1);
-    CHECK(port(*m.fabric, 0x100, n)->lmc == 1);
+    REQUIRE(find_port(*m.fabric, 0x100, n) != nullptr);
+    CHECK(find_port(*m.fabric, 0x100, n)->lid == 1);
+    CHECK(find_port(*m.fabric, 0x100, n)->lmc == 1);
   }
-  CHECK(port(*m.fabric, 0x201, 1)->lid == 3);
-  CHECK(port(*m.fabric, 0x201, 1)->lmc == 2);
-  CHECK(port(*m.fabric, 0x200, 1)->lmc == 0);
+  CHECK(find_port(*m.fabric, 0x201, 1)->lid == 3);
+  CHECK(find_port(*m.fabric, 0x201, 1)->lmc == 2);
+  CHECK(find_port(*m.fabric, 0x200, 1)->lmc == 0);
 }

@@ -15,7 +15,7 @@
 #include <vector>
 
 namespace {
-std::string exposition_like(std::size_t lines) {
+std::string exposition_text(std::size_t lines) {
   std::string s;
   for (std::size_t i = 0; i < lines; ++i) {
     s += "infiniband_port_transmit_wait_total{node_guid=\"0x0002c9030000" +
@@ -27,7 +27,7 @@ std::string exposition_like(std::size_t lines) {
 }  // namespace
 
 TEST_CASE("GzipWriter fed in pieces equals one-shot compression after inflating", "[gzip]") {
-  const std::string text = exposition_like(20000);
+  const std::string text = exposition_text(20000);
   for (int level : {ibfx::kGzipFast, ibfx::kGzipDefault}) {
     ibfx::GzipWriter w(level);
     for (std::size_t off = 0; off < text.size(); off += 777)
@@ -44,7 +44,7 @@ TEST_CASE("GzipWriter fed in pieces equals one-shot compression after inflating"
 }
 
 TEST_CASE("GunzipReader hands out bounded pieces until the end", "[gzip]") {
-  const std::string text = exposition_like(5000);
+  const std::string text = exposition_text(5000);
   const std::string gz = ibfx::gzip_compress(text, ibfx::kGzipFast);
   ibfx::test::GunzipReader r(gz);
   std::string joined;
@@ -64,7 +64,7 @@ TEST_CASE("GunzipReader hands out bounded pieces until the end", "[gzip]") {
 }
 
 TEST_CASE("GunzipReader rejects truncated and corrupt input", "[gzip]") {
-  const std::string gz = ibfx::gzip_compress(exposition_like(2000));
+  const std::string gz = ibfx::gzip_compress(exposition_text(2000));
   CHECK_THROWS_AS(ibfx::test::gunzip(gz.substr(0, gz.size() / 2)), std::runtime_error);
   CHECK_THROWS_AS(ibfx::test::gunzip("not gzip at all"), std::runtime_error);
   std::string flipped = gz;
@@ -74,7 +74,7 @@ TEST_CASE("GunzipReader rejects truncated and corrupt input", "[gzip]") {
 }
 
 TEST_CASE("ParallelGzipWriter makes one gzip member that inflates to the input", "[gzip]") {
-  const std::string text = exposition_like(60000);  // ~5 MB: many blocks
+  const std::string text = exposition_text(60000);  // ~5 MB: many blocks
   const std::size_t block = 128 * 1024;
   for (unsigned threads : {1u, 2u, 4u}) {
     for (std::size_t size :
@@ -165,7 +165,7 @@ TEST_CASE("Any selection of deflate runs is one gzip member of their texts", "[g
   // Four runs like the exposition's groups: one spanning several blocks, an
   // empty one, one shorter than a block, one of exactly a block.
   const std::size_t block = 64 * 1024;
-  const std::string big = exposition_like(40000);  // ~3.4 MB
+  const std::string big = exposition_text(40000);  // ~3.4 MB
   const std::vector<std::string> texts{big.substr(0, 5 * block + 123), "", big.substr(1000, 777),
                                        big.substr(7, block)};
   for (unsigned threads : {1u, 2u}) {
@@ -230,9 +230,9 @@ TEST_CASE("Any selection of deflate runs is one gzip member of their texts", "[g
 
 TEST_CASE("GzipMember streams bounded pieces that add up to its size", "[gzip]") {
   ibfx::ParallelDeflater deflater(ibfx::kGzipFast, 2, 64 * 1024);
-  deflater.write(exposition_like(3000));
+  deflater.write(exposition_text(3000));
   deflater.end_run();
-  deflater.write(exposition_like(10));
+  deflater.write(exposition_text(10));
   const std::vector<ibfx::DeflateRun> runs = deflater.finish();
   for (std::size_t max :
        {std::size_t{1}, std::size_t{7}, std::size_t{4096}, std::size_t{1} << 20}) {
@@ -245,7 +245,7 @@ TEST_CASE("GzipMember streams bounded pieces that add up to its size", "[gzip]")
       all += piece;
     }
     CHECK(all.size() == member.size());
-    CHECK(ibfx::test::gunzip(all) == exposition_like(3000) + exposition_like(10));
+    CHECK(ibfx::test::gunzip(all) == exposition_text(3000) + exposition_text(10));
     CHECK_FALSE(member.read(piece, max));
     CHECK(piece.empty());
   }
@@ -258,7 +258,7 @@ TEST_CASE("GzipMember streams bounded pieces that add up to its size", "[gzip]")
 
 TEST_CASE("DeflateRunReader rejects a corrupt or short run", "[gzip]") {
   ibfx::ParallelDeflater deflater(ibfx::kGzipFast, 1);
-  deflater.write(exposition_like(2000));
+  deflater.write(exposition_text(2000));
   std::vector<ibfx::DeflateRun> runs = deflater.finish();
   ibfx::DeflateRun cut = runs[0];
   cut.bytes.resize(cut.bytes.size() / 2);

@@ -15,7 +15,7 @@ Hosts expand(const std::string& text, std::size_t max = 1'000'000) {
   return e.hosts;
 }
 
-std::string error_of(const std::string& text, std::size_t max = 1'000'000) {
+std::string hostlist_error(const std::string& text, std::size_t max = 1'000'000) {
   const ibfx::HostlistExpansion e = ibfx::expand_hostlist(text, max);
   CHECK(e.hosts.empty());
   return e.error;
@@ -65,33 +65,33 @@ TEST_CASE("hostlist: separators, empty entries, order and duplicates", "[hostlis
 }
 
 TEST_CASE("hostlist: what Slurm rejects is an error naming the host", "[hostlist]") {
-  CHECK(error_of("x[3-1]") == "host \"x[3-1]\": invalid range \"3-1\" (end before start)");
-  CHECK(error_of("a[]").find("invalid range \"\"") != std::string::npos);
-  CHECK(error_of("a[1,,2]").find("invalid range \"\"") != std::string::npos);
-  CHECK(error_of("a[-1]").find("invalid range \"-1\"") != std::string::npos);
-  CHECK(error_of("a[1-3x]").find("invalid range \"1-3x\"") != std::string::npos);
-  CHECK(error_of("a[ 1-2]").find("invalid range") != std::string::npos);
-  CHECK(error_of("a[1-2-3]").find("invalid range") != std::string::npos);
-  CHECK(error_of("a[1-3]b") == "host \"a[1-3]b\": text after the last ']'");
-  CHECK(error_of("a[1-2],b[1-2]c").find("b[1-2]c") != std::string::npos);
-  CHECK(error_of("a[1-3") == "host \"a[1-3\": '[' without ']'");
-  CHECK(error_of("a]") == "host \"a]\": ']' without '['");
-  CHECK(error_of("a[1-2]]") == "host \"a[1-2]]\": ']' without '['");
-  CHECK(error_of("a[[1-2]]") == "host \"a[[1-2]]\": nested '['");
-  CHECK(error_of("a[1-18446744073709551616]").find("invalid range") != std::string::npos);
+  CHECK(hostlist_error("x[3-1]") == "host \"x[3-1]\": invalid range \"3-1\" (end before start)");
+  CHECK(hostlist_error("a[]").find("invalid range \"\"") != std::string::npos);
+  CHECK(hostlist_error("a[1,,2]").find("invalid range \"\"") != std::string::npos);
+  CHECK(hostlist_error("a[-1]").find("invalid range \"-1\"") != std::string::npos);
+  CHECK(hostlist_error("a[1-3x]").find("invalid range \"1-3x\"") != std::string::npos);
+  CHECK(hostlist_error("a[ 1-2]").find("invalid range") != std::string::npos);
+  CHECK(hostlist_error("a[1-2-3]").find("invalid range") != std::string::npos);
+  CHECK(hostlist_error("a[1-3]b") == "host \"a[1-3]b\": text after the last ']'");
+  CHECK(hostlist_error("a[1-2],b[1-2]c").find("b[1-2]c") != std::string::npos);
+  CHECK(hostlist_error("a[1-3") == "host \"a[1-3\": '[' without ']'");
+  CHECK(hostlist_error("a]") == "host \"a]\": ']' without '['");
+  CHECK(hostlist_error("a[1-2]]") == "host \"a[1-2]]\": ']' without '['");
+  CHECK(hostlist_error("a[[1-2]]") == "host \"a[[1-2]]\": nested '['");
+  CHECK(hostlist_error("a[1-18446744073709551616]").find("invalid range") != std::string::npos);
   // Untrusted text is escaped in the message.
-  CHECK(error_of("a[\x01]").find("\\x01") != std::string::npos);
+  CHECK(hostlist_error("a[\x01]").find("\\x01") != std::string::npos);
 }
 
 TEST_CASE("hostlist: bounded", "[hostlist]") {
   // One range: at most Slurm's MAX_RANGE.
   CHECK(expand("a[1-65536]").size() == 65536);
-  CHECK(error_of("a[1-70000]") ==
+  CHECK(hostlist_error("a[1-70000]") ==
         "host \"a[1-70000]\": range \"1-70000\" holds more than 65536 hosts");
   // The whole expression: at most max_hosts, however it is spelt.
   CHECK(expand("a[1-10]", 10).size() == 10);
-  CHECK(error_of("a[1-10]", 9).find("more than 9 hosts") != std::string::npos);
-  CHECK(error_of("a[1-65536]b[1-65536]", 1'000'000).find("more than 1000000 hosts") !=
+  CHECK(hostlist_error("a[1-10]", 9).find("more than 9 hosts") != std::string::npos);
+  CHECK(hostlist_error("a[1-65536]b[1-65536]", 1'000'000).find("more than 1000000 hosts") !=
         std::string::npos);
-  CHECK(error_of("a,b,c", 2).find("more than 2 hosts") != std::string::npos);
+  CHECK(hostlist_error("a,b,c", 2).find("more than 2 hosts") != std::string::npos);
 }

@@ -17,7 +17,7 @@ using ibfx::HttpGetResult;
 
 namespace {
 
-HttpGetRequest get(const std::string& url, std::chrono::milliseconds timeout = 2000ms) {
+HttpGetRequest get_request(const std::string& url, std::chrono::milliseconds timeout = 2000ms) {
   HttpGetRequest r;
   r.url = url;
   r.target = "/a/b";
@@ -35,7 +35,7 @@ TEST_CASE("http_get sends the target and headers and returns status and body", "
   HttpGetResult r;
   {
     ibfx::test::FakeHttpServer server(dir.path() + "/s.sock", 404, "not here");
-    r = ibfx::http_get(get(url));
+    r = ibfx::http_get(get_request(url));
     CHECK(server.request().target() == "/a/b");
     CHECK(server.request()["Host"] == "localhost");
     CHECK(server.request()["User-Agent"] == "ibfabric_exporter");
@@ -54,15 +54,15 @@ TEST_CASE("http_get times out, and names a transport error", "[http_get]") {
   {
     ibfx::test::FakeHttpServer server(path, 200, "", true);
     const auto before = std::chrono::steady_clock::now();
-    const HttpGetResult r = ibfx::http_get(get("unix://" + path, 300ms));
+    const HttpGetResult r = ibfx::http_get(get_request("unix://" + path, 300ms));
     CHECK(r.outcome == HttpGetResult::Outcome::kTimedOut);
     CHECK(std::chrono::steady_clock::now() - before < 1400ms);
   }
   ::unlink(path.c_str());
-  const HttpGetResult gone = ibfx::http_get(get("unix://" + path));
+  const HttpGetResult gone = ibfx::http_get(get_request("unix://" + path));
   CHECK(gone.outcome == HttpGetResult::Outcome::kFailed);
   CHECK(gone.error == "No such file or directory");
-  const HttpGetResult refused = ibfx::http_get(get("http://127.0.0.1:1"));
+  const HttpGetResult refused = ibfx::http_get(get_request("http://127.0.0.1:1"));
   CHECK(refused.outcome == HttpGetResult::Outcome::kFailed);
   CHECK(refused.where == "127.0.0.1:1");
   CHECK(refused.error == "Connection refused");

@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "test/support/base64.h"
+#include "test/support/basic_auth_sample.h"
 #include "test/support/temp_dir.h"
 
 using namespace ibfx;
@@ -19,9 +20,9 @@ using ibfx::test::TempDir;
 namespace {
 
 // "prometheus-secret", bcrypt cost 4 (as in web_config_test).
-constexpr const char* kHash = "$2y$04$f1biYY3H.3VQXLPG4F43feJgyaSkCUy2efF1rRdCz2ZIr6DdHr6Nu";
+using ibfx::test::kHash;
 
-std::string error_of(const WebConfig& web) {
+std::string security_error(const WebConfig& web) {
   try {
     make_http_security(web);
   } catch (const ConfigError& e) {
@@ -69,13 +70,13 @@ TEST_CASE("make_http_security loads the TLS certificate and key, or names what f
 
   WebConfig bad = web;
   bad.tls->cert_file = dir.write("junk.crt", "not a certificate\n");
-  std::string e = error_of(bad);
+  std::string e = security_error(bad);
   CHECK(e.rfind("tls_server_config: ", 0) == 0);
   CHECK(e.find("junk.crt") != std::string::npos);
 
   bad = web;
   bad.tls->key_file = dir.path() + "/missing.key";
-  e = error_of(bad);
+  e = security_error(bad);
   CHECK(e.rfind("tls_server_config: ", 0) == 0);
   CHECK(e.find("missing.key") != std::string::npos);
 }

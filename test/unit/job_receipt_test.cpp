@@ -9,7 +9,7 @@ namespace {
 using ibfx::HttpGetResult;
 using ibfx::ReceiptReply;
 
-HttpGetResult answered(unsigned status, std::string body) {
+HttpGetResult answered_with(unsigned status, std::string body) {
   HttpGetResult r;
   r.outcome = HttpGetResult::Outcome::kAnswered;
   r.where = "mgmt:9690";
@@ -18,7 +18,8 @@ HttpGetResult answered(unsigned status, std::string body) {
   return r;
 }
 
-std::optional<ibfx::JobReceiptOptions> parse(std::vector<std::string> args, std::string& error) {
+std::optional<ibfx::JobReceiptOptions> parse_options(std::vector<std::string> args,
+                                                     std::string& error) {
   args.insert(args.begin(), {"ibfabric_exporter", "job-receipt"});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -27,7 +28,7 @@ std::optional<ibfx::JobReceiptOptions> parse(std::vector<std::string> args, std:
 
 // The client against fakes: the daemon's answers in turn (the last one
 // repeated), scontrol's result; records the GETs, the commands, the sleeps.
-struct Fake {
+struct ReceiptFake {
   std::vector<HttpGetResult> answers;
   bool update_ok = true;
   std::size_t gets = 0;
@@ -62,7 +63,8 @@ const char* kRunning =
 
 TEST_CASE("job-receipt arguments: the job from --job or SLURM_JOB_ID, checked", "[receipts]") {
   std::string error;
-  auto o = parse({"--job=4711", "--wait=5s", "--set-comment", "--url", "http://mgmt:9690"}, error);
+  auto o = parse_options({"--job=4711", "--wait=5s", "--set-comment", "--url", "http://mgmt:9690"},
+                         error);
   REQUIRE(o);
   CHECK(o->job_id == 4711);
   CHECK(o->wait == std::chrono::seconds(5));
@@ -71,7 +73,7 @@ TEST_CASE("job-receipt arguments: the job from --job or SLURM_JOB_ID, checked", 
   CHECK(o->url == "http://mgmt:9690");
 
   ::setenv("SLURM_JOB_ID", "812", 1);
-  o = parse({}, error);
+  o = parse_options({}, error);
   REQUIRE(o);
   CHECK(o->job_id == 812);
   ::unsetenv("SLURM_JOB_ID");
@@ -88,37 +90,39 @@ TEST_CASE("job-receipt arguments: the job from --job or SLURM_JOB_ID, checked", 
                                              {"--job=1", "--bogus"}}) {
     INFO(bad.size());
     error.clear();
-    CHECK_FALSE(parse(bad, error));
+    CHECK_FALSE(parse_options(bad, error));
     CHECK_FALSE(error.empty());
   }
 }
 
 TEST_CASE("job-receipt reads the daemon's answer, never trusting its line", "[receipts]") {
-  ReceiptReply r = ibfx::read_receipt_reply(answered(200, kEnded));
+  ReceiptReply r = ibfx::read_receipt_reply(answered_with(200, kEnded));
   CHECK(r.state == ReceiptReply::State::kEnded);
   CHECK(r.line == "network: clean");
-  CHECK(ibfx::read_receipt_reply(answered(200, kRunning)).state == ReceiptReply::State::kRunning);
-  r = ibfx::read_receipt_reply(answered(404, R"({"error":"no receipt for job 4711"})"));
+  CHECK(ibfx::read_receipt_reply(answered_with(200, kRunning)).state ==
+        ReceiptReply::State::kRunning);
+  r = ibfx::read_receipt_reply(answered_with(404, R"({"error":"no receipt for job 4711"})"));
   CHECK(r.state == ReceiptReply::State::kUnknownJob);
   CHECK(r.error == "no receipt for job 4711");
-  CHECK(ibfx::read_receipt_reply(answered(500, "")).state == ReceiptReply::State::kNoAnswer);
-  CHECK(ibfx::read_receipt_reply(answered(200, "<html>")).state == ReceiptReply::State::kNoAnswer);
+  CHECK(ibfx::read_receipt_reply(answered_with(500, "")).state == ReceiptReply::State::kNoAnswer);
+  CHECK(ibfx::read_receipt_reply(answered_with(200, "<html>")).state ==
+        ReceiptReply::State::kNoAnswer);
   HttpGetResult down;
   down.outcome = HttpGetResult::Outcome::kFailed;
   down.error = "connection refused";
   CHECK(ibfx::read_receipt_reply(down).state == ReceiptReply::State::kNoAnswer);
   // Quotes, a newline, a '$' and a backtick in the line: made safe for scontrol.
   r = ibfx::read_receipt_reply(
-      answered(200, R"({"line":"network: \"x\"\n$(rm) `y`","running":false})"));
+      answered_with(200, R"({"line":"network: \"x\"\n$(rm) `y`","running":false})"));
   CHECK(r.line ==
         "network: ?x??"
         "?(rm) ?y?");
 }
 
 TEST_CASE("job-receipt polls until the job ended, then sets AdminComment", "[receipts]") {
-  Fake f;
-  f.answers = {answered(404, R"({"error":"no receipt"})"), answered(200, kRunning),
-               answered(200, kEnded)};
+  ReceiptFake f;
+  f.answers = {answered_with(404, R"({"error":"no receipt"})"), answered_with(200, kRunning),
+               answered_with(200, kEnded)};
   ibfx::JobReceiptOptions o;
   o.set_comment = true;
   o.wait = std::chrono::seconds(30);
@@ -131,8 +135,8 @@ TEST_CASE("job-receipt polls until the job ended, then sets AdminComment", "[rec
                                               "AdminComment=network: clean"});
 
   // --field=Comment; scontrol refusing is said.
-  Fake g;
-  g.answers = {answered(200, kEnded)};
+  ReceiptFake g;
+  g.answers = {answered_with(200, kEnded)};
   g.update_ok = false;
   o.field = "Comment";
   CHECK(g.run(o) == ibfx::kReceiptSetFailed);
@@ -140,8 +144,8 @@ TEST_CASE("job-receipt polls until the job ended, then sets AdminComment", "[rec
   CHECK(g.runs[0][3] == "Comment=network: clean");
 
   // Without --set-comment: printed only.
-  Fake h;
-  h.answers = {answered(200, kEnded)};
+  ReceiptFake h;
+  h.answers = {answered_with(200, kEnded)};
   o.set_comment = false;
   CHECK(h.run(o) == ibfx::kReceiptPrinted);
   CHECK(h.runs.empty());
@@ -151,15 +155,15 @@ TEST_CASE("job-receipt gives up after --wait: still running, unknown, or no daem
   ibfx::JobReceiptOptions o;
   o.set_comment = true;
   o.wait = std::chrono::milliseconds(0);
-  Fake running;
-  running.answers = {answered(200, kRunning)};
+  ReceiptFake running;
+  running.answers = {answered_with(200, kRunning)};
   CHECK(running.run(o) == ibfx::kReceiptNotYet);
   CHECK(running.runs.empty());
-  Fake unknown;
-  unknown.answers = {answered(404, "{}")};
+  ReceiptFake unknown;
+  unknown.answers = {answered_with(404, "{}")};
   CHECK(unknown.run(o) == ibfx::kReceiptNotYet);
-  Fake down;
-  down.answers = {answered(503, "no sweep")};
+  ReceiptFake down;
+  down.answers = {answered_with(503, "no sweep")};
   CHECK(down.run(o) == ibfx::kReceiptNoDaemon);
   CHECK(down.runs.empty());
 }
@@ -170,12 +174,12 @@ TEST_CASE("job-receipt --running takes the running job's receipt as of now and s
   // step asks for the receipt so far and sets the job's own Comment.
   std::string error;
   const auto o =
-      parse({"--job", "4711", "--running", "--set-comment", "--field", "Comment"}, error);
+      parse_options({"--job", "4711", "--running", "--set-comment", "--field", "Comment"}, error);
   REQUIRE(o);
   CHECK(o->running);
   CHECK(o->set_comment);
-  Fake f;
-  f.answers = {answered(200, kRunning)};
+  ReceiptFake f;
+  f.answers = {answered_with(200, kRunning)};
   CHECK(f.run(*o) == ibfx::kReceiptPrinted);
   CHECK(f.gets == 1);
   CHECK(f.slept.empty());
@@ -183,13 +187,13 @@ TEST_CASE("job-receipt --running takes the running job's receipt as of now and s
   CHECK(f.runs[0] == std::vector<std::string>{"/usr/bin/scontrol", "update", "JobId=4711",
                                               "Comment=network: clean"});
   // An ended job's receipt does as well; an unknown job is still not one.
-  Fake ended;
-  ended.answers = {answered(200, kEnded)};
+  ReceiptFake ended;
+  ended.answers = {answered_with(200, kEnded)};
   CHECK(ended.run(*o) == ibfx::kReceiptPrinted);
   ibfx::JobReceiptOptions quick = *o;
   quick.wait = std::chrono::milliseconds(0);
-  Fake unknown;
-  unknown.answers = {answered(404, "{}")};
+  ReceiptFake unknown;
+  unknown.answers = {answered_with(404, "{}")};
   CHECK(unknown.run(quick) == ibfx::kReceiptNotYet);
   CHECK(unknown.runs.empty());
 }

@@ -14,8 +14,8 @@ using ibfx::LinkCondition;
 // A switch and two HCAs: switch port 1 to hca1 port 1, switch port 2 to hca2
 // port 1 (4x HDR: 200 Gb/s). Counters are set as a PMA would report them
 // (PortCounters widths) and applied to the accumulator like a sweep does.
-struct Bench {
-  Bench() {
+struct LinkBench {
+  LinkBench() {
     ibfx::test::FabricBuilder b;
     sw = b.add_switch("sw");
     hca1 = b.add_hca("host1 mlx5_0");
@@ -75,7 +75,7 @@ static_assert(static_cast<int>(Counter::kExcessiveBufferOverrunErrors) == 19);
 
 TEST_CASE("LinkHealthTracker: a healthy fabric has no link conditions and holds no state",
           "[links]") {
-  Bench b;
+  LinkBench b;
   for (int i = 0; i < 5; ++i) {
     const auto r = b.sweep();
     CHECK(r->links.empty());
@@ -85,7 +85,7 @@ TEST_CASE("LinkHealthTracker: a healthy fabric has no link conditions and holds 
 }
 
 TEST_CASE("LinkHealthTracker: symbol errors at a receiver are the direction into it", "[links]") {
-  Bench b;
+  LinkBench b;
   // hca1's receiver: the switch -> hca1 direction. 1e-10 at 200 Gb/s: 20/s.
   b.bump(b.hca1, 1, Counter::kSymbolErrors, 20);
   auto r = b.sweep();
@@ -114,7 +114,7 @@ TEST_CASE("LinkHealthTracker: symbol errors at a receiver are the direction into
 }
 
 TEST_CASE("LinkHealthTracker: one stray error never alarms", "[links]") {
-  Bench b;
+  LinkBench b;
   b.bump(b.sw, 2, Counter::kSymbolErrors, 1);
   const auto r = b.sweep();
   CHECK(r->links.empty());
@@ -124,13 +124,13 @@ TEST_CASE("LinkHealthTracker: one stray error never alarms", "[links]") {
 }
 
 TEST_CASE("LinkHealthTracker: remote physical errors are never this cable's", "[links]") {
-  Bench b;
+  LinkBench b;
   b.bump(b.sw, 1, Counter::kReceiveRemotePhysicalErrors, 1000);
   CHECK(b.sweep()->links.empty());
 }
 
 TEST_CASE("LinkHealthTracker: integrity and overrun errors are link_errors", "[links]") {
-  Bench b;
+  LinkBench b;
   b.bump(b.sw, 2, Counter::kLocalLinkIntegrityErrors, 1);
   b.bump(b.hca1, 1, Counter::kExcessiveBufferOverrunErrors, 1);
   const auto r = b.sweep();
@@ -139,7 +139,7 @@ TEST_CASE("LinkHealthTracker: integrity and overrun errors are link_errors", "[l
 }
 
 TEST_CASE("LinkHealthTracker: down, flapping, and a restart that is neither", "[links]") {
-  Bench b;
+  LinkBench b;
   SECTION("both ends' LinkDowned moving twice in 10 minutes is flapping") {
     b.bump(b.sw, 1, Counter::kLinkDowned, 1);
     b.bump(b.hca1, 1, Counter::kLinkDowned, 1);
@@ -216,7 +216,7 @@ TEST_CASE("LinkHealthTracker: down, flapping, and a restart that is neither", "[
 }
 
 TEST_CASE("LinkHealthTracker: a saturated 16-bit SymbolErrorCounter says 'at least'", "[links]") {
-  Bench b;
+  LinkBench b;
   b.bump(b.hca2, 1, Counter::kSymbolErrors, 0x20000);  // reported as 0xffff
   auto r = b.sweep();
   REQUIRE(r->links.size() == 1);
@@ -228,7 +228,7 @@ TEST_CASE("LinkHealthTracker: a saturated 16-bit SymbolErrorCounter says 'at lea
 }
 
 TEST_CASE("LinkHealthTracker: a link that goes down stays listed with its far end", "[links]") {
-  Bench b;
+  LinkBench b;
   const std::uint64_t hca1_guid = b.guid(b.hca1);
   b.sweep();
   // Rediscovered: the switch's port 1 is down and sees no far end; hca1

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "discovery/discovery.h"
+#include "discovery/fabric_codec.h"
 #include "links/link_health_tracker.h"
 #include "test/support/fabric_builder.h"
 
@@ -17,10 +18,10 @@ using ibfx::FabricPort;
 // A PortInfo attribute (IBA 14.2.5.6) encoded by libibmad's own field
 // tables, as libibnetdisc hands it to discovery: Active, LinkUp, the
 // widths and speeds given.
-struct PortInfo {
+struct PeerPortInfo {
   std::array<std::uint8_t, IB_SMP_DATA_SIZE> bytes{};
-  PortInfo(unsigned width_enabled, unsigned width_active, unsigned speed_enabled,
-           unsigned speed_active, unsigned ext_enabled, unsigned ext_active) {
+  PeerPortInfo(unsigned width_enabled, unsigned width_active, unsigned speed_enabled,
+               unsigned speed_active, unsigned ext_enabled, unsigned ext_active) {
     set(IB_PORT_STATE_F, 4);
     set(IB_PORT_PHYS_STATE_F, 5);
     set(IB_PORT_LINK_WIDTH_ENABLED_F, width_enabled);
@@ -49,14 +50,14 @@ constexpr unsigned kFdrToHdr = 7, kEdr = 2, kHdr = 4, kFdrToNdr = 15;
 // `hca` and `leaf` encode it (leaf port 1's cable: hca0).
 struct Cables {
   ibfx::Fabric fabric;
-  Cables(const PortInfo& hca0, const PortInfo& leaf1) {
+  Cables(const PeerPortInfo& hca0, const PeerPortInfo& leaf1) {
     ibfx::test::FabricBuilder b;
     const int leaf = b.add_switch("leaf");
     for (int h = 0; h < 3; ++h) b.link(b.add_hca("host" + std::to_string(h) + " mlx5_0"), leaf);
     fabric = b.build();
     // Every port as ibsim reports its ports: 1x/4x, SDR..QDR, FDR..HDR
     // enabled, 4x HDR active.
-    const PortInfo plain(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kHdr);
+    const PeerPortInfo plain(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kHdr);
     for (ibfx::FabricNode& n : fabric.nodes) {
       for (FabricPort& p : n.ports) assign(p, plain.port());
     }
@@ -79,7 +80,7 @@ struct Cables {
 }  // namespace
 
 TEST_CASE("port_from_port_info reads the enabled widths and speeds libibmad encodes", "[links]") {
-  const PortInfo info(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToNdr, kHdr);
+  const PeerPortInfo info(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToNdr, kHdr);
   const FabricPort p = info.port();
   CHECK(p.state == 4);
   CHECK(p.phys_state == 5);
@@ -97,8 +98,8 @@ TEST_CASE("port_from_port_info reads the enabled widths and speeds libibmad enco
 }
 
 TEST_CASE("link_enabled_best: the widest width and fastest speed both ends enable", "[links]") {
-  FabricPort a = PortInfo(k1x | k4x | k12x, k4x, kSdrToQdr, kQdr, kFdrToNdr, kHdr).port();
-  FabricPort b = PortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kHdr).port();
+  FabricPort a = PeerPortInfo(k1x | k4x | k12x, k4x, kSdrToQdr, kQdr, kFdrToNdr, kHdr).port();
+  FabricPort b = PeerPortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kHdr).port();
   FabricPort best = ibfx::link_enabled_best(a, b);
   CHECK(best.width_active == k4x);       // 12x only at a
   CHECK(best.speed_ext_active == kHdr);  // NDR only at a
@@ -116,8 +117,8 @@ TEST_CASE("link_enabled_best: the widest width and fastest speed both ends enabl
 TEST_CASE("A link below the width both ends enable is degraded, whatever its peers do", "[links]") {
   // Every HCA cable at 1x (so no peer is faster), but hca0 and its leaf
   // port enable 4x: only that cable trained below what its ends enable.
-  Cables c(PortInfo(k1x | k4x, k1x, kSdrToQdr, kQdr, kFdrToHdr, kHdr),
-           PortInfo(k1x | k4x, k1x, kSdrToQdr, kQdr, kFdrToHdr, kHdr));
+  Cables c(PeerPortInfo(k1x | k4x, k1x, kSdrToQdr, kQdr, kFdrToHdr, kHdr),
+           PeerPortInfo(k1x | k4x, k1x, kSdrToQdr, kQdr, kFdrToHdr, kHdr));
   for (ibfx::FabricNode& n : c.fabric.nodes) {
     for (FabricPort& p : n.ports) {
       p.width_active = k1x;
@@ -142,8 +143,8 @@ TEST_CASE("A link below the width both ends enable is degraded, whatever its pee
 TEST_CASE("A link below the speed both ends enable is degraded, one end's limit is not",
           "[links]") {
   SECTION("both enable HDR, trained EDR") {
-    Cables c(PortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kEdr),
-             PortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kEdr));
+    Cables c(PeerPortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kEdr),
+             PeerPortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kEdr));
     const auto slower = c.slower();
     REQUIRE(slower.size() == 2);
     CHECK(slower[0].below_enabled);
@@ -154,15 +155,15 @@ TEST_CASE("A link below the speed both ends enable is degraded, one end's limit 
     CHECK(why == "4x EDR, below the 4x HDR both ends enable; 100 Gb/s, below its peers' 200 Gb/s");
   }
   SECTION("the HCA enables EDR at most: EDR is all the cable can do") {
-    Cables c(PortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, 3, kEdr),
-             PortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kEdr));
+    Cables c(PeerPortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, 3, kEdr),
+             PeerPortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kEdr));
     const auto slower = c.slower();
     REQUIRE(slower.size() == 2);  // still below its HDR peers
     CHECK_FALSE(slower[0].below_enabled);
     CHECK(slower[0].below_peers);
   }
   SECTION("the baseline: every port as ibsim reports it, at what both enable") {
-    const PortInfo plain(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kHdr);
+    const PeerPortInfo plain(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kHdr);
     CHECK(Cables(plain, plain).slower().empty());
   }
 }
@@ -175,7 +176,7 @@ TEST_CASE("LinkHealthTracker: degraded below what both ends enable, and says so"
   ibfx::Fabric f = fb.build();
   for (ibfx::FabricNode& n : f.nodes) {
     for (FabricPort& p : n.ports) {
-      const FabricPort info = PortInfo(k1x | k4x, k1x, kSdrToQdr, kQdr, kFdrToHdr, kHdr).port();
+      const FabricPort info = PeerPortInfo(k1x | k4x, k1x, kSdrToQdr, kQdr, kFdrToHdr, kHdr).port();
       p.width_active = info.width_active;
       p.width_enabled = info.width_enabled;
       p.speed_enabled = info.speed_enabled;
@@ -197,8 +198,8 @@ TEST_CASE("LinkHealthTracker: degraded below what both ends enable, and says so"
 }
 
 TEST_CASE("encode_fabric carries the enabled widths and speeds", "[links]") {
-  Cables c(PortInfo(k1x | k4x | k12x, k4x, kSdrToQdr, kQdr, kFdrToNdr, kHdr),
-           PortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kHdr));
+  Cables c(PeerPortInfo(k1x | k4x | k12x, k4x, kSdrToQdr, kQdr, kFdrToNdr, kHdr),
+           PeerPortInfo(k1x | k4x, k4x, kSdrToQdr, kQdr, kFdrToHdr, kHdr));
   c.fabric.index();
   ibfx::Fabric back;
   std::string error;

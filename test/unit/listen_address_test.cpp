@@ -11,7 +11,7 @@ using namespace ibfx;
 
 namespace {
 
-std::string error_of(std::string_view text) {
+std::string listen_error(std::string_view text) {
   try {
     parse_listen_address(text);
   } catch (const ConfigError& e) {
@@ -46,13 +46,13 @@ TEST_CASE("parse_listen_address takes host:port, :port, *:port and [v6]:port", "
 TEST_CASE("parse_listen_address refuses what is not [host]:port, quoting it", "[listen_address]") {
   const std::string expected =
       "expected [host]:port such as \":9690\", \"127.0.0.1:9690\" or \"[::1]:9690\", got ";
-  CHECK(error_of("9690") == expected + "\"9690\"");
-  CHECK(error_of("host:") == expected + "\"host:\"");
-  CHECK(error_of(":65536") == expected + "\":65536\"");
-  CHECK(error_of(":-1") == expected + "\":-1\"");
-  CHECK(error_of(":80x") == expected + "\":80x\"");
-  CHECK(error_of("::1:9690") == expected + "\"::1:9690\"");  // v6 needs brackets
-  CHECK(error_of("[::1]9690") == expected + "\"[::1]9690\"");
-  CHECK(error_of("[::1:9690") == expected + "\"[::1:9690\"");
-  CHECK(error_of("a\"b:1\n") == expected + "\"a\\x22b:1\\x0a\"");  // escaped
+  CHECK(listen_error("9690") == expected + "\"9690\"");
+  CHECK(listen_error("host:") == expected + "\"host:\"");
+  CHECK(listen_error(":65536") == expected + "\":65536\"");
+  CHECK(listen_error(":-1") == expected + "\":-1\"");
+  CHECK(listen_error(":80x") == expected + "\":80x\"");
+  CHECK(listen_error("::1:9690") == expected + "\"::1:9690\"");  // v6 needs brackets
+  CHECK(listen_error("[::1]9690") == expected + "\"[::1]9690\"");
+  CHECK(listen_error("[::1:9690") == expected + "\"[::1:9690\"");
+  CHECK(listen_error("a\"b:1\n") == expected + "\"a\\x22b:1\\x0a\"");  // escaped
 }

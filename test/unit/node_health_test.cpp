@@ -20,8 +20,8 @@ using ibfx::NodeVerdict;
 // 20 GPU hosts "gpuNN" with two HCAs each (mlx5_0 on leaf0, mlx5_1 on
 // leaf1), except gpu05 whose mlx5_1 never came up (not discovered), and
 // two storage hosts "storN" with one HCA on leaf0.
-struct Bench {
-  explicit Bench(ibfx::NodesConfig nodes = {}, ibfx::JobJoinConfig hosts = {})
+struct HealthBench {
+  explicit HealthBench(ibfx::NodesConfig nodes = {}, ibfx::JobJoinConfig hosts = {})
       : tracker(std::move(hosts), nodes) {
     ibfx::test::FabricBuilder b;
     leaf0 = b.add_switch("leaf0");
@@ -83,7 +83,7 @@ constexpr double kHealthT0 = 1764900000;  // 2025-12-05T02:00:00Z
 
 TEST_CASE("Node health: every host with its HCA ports and rails, healthy when nothing is wrong",
           "[nodes]") {
-  Bench b;
+  HealthBench b;
   const auto r = b.judge({}, kHealthT0);
   CHECK(r->hosts.size() == 22);
   const HostHealth& h = host(*r, "gpu01");
@@ -101,7 +101,7 @@ TEST_CASE("Node health: every host with its HCA ports and rails, healthy when no
 
 TEST_CASE("Node health: a host missing a rail its peers have is unhealthy, a storage host is not",
           "[nodes]") {
-  Bench b;
+  HealthBench b;
   const auto r = b.judge({}, kHealthT0);
   const HostHealth& short_one = host(*r, "gpu05");
   CHECK(short_one.verdict == NodeVerdict::kUnhealthy);
@@ -120,7 +120,7 @@ TEST_CASE("Node health: a host missing a rail its peers have is unhealthy, a sto
 
 TEST_CASE("Node health: a down cable drains its host with the port, the far end and the time",
           "[nodes]") {
-  Bench b;
+  HealthBench b;
   const auto r =
       b.judge({b.fault("gpu03 mlx5_1", LinkCondition::kDown, kHealthT0 - 13 * 60)}, kHealthT0);
   const HostHealth& h = host(*r, "gpu03");
@@ -145,7 +145,7 @@ TEST_CASE("Node health: sticky recovery, a host stays unhealthy for recover_afte
           "[nodes]") {
   ibfx::NodesConfig config;
   config.recover_after = std::chrono::minutes(10);
-  Bench b(config);
+  HealthBench b(config);
   b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kFlapping, kHealthT0)}, kHealthT0);
   // Cleared at +60 s: still unhealthy, with the last reason, until +660 s.
   auto r = b.judge({}, kHealthT0 + 60);
@@ -171,7 +171,7 @@ TEST_CASE("Node health: the blast-radius guard calls many hosts at once a fabric
   config.incident_share = 0.05;
   config.incident_min_hosts = 3;
   config.incident_window = std::chrono::minutes(5);
-  Bench b(config);
+  HealthBench b(config);
   // gpu02's cable went an hour before: its own fault, drained.
   b.judge({b.fault("gpu02 mlx5_0", LinkCondition::kDown, kHealthT0)}, kHealthT0);
   std::vector<ibfx::LinkReport> leaf1_lost = {
@@ -227,7 +227,7 @@ TEST_CASE("Node health: hostile descriptions never reach a reason as they are", 
 TEST_CASE("Node health: hosts are Slurm's names through jobs.host_map", "[nodes]") {
   ibfx::JobJoinConfig hosts;
   hosts.host_map = {{"node-a", "gpu01"}};
-  Bench b({}, hosts);
+  HealthBench b({}, hosts);
   const auto r = b.judge({}, kHealthT0);
   CHECK(r->find("node-a") != nullptr);
   CHECK(r->find("gpu01") == nullptr);
@@ -236,7 +236,7 @@ TEST_CASE("Node health: hosts are Slurm's names through jobs.host_map", "[nodes]
 
 TEST_CASE("Node health view: /nodes/<host> answers, unknown hosts and stale sweeps are unknown",
           "[nodes]") {
-  Bench b;
+  HealthBench b;
   ibfx::Snapshot s;
   s.fabric = b.fabric;
   s.node_names = b.names;

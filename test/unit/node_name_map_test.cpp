@@ -8,9 +8,9 @@
 
 namespace {
 
-const std::string kDataDir = IBFX_SOURCE_DIR "/test/data/config/";
+const std::string kNameMapDir = IBFX_SOURCE_DIR "/test/data/config/";
 
-std::string error_of(const std::string& text) {
+std::string name_map_error(const std::string& text) {
   try {
     ibfx::parse_node_name_map(text, "map");
   } catch (const ibfx::ConfigError& e) {
@@ -22,7 +22,7 @@ std::string error_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("node-name-map: comments, blank lines, spacing and GUID forms", "[node_name_map]") {
-  const ibfx::NodeNameMap names = ibfx::load_node_name_map(kDataDir + "node_name_map.txt");
+  const ibfx::NodeNameMap names = ibfx::load_node_name_map(kNameMapDir + "node_name_map.txt");
   CHECK(names.size() == 5);
   CHECK(names.at(0x0002c90300a1b2c3) == "leaf01");
   CHECK(names.at(0x0002c90300a1b2c4) == "leaf02 (rack 7)");  // upper-case hex, trailing comment
@@ -40,29 +40,32 @@ TEST_CASE("node-name-map: empty input", "[node_name_map]") {
 TEST_CASE("node-name-map: malformed lines name the line", "[node_name_map]") {
   const std::string guid_error =
       "\": expected 0x and up to 16 hex digits, or a decimal without leading zeros";
-  CHECK(error_of("# c\n\n0x1 \"a\"\nzz \"b\"\n") == "map:4: invalid GUID \"zz" + guid_error);
-  CHECK(error_of("0x \"a\"\n") == "map:1: invalid GUID \"0x" + guid_error);
-  CHECK(error_of("0x1g \"a\"\n") == "map:1: invalid GUID \"0x1g" + guid_error);
-  CHECK(error_of("0x10000000000000000 \"a\"\n") ==
+  CHECK(name_map_error("# c\n\n0x1 \"a\"\nzz \"b\"\n") == "map:4: invalid GUID \"zz" + guid_error);
+  CHECK(name_map_error("0x \"a\"\n") == "map:1: invalid GUID \"0x" + guid_error);
+  CHECK(name_map_error("0x1g \"a\"\n") == "map:1: invalid GUID \"0x1g" + guid_error);
+  CHECK(name_map_error("0x10000000000000000 \"a\"\n") ==
         "map:1: invalid GUID \"0x10000000000000000" + guid_error);
-  CHECK(error_of("0123 \"a\"\n") == "map:1: invalid GUID \"0123" + guid_error);  // octal in C
-  CHECK(error_of("0 \"a\"\n") == "map:1: invalid GUID \"0" + guid_error);
-  CHECK(error_of("-1 \"a\"\n") == "map:1: invalid GUID \"-1" + guid_error);
-  CHECK(error_of("\"a\"\n") == "map:1: invalid GUID \"" + guid_error);
-  CHECK(error_of("0x1\n") == "map:1: expected a double-quoted node name after the GUID");
-  CHECK(error_of("0x1 leaf01\n") == "map:1: expected a double-quoted node name after the GUID");
-  CHECK(error_of("0x1 \"leaf01\n0x2 \"b\"\n") == "map:1: missing closing quote on the node name");
-  CHECK(error_of("0x1 \"\"\n") == "map:1: empty node name");
-  CHECK(error_of("0x1 \"a\tb\"\n") == "map:1: control character in the node name");
-  CHECK(error_of("0x1 \"a\" b\n") == "map:1: unexpected text after the node name");
-  CHECK(error_of("0x1 \"a\"\"b\"\n") == "map:1: unexpected text after the node name");
-  CHECK(error_of(std::string("0x1\0 \"a\"\n", 9)) == "map:1: invalid GUID \"0x1?" + guid_error);
+  CHECK(name_map_error("0123 \"a\"\n") == "map:1: invalid GUID \"0123" + guid_error);  // octal in C
+  CHECK(name_map_error("0 \"a\"\n") == "map:1: invalid GUID \"0" + guid_error);
+  CHECK(name_map_error("-1 \"a\"\n") == "map:1: invalid GUID \"-1" + guid_error);
+  CHECK(name_map_error("\"a\"\n") == "map:1: invalid GUID \"" + guid_error);
+  CHECK(name_map_error("0x1\n") == "map:1: expected a double-quoted node name after the GUID");
+  CHECK(name_map_error("0x1 leaf01\n") ==
+        "map:1: expected a double-quoted node name after the GUID");
+  CHECK(name_map_error("0x1 \"leaf01\n0x2 \"b\"\n") ==
+        "map:1: missing closing quote on the node name");
+  CHECK(name_map_error("0x1 \"\"\n") == "map:1: empty node name");
+  CHECK(name_map_error("0x1 \"a\tb\"\n") == "map:1: control character in the node name");
+  CHECK(name_map_error("0x1 \"a\" b\n") == "map:1: unexpected text after the node name");
+  CHECK(name_map_error("0x1 \"a\"\"b\"\n") == "map:1: unexpected text after the node name");
+  CHECK(name_map_error(std::string("0x1\0 \"a\"\n", 9)) ==
+        "map:1: invalid GUID \"0x1?" + guid_error);
 }
 
 TEST_CASE("node-name-map: a duplicate GUID names both lines", "[node_name_map]") {
-  CHECK(error_of("0x1 \"a\"\n# c\n0x2 \"b\"\n0x0000000000000001 \"a\"\n") ==
+  CHECK(name_map_error("0x1 \"a\"\n# c\n0x2 \"b\"\n0x0000000000000001 \"a\"\n") ==
         "map:4: duplicate GUID 0x0000000000000001 (first named on line 1)");
-  CHECK(error_of("0xff \"a\"\n255 \"b\"\n") ==
+  CHECK(name_map_error("0xff \"a\"\n255 \"b\"\n") ==
         "map:2: duplicate GUID 0x00000000000000ff (first named on line 1)");
 }
 

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "discovery/discovery.h"
+#include "discovery/fabric_codec.h"
 #include "fabric/fabric.h"
 #include "test/support/fake_fabric.h"
 

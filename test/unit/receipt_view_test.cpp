@@ -8,7 +8,7 @@
 namespace {
 
 // A receipt as the tracker would finish it, by hand.
-ibfx::JobReceipt receipt(std::uint64_t id, std::string user = "alice") {
+ibfx::JobReceipt view_receipt(std::uint64_t id, std::string user = "alice") {
   ibfx::JobReceipt r;
   r.job_id = id;
   r.name = "train";
@@ -76,21 +76,22 @@ TEST_CASE("receipt_view: errors are JSON or one text line", "[receipts]") {
 }
 
 TEST_CASE("receipt_view: one receipt as JSON says whether the job still runs", "[receipts]") {
-  const ibfx::ReceiptAnswer ended = ibfx::render_receipt(receipt(4712), false, false);
+  const ibfx::ReceiptAnswer ended = ibfx::render_receipt(view_receipt(4712), false, false);
   CHECK(ended.status == 200);
   CHECK(ended.content_type == "application/json");
   const nlohmann::json j = parsed(ended);
   CHECK(j["running"] == false);
   CHECK(j["job_id"] == 4712);
-  CHECK(j["line"] == receipt(4712).line);
-  CHECK(parsed(ibfx::render_receipt(receipt(4712), true, false))["running"] == true);
-  const ibfx::ReceiptAnswer text = ibfx::render_receipt(receipt(4712), true, true);
+  CHECK(j["line"] == view_receipt(4712).line);
+  CHECK(parsed(ibfx::render_receipt(view_receipt(4712), true, false))["running"] == true);
+  const ibfx::ReceiptAnswer text = ibfx::render_receipt(view_receipt(4712), true, true);
   CHECK(text.content_type.rfind("text/plain", 0) == 0);
   CHECK(text.body.rfind("running: ", 0) == 0);
 }
 
 TEST_CASE("receipt_view: the list, JSON and text, with a hostile user made safe", "[receipts]") {
-  const std::vector<ibfx::JobReceipt> list = {receipt(4712), receipt(4713, "bob\x1b[2J\n\"x")};
+  const std::vector<ibfx::JobReceipt> list = {view_receipt(4712),
+                                              view_receipt(4713, "bob\x1b[2J\n\"x")};
   const nlohmann::json j = parsed(ibfx::render_receipt_list(list, false));
   CHECK(j["count"] == 2);
   REQUIRE(j["receipts"].size() == 2);
@@ -108,10 +109,10 @@ TEST_CASE("receipt_view: the list, JSON and text, with a hostile user made safe"
 TEST_CASE("receipt_view: /jobs/<id> from the store, else running, else 404", "[receipts]") {
   ibfx::ReceiptsConfig config;
   ibfx::ReceiptStore store("", config);
-  store.add({receipt(4712)}, 1764766800);
+  store.add({view_receipt(4712)}, 1764766800);
   const auto running = [](std::uint64_t id, ibfx::JobReceipt& out) {
     if (id != 4800) return false;
-    out = receipt(4800);
+    out = view_receipt(4800);
     return true;
   };
   ibfx::ReceiptAnswer a = ibfx::serve_jobs({"/jobs/4712", "", "", "", ""}, store, running, true);

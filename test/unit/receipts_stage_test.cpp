@@ -47,7 +47,7 @@ ibfx::ReceiptSweepInput sweep(double now, std::vector<std::uint64_t> ids) {
   return in;
 }
 
-std::uint64_t total(const ibfx::ReceiptsView& v) {
+std::uint64_t receipts_total(const ibfx::ReceiptsView& v) {
   std::uint64_t n = 0;
   for (const std::uint64_t c : v.finished) n += c;
   return n;
@@ -63,7 +63,7 @@ TEST_CASE("ReceiptsStage is off without a job source or with receipts.enabled fa
     stage.observe(sweep((kStageT0 + 200), {4711}));
     stage.observe(sweep((kStageT0 + 260), {}));
     CHECK_FALSE(stage.view().enabled);
-    CHECK(total(stage.view()) == 0);
+    CHECK(receipts_total(stage.view()) == 0);
     CHECK(stage.stats().running == 0);
     ibfx::JobReceipt r;
     CHECK_FALSE(stage.peek(4711, (kStageT0 + 260), r));
@@ -77,7 +77,7 @@ TEST_CASE("ReceiptsStage: a running job is peeked at, its end goes to the store 
   ibfx::ReceiptsStage stage(receipts_config(true));
   REQUIRE(stage.on());
   CHECK(stage.view().enabled);
-  CHECK(total(stage.view()) == 0);
+  CHECK(receipts_total(stage.view()) == 0);
   stage.observe(sweep((kStageT0 + 200), {4711, 4712}));
   stage.observe(sweep((kStageT0 + 260), {4711, 4712}));
   CHECK(stage.stats().running == 2);
@@ -88,7 +88,7 @@ TEST_CASE("ReceiptsStage: a running job is peeked at, its end goes to the store 
   // 4711 leaves the running list at a newer poll: finished.
   stage.observe(sweep((kStageT0 + 320), {4712}));
   CHECK(stage.stats().running == 1);
-  CHECK(total(stage.view()) == 1);
+  CHECK(receipts_total(stage.view()) == 1);
   const auto stored = stage.store()->find(4711);
   REQUIRE(stored);
   CHECK(stored->hosts == std::vector<std::string>{"gpu0001"});

@@ -56,7 +56,7 @@ std::vector<std::uint8_t> table_for(std::uint16_t own_lid, std::size_t top) {
   return lft;
 }
 
-FakePma fake_for(const Fabric& f) {
+FakePma fake_switches(const Fabric& f) {
   FakePma fake;
   fake.smp = true;
   std::uint16_t top = 0;
@@ -71,7 +71,7 @@ FakePma fake_for(const Fabric& f) {
   return fake;
 }
 
-MadEngineLimits fast_limits() {
+MadEngineLimits reader_limits() {
   MadEngineLimits limits;
   limits.timeout = 5ms;
   limits.retries = 1;
@@ -79,7 +79,7 @@ MadEngineLimits fast_limits() {
 }
 
 // One sweep's worth: submit at `now`, the engine's run, publish.
-struct Bench {
+struct ReaderBench {
   Fabric fabric;
   FakePma fake;
   MadEngine engine;
@@ -87,10 +87,10 @@ struct Bench {
   Clock::time_point now = Clock::now();
   std::chrono::milliseconds interval{1000};
 
-  Bench(int switches, int hcas, RoutesConfig config = {})
+  ReaderBench(int switches, int hcas, RoutesConfig config = {})
       : fabric(make_fabric(switches, hcas)),
-        fake(fake_for(fabric)),
-        engine(fake, fast_limits()),
+        fake(fake_switches(fabric)),
+        engine(fake, reader_limits()),
         reader(engine, config) {}
 
   std::uint64_t step(std::chrono::milliseconds advance = std::chrono::milliseconds(1000)) {
@@ -122,7 +122,7 @@ bool only_gets(const FakePma& fake) {
   return true;
 }
 
-void check_tables_match(Bench& b) {
+void check_tables_match(ReaderBench& b) {
   const auto tables = b.reader.tables();
   REQUIRE(tables);
   std::size_t switches = 0;
@@ -177,7 +177,7 @@ TEST_CASE("RouteReader: SMP decoders read libibmad's SwitchInfo fields and raw L
 
 TEST_CASE("RouteReader: a full read of every switch's table, with SMP Gets only",
           "[route_reader]") {
-  Bench b(4, 150);  // LIDs 1..154: 3 blocks a switch
+  ReaderBench b(4, 150);  // LIDs 1..154: 3 blocks a switch
   CHECK_FALSE(b.reader.tables());
   const int steps = b.read_all();
   REQUIRE(steps > 0);
@@ -203,7 +203,7 @@ TEST_CASE("RouteReader: a full read of every switch's table, with SMP Gets only"
 TEST_CASE("RouteReader: nothing changed, the same tables are handed on", "[route_reader]") {
   RoutesConfig config;
   config.reread_interval = 1s;  // every table re-read each step
-  Bench b(3, 100, config);
+  ReaderBench b(3, 100, config);
   REQUIRE(b.read_all() > 0);
   const auto first = b.reader.tables();
   for (int i = 0; i < 5; ++i) b.step();  // rotation: every block read again, all equal
@@ -215,7 +215,7 @@ TEST_CASE("RouteReader: nothing changed, the same tables are handed on", "[route
 TEST_CASE("RouteReader: each call sends at most its budget", "[route_reader]") {
   RoutesConfig config;
   config.smps_per_second = 10;
-  Bench b(20, 300, config);  // 20 switches x (1 + 6 blocks): 140 SMPs a full read
+  ReaderBench b(20, 300, config);  // 20 switches x (1 + 6 blocks): 140 SMPs a full read
   for (int i = 0; i < 5; ++i) CHECK(b.step(1000ms) <= 10);
   CHECK(b.step(500ms) <= 5);
   // A long pause is capped at two intervals' worth.
@@ -236,7 +236,7 @@ TEST_CASE("RouteReader: between full reads every table is re-read once per rerea
   RoutesConfig config;
   config.smps_per_second = 1000;  // far more than the pace needs
   config.reread_interval = 60s;
-  Bench b(20, 300, config);  // 20 switches x (1 + 6 blocks): 140 SMPs a table set
+  ReaderBench b(20, 300, config);  // 20 switches x (1 + 6 blocks): 140 SMPs a table set
   // A cable between switch LID 1 and the first HCA: its state is watched.
   b.fabric.nodes[0].ports.push_back({});
   b.fabric.nodes[0].ports[0].number = 1;
@@ -268,8 +268,8 @@ TEST_CASE("RouteReader: under mad.max_mads_per_second it takes a tenth of the ca
           "[route_reader]") {
   RoutesConfig config;
   config.smps_per_second = 10000;
-  Bench b(20, 300, config);
-  MadEngineLimits limits = fast_limits();
+  ReaderBench b(20, 300, config);
+  MadEngineLimits limits = reader_limits();
   limits.max_mads_per_second = 50;  // the counters' budget: 5 SMPs a second for the tables
   b.engine.set_limits(limits);
   for (int i = 0; i < 3; ++i) CHECK(b.step(1000ms) <= 5);
@@ -283,7 +283,7 @@ TEST_CASE("RouteReader: a re-route found by the rotation replaces the table and 
   RoutesConfig config;
   config.smps_per_second = 20;
   config.reread_interval = 1s;
-  Bench b(3, 200, config);  // 3 x (1 + 4) SMPs a full read
+  ReaderBench b(3, 200, config);  // 3 x (1 + 4) SMPs a full read
   REQUIRE(b.read_all() > 0);
   const auto before = b.reader.tables();
   const std::uint64_t full_reads = b.reader.stats().full_reads;
@@ -310,7 +310,7 @@ TEST_CASE("RouteReader: a re-route found by the rotation replaces the table and 
 TEST_CASE("RouteReader: a switch that stops answering keeps its table, stale", "[route_reader]") {
   RoutesConfig config;
   config.reread_interval = 1s;  // the rotation reaches it at the next step
-  Bench b(3, 60, config);
+  ReaderBench b(3, 60, config);
   REQUIRE(b.read_all() > 0);
   const auto before = b.reader.tables();
   b.fake.nodes.at(3).silent = true;
@@ -353,7 +353,7 @@ TEST_CASE("RouteReader: a switch that stops answering keeps its table, stale", "
 }
 
 TEST_CASE("RouteReader: a switch that leaves the fabric is dropped", "[route_reader]") {
-  Bench b(3, 60);
+  ReaderBench b(3, 60);
   REQUIRE(b.read_all() > 0);
   const std::uint64_t version = b.reader.tables()->version;
   // Discovery no longer has switch LID 3.
@@ -376,7 +376,7 @@ TEST_CASE("RouteReader: a switch that leaves the fabric is dropped", "[route_rea
 }
 
 TEST_CASE("RouteReader: a changed LinearFDBTop resizes the table", "[route_reader]") {
-  Bench b(2, 60);  // top 62: one block
+  ReaderBench b(2, 60);  // top 62: one block
   REQUIRE(b.read_all() > 0);
   CHECK(b.reader.tables()->find(0x1000)->out_port.size() == 63);
   // New HCAs got LIDs up to 200: the SM routed them on every switch.
@@ -398,7 +398,7 @@ TEST_CASE("RouteReader: a changed LinearFDBTop resizes the table", "[route_reade
 }
 
 TEST_CASE("RouteReader: SMPs the sweep's deadline cancels are asked again", "[route_reader]") {
-  Bench b(3, 100);
+  ReaderBench b(3, 100);
   b.now += 1s;
   b.reader.submit(b.fabric, b.now, b.interval);
   b.engine.run(Clock::now() - 1ms);  // the deadline has passed: all cancelled
@@ -415,7 +415,7 @@ TEST_CASE("RouteReader: SMPs the sweep's deadline cancels are asked again", "[ro
 TEST_CASE("RouteReader: disabled or without SMPs it sends nothing", "[route_reader]") {
   RoutesConfig off;
   off.enabled = false;
-  Bench b(2, 10, off);
+  ReaderBench b(2, 10, off);
   for (int i = 0; i < 3; ++i) CHECK(b.step() == 0);
   CHECK_FALSE(b.reader.tables());
   CHECK(b.fake.sent == 0);
@@ -429,7 +429,7 @@ TEST_CASE("RouteReader: disabled or without SMPs it sends nothing", "[route_read
   REQUIRE(b.read_all() > 0);
   CHECK(b.reader.tables()->version > version);  // never an old number for new content
 
-  Bench no_qp0(2, 10);
+  ReaderBench no_qp0(2, 10);
   no_qp0.fake.smp = false;
   for (int i = 0; i < 3; ++i) CHECK(no_qp0.step() == 0);
   CHECK_FALSE(no_qp0.reader.tables());
@@ -437,7 +437,7 @@ TEST_CASE("RouteReader: disabled or without SMPs it sends nothing", "[route_read
 
 TEST_CASE("RouteReader: SweepStage reads routes within its sweeps", "[route_reader]") {
   const Fabric fabric = make_fabric(3, 40);
-  auto owned = std::make_unique<FakePma>(fake_for(fabric));
+  auto owned = std::make_unique<FakePma>(fake_switches(fabric));
   FakePma& fake = *owned;
   ibfx::Config config;
   config.mad.timeout = std::chrono::milliseconds(20);

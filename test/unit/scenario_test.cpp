@@ -21,7 +21,7 @@ using ibfx::test::ScenarioDriver;
 const std::string kFabric =
     "fabric: {servers: 16, rails: 4, tiers: 2, radix: 16, storage_nodes: 2}\n";
 
-Scenario parse(const std::string& body) { return ibfx::test::parse_scenario(kFabric + body); }
+Scenario parse_body(const std::string& body) { return ibfx::test::parse_scenario(kFabric + body); }
 
 // The counter values a command stream sets, read back the way ibsim would.
 struct Stream {
@@ -60,7 +60,7 @@ struct Stream {
   }
 };
 
-Stream run(ScenarioDriver& driver, std::size_t ticks) {
+Stream run_ticks(ScenarioDriver& driver, std::size_t ticks) {
   Stream stream;
   for (std::size_t i = 0; i < ticks && !driver.done(); ++i) stream.add(i, driver.step());
   return stream;
@@ -76,7 +76,7 @@ double ratio(const std::pair<std::size_t, std::uint64_t>& a,
 void require_error(const std::string& body, const std::string& expected) {
   INFO(body);
   try {
-    parse(body);
+    parse_body(body);
     FAIL("no error, expected: " << expected);
   } catch (const std::runtime_error& e) {
     CHECK_THAT(e.what(), Catch::Contains(expected));
@@ -93,7 +93,7 @@ TEST_CASE("Every scenario file in test/scenarios loads and runs", "[scenario]") 
     INFO(entry.path());
     ++files;
     ScenarioDriver driver(ibfx::test::load_scenario(entry.path().string()));
-    const Stream stream = run(driver, 5);
+    const Stream stream = run_ticks(driver, 5);
     CHECK(stream.bad_lines.empty());
     CHECK(stream.lines_per_tick.size() == 5);
   }
@@ -114,7 +114,7 @@ TEST_CASE("Every scenario file in test/scenarios loads and runs", "[scenario]") 
 }
 
 TEST_CASE("Scenario defaults", "[scenario]") {
-  const Scenario s = parse("effects:\n  - type: allreduce\n");
+  const Scenario s = parse_body("effects:\n  - type: allreduce\n");
   CHECK(s.seed == 1);
   CHECK(s.tick == 1.0);
   CHECK(s.time_scale == 1.0);
@@ -207,7 +207,7 @@ TEST_CASE("Same seed gives the same command stream, another seed another", "[sce
       "  - {type: congested_port, node: spine-03, port: 5, start: 10}\n"
       "  - {type: flap, node: leaf-r0-01, port: 9, period: 20, down_time: 3}\n";
   auto stream = [](const std::string& text) {
-    ScenarioDriver driver(parse(text));
+    ScenarioDriver driver(parse_body(text));
     std::vector<std::string> all;
     while (!driver.done()) {
       for (std::string& line : driver.step()) all.push_back(std::move(line));
@@ -225,13 +225,13 @@ TEST_CASE("Same seed gives the same command stream, another seed another", "[sce
 }
 
 TEST_CASE("The congested port's PortXmitWait rises at the configured ratio", "[scenario]") {
-  ScenarioDriver driver(parse(
+  ScenarioDriver driver(parse_body(
       "duration: 40\nmax_commands_per_tick: 100\neffects:\n"
       "  - {type: allreduce, load: 0.6}\n  - {type: cross_rail, load: 0.3}\n"
       "  - {type: congested_port, node: spine-03, port: 5, ratio: 0.7, spread: 0.3, start: 10, "
       "end: 30}\n"));
   const double tick_ns = driver.scenario().xmit_wait_tick_ns;
-  const Stream stream = run(driver, 40);
+  const Stream stream = run_ticks(driver, 40);
   CHECK(stream.bad_lines.empty());
 
   // The culprit is pushed every tick of the effect, whatever the budget.
@@ -278,8 +278,8 @@ TEST_CASE("The congested port's PortXmitWait rises at the configured ratio", "[s
 
 TEST_CASE("Incast stalls the storage leaf ports and spreads upstream", "[scenario]") {
   ScenarioDriver driver(
-      parse("duration: 20\neffects:\n  - {type: allreduce}\n"
-            "  - {type: incast, start: 5, end: 15, ratio: 0.6, spread: 0.5}\n"));
+      parse_body("duration: 20\neffects:\n  - {type: allreduce}\n"
+                 "  - {type: incast, start: 5, end: 15, ratio: 0.6, spread: 0.5}\n"));
   const double tick_ns = driver.scenario().xmit_wait_tick_ns;
   const auto culprits = driver.expected_culprits();
   REQUIRE(culprits.size() == 2);
@@ -292,7 +292,7 @@ TEST_CASE("Incast stalls the storage leaf ports and spreads upstream", "[scenari
   CHECK(driver.expected_wait_ratio("leaf-r0-01", 9, 10) == Approx(0.3));  // into spine-01
   CHECK(driver.expected_wait_ratio("leaf-r0-01", 1, 10) == 0.02);         // allreduce only
 
-  const Stream stream = run(driver, 20);
+  const Stream stream = run_ticks(driver, 20);
   const auto& v = stream.of("leaf-stor-01", 1, "PortCounters.PortXmitWait");
   REQUIRE(v.size() == 10);
   CHECK(v.front().first == 5);
@@ -310,7 +310,7 @@ TEST_CASE("Baseline traffic leaves every port below a small W", "[scenario]") {
       ibfx::test::load_scenario(std::string(IBFX_SOURCE_DIR) + "/test/scenarios/baseline.yaml");
   s.duration = 60;
   ScenarioDriver driver(s);
-  const Stream stream = run(driver, 60);
+  const Stream stream = run_ticks(driver, 60);
   CHECK(stream.bad_lines.empty());
   double max_w = 0;
   std::size_t wait_ports = 0;
@@ -345,9 +345,9 @@ TEST_CASE("Baseline traffic leaves every port below a small W", "[scenario]") {
 TEST_CASE("PortXmitWait saturates at 2^32-1 like a 32-bit hardware counter", "[scenario]") {
   // 1 ns ticks: W = 0.7 is 7e8 ticks/s, past 2^32 after ~6.1 s.
   ScenarioDriver driver(
-      parse("duration: 12\nxmit_wait_tick_ns: 1\neffects:\n"
-            "  - {type: congested_port, node: spine-03, port: 5, ratio: 0.7}\n"));
-  const Stream stream = run(driver, 12);
+      parse_body("duration: 12\nxmit_wait_tick_ns: 1\neffects:\n"
+                 "  - {type: congested_port, node: spine-03, port: 5, ratio: 0.7}\n"));
+  const Stream stream = run_ticks(driver, 12);
   const auto& v = stream.of("spine-03", 5, "PortCounters.PortXmitWait");
   REQUIRE(v.size() == 7);  // ticks 0..6; then the value no longer changes
   CHECK(v[5].second == 6 * 700000000ULL);
@@ -359,9 +359,9 @@ TEST_CASE("PortXmitWait saturates at 2^32-1 like a 32-bit hardware counter", "[s
 
 TEST_CASE("Symbol errors count at fractional rates and saturate at 16 bits", "[scenario]") {
   ScenarioDriver slow(
-      parse("duration: 10\neffects:\n"
-            "  - {type: symbol_errors, node: leaf-r1-02, port: 9, rate: 0.5}\n"));
-  const Stream stream = run(slow, 10);
+      parse_body("duration: 10\neffects:\n"
+                 "  - {type: symbol_errors, node: leaf-r1-02, port: 9, rate: 0.5}\n"));
+  const Stream stream = run_ticks(slow, 10);
   const auto& v = stream.of("leaf-r1-02", 9, "PortCounters.SymbolErrorCounter");
   REQUIRE(v.size() == 5);  // 1 every 2 s
   CHECK(v.back().second == 5);
@@ -373,18 +373,18 @@ TEST_CASE("Symbol errors count at fractional rates and saturate at 16 bits", "[s
   CHECK(culprits[0].node == "leaf-r1-02");
 
   ScenarioDriver fast(
-      parse("duration: 10\neffects:\n"
-            "  - {type: symbol_errors, node: leaf-r1-02, port: 9, rate: 10000}\n"));
-  const Stream burst = run(fast, 10);
+      parse_body("duration: 10\neffects:\n"
+                 "  - {type: symbol_errors, node: leaf-r1-02, port: 9, rate: 10000}\n"));
+  const Stream burst = run_ticks(fast, 10);
   CHECK(burst.of("leaf-r1-02", 9, "PortCounters.SymbolErrorCounter").back().second == 65535);
   CHECK(fast.totals("leaf-r1-02", 9).symbol_errors == 100000);
 }
 
 TEST_CASE("A flap emits Unlink/ReLink pairs and counts LinkDowned on both ends", "[scenario]") {
-  ScenarioDriver driver(parse(
+  ScenarioDriver driver(parse_body(
       "duration: 100\neffects:\n  - {type: allreduce}\n"
       "  - {type: flap, node: gpu0003 mlx5_1, port: 1, period: 30, down_time: 5, start: 20}\n"));
-  const Stream stream = run(driver, 100);
+  const Stream stream = run_ticks(driver, 100);
   // Downs at 20, 50, 80; ups 5 s later.
   REQUIRE(stream.links.size() == 6);
   for (std::size_t i = 0; i < stream.links.size(); i += 2) {
@@ -408,8 +408,8 @@ TEST_CASE("A flap emits Unlink/ReLink pairs and counts LinkDowned on both ends",
 
   // Stopped while down: cleanup() brings the link back.
   ScenarioDriver stopped(
-      parse("duration: 100\neffects:\n  - {type: flap, node: leaf-r0-01, port: 9, period: 30, "
-            "down_time: 10}\n"));
+      parse_body("duration: 100\neffects:\n  - {type: flap, node: leaf-r0-01, port: 9, period: 30, "
+                 "down_time: 10}\n"));
   const auto first = stopped.step();
   REQUIRE(!first.empty());
   CHECK(first.front() == "Unlink \"leaf-r0-01\"[9]");
@@ -421,10 +421,10 @@ TEST_CASE("A flap emits Unlink/ReLink pairs and counts LinkDowned on both ends",
 
 TEST_CASE("max_commands_per_tick subsamples background ports round-robin", "[scenario]") {
   ScenarioDriver driver(
-      parse("duration: 30\nmax_commands_per_tick: 100\neffects:\n  - {type: allreduce}\n"
-            "  - {type: cross_rail}\n"
-            "  - {type: congested_port, node: spine-03, port: 5, start: 10}\n"));
-  const Stream stream = run(driver, 30);
+      parse_body("duration: 30\nmax_commands_per_tick: 100\neffects:\n  - {type: allreduce}\n"
+                 "  - {type: cross_rail}\n"
+                 "  - {type: congested_port, node: spine-03, port: 5, start: 10}\n"));
+  const Stream stream = run_ticks(driver, 30);
   for (std::size_t lines : stream.lines_per_tick) CHECK(lines <= 100 + 5);  // + the hot port
   // 128 allreduce + 144 cross-rail port ends: every one is pushed at some point.
   std::map<std::pair<std::string, int>, int> pushed;
@@ -446,10 +446,10 @@ TEST_CASE("max_commands_per_tick subsamples background ports round-robin", "[sce
 
 TEST_CASE("Effects partly overlapping a tick count their share", "[scenario]") {
   ScenarioDriver driver(
-      parse("duration: 4\nxmit_wait_tick_ns: 1000\neffects:\n"
-            "  - {type: congested_port, node: spine-03, port: 5, ratio: 0.5, start: 1.5, "
-            "end: 3.25}\n"));
-  run(driver, 4);
+      parse_body("duration: 4\nxmit_wait_tick_ns: 1000\neffects:\n"
+                 "  - {type: congested_port, node: spine-03, port: 5, ratio: 0.5, start: 1.5, "
+                 "end: 3.25}\n"));
+  run_ticks(driver, 4);
   // 1.75 s at W = 0.5 with 1 us ticks.
   CHECK(driver.totals("spine-03", 5).xmit_wait == 875000);
   CHECK(driver.time() == 4);

@@ -21,7 +21,7 @@ using ibfx::test::RailFabric;
 
 namespace {
 
-constexpr double kInterval = 10.0;  // seconds between the two readings
+constexpr double kScoresInterval = 10.0;  // seconds between the two readings
 
 // One sample per linked port, with the stall ratio `w(node, port index)`
 // turned into HDR ticks, and 1000 words sent.
@@ -37,10 +37,10 @@ std::vector<ibfx::PortSample> samples_for(const ibfx::Fabric& f,
       ibfx::PortSample s;
       s.node = static_cast<std::int32_t>(i);
       s.port_index = static_cast<std::uint32_t>(j);
-      s.xmit_wait_ticks =
-          static_cast<std::uint64_t>(std::llround(w(static_cast<int>(i), j) * kInterval / tick));
+      s.xmit_wait_ticks = static_cast<std::uint64_t>(
+          std::llround(w(static_cast<int>(i), j) * kScoresInterval / tick));
       s.xmit_data_words = 1000;
-      s.interval_seconds = kInterval;
+      s.interval_seconds = kScoresInterval;
       out.push_back(s);
     }
   }
@@ -62,7 +62,7 @@ double max_score(const ibfx::AnalysisResult& r) {
   return m;
 }
 
-std::string parse_error(const std::string& yaml) {
+std::string scores_parse_error(const std::string& yaml) {
   try {
     ibfx::parse_score_config(YAML::Load(yaml)["scores"], "s.yaml");
   } catch (const ibfx::ConfigError& e) {
@@ -118,7 +118,7 @@ TEST_CASE("stall ratio, clamping and skipped ports", "[scores]") {
   CHECK_FALSE(r.ports[1].utilization_valid);
   // U: 1000 words x 4 bytes over 10 s, of 4x HDR's 25e9 bytes/s.
   CHECK(r.ports[4].utilization_valid);
-  CHECK(r.ports[4].utilization == Approx(4000 / kInterval / 25e9));
+  CHECK(r.ports[4].utilization == Approx(4000 / kScoresInterval / 25e9));
 
   SECTION("samples outside the fabric are skipped") {
     std::vector<ibfx::PortSample> bad(2);
@@ -305,7 +305,7 @@ TEST_CASE("worst up-down path", "[scores]") {
   const ibfx::WorstPath& w = r.worst_paths[0];
   CHECK(w.rail == ibfx::kNoRail);
   CHECK(w.stall_sum == Approx(1.2).epsilon(1e-6));
-  CHECK(w.stalled_seconds == Approx(1.2 * kInterval).epsilon(1e-6));
+  CHECK(w.stalled_seconds == Approx(1.2 * kScoresInterval).epsilon(1e-6));
   REQUIRE(w.hops.size() == 4);
   CHECK(w.hops[0].node == src);
   CHECK(w.hops[1].node == leaf0);
@@ -416,13 +416,13 @@ TEST_CASE("parse_score_config", "[scores]") {
   CHECK(c.tail_floor == 0.05);
   CHECK(ibfx::parse_score_config(YAML::Node(), "s").top_k == 20);
 
-  CHECK(parse_error("scores:\n  top_k: -1\n") ==
+  CHECK(scores_parse_error("scores:\n  top_k: -1\n") ==
         "s.yaml:2: scores.top_k: -1 is out of range [0, 100000]");
-  CHECK(parse_error("scores:\n  tick_seconds: fast\n") ==
+  CHECK(scores_parse_error("scores:\n  tick_seconds: fast\n") ==
         "s.yaml:2: scores.tick_seconds: expected a number, got \"fast\"");
-  CHECK(parse_error("scores:\n  tick_seconds_by_speed:\n    GDR: 1e-9\n")
+  CHECK(scores_parse_error("scores:\n  tick_seconds_by_speed:\n    GDR: 1e-9\n")
             .starts_with("s.yaml:3: scores.tick_seconds_by_speed: unknown link speed \"GDR\""));
-  CHECK(parse_error("scores:\n  mad_floor: [1]\n") ==
+  CHECK(scores_parse_error("scores:\n  mad_floor: [1]\n") ==
         "s.yaml:2: scores.mad_floor: expected a single value, got a list");
-  CHECK(parse_error("scores:\n  floor: 1\n") == "s.yaml:2: scores.floor: unknown key");
+  CHECK(scores_parse_error("scores:\n  floor: 1\n") == "s.yaml:2: scores.floor: unknown key");
 }

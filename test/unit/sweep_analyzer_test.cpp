@@ -9,7 +9,7 @@
 
 namespace {
 
-using Clock = std::chrono::system_clock;
+using SystemClock = std::chrono::system_clock;
 using Totals = std::array<std::uint64_t, ibfx::kCounterCount>;
 
 std::uint64_t& at(Totals& t, ibfx::Counter c) { return t[static_cast<std::size_t>(c)]; }
@@ -34,7 +34,7 @@ TEST_CASE("SweepAnalyzer: deltas between sweeps, cumulative histograms, topology
 
   ibfx::SweepAnalyzer analyzer;
   const ibfx::AnalysisConfig config;
-  const auto t0 = Clock::time_point(std::chrono::seconds(1'000'000));
+  const auto t0 = SystemClock::time_point(std::chrono::seconds(1'000'000));
   ibfx::SweepAnalysis first = analyzer.analyze(fabric, {}, ports, t0, config);
   REQUIRE(first.topology);
   CHECK(first.samples.empty());  // one sweep is not an interval

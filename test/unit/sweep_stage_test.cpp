@@ -23,7 +23,7 @@ using std::chrono::milliseconds;
 namespace {
 
 // star_fabric: switch 0x100 at LID 1; HCAs 0x200.. at LIDs 2..
-Config quick_config() {
+Config stage_config() {
   Config config;
   config.mad.timeout = milliseconds(10);
   config.mad.retries = 0;
@@ -38,7 +38,7 @@ TEST_CASE(
   const Fabric fabric = test::star_fabric(2);
   FakePma fake = fake_for(fabric);
   fake.nodes[2].ports[1].extended[IB_PC_EXT_XMT_BYTES_F] = 400;
-  Config config = quick_config();
+  Config config = stage_config();
   config.counters.include_hcas = false;
   SweepStage stage(std::make_unique<ControlledPma>(fake), config);
 
@@ -67,7 +67,7 @@ TEST_CASE("SweepStage keeps optional MADs away from the SM's node unless told ot
   Fabric fabric = test::star_fabric(2);
   fabric.sm_lid = 3;  // the master SM on gpu1 (0x201)
   FakePma fake = fake_for(fabric);
-  Config config = quick_config();
+  Config config = stage_config();
   SweepStage guarded(std::make_unique<ControlledPma>(fake), config);
   guarded.sweep(fabric, LocalPort{}, {});
   CHECK(fake.nodes[3].sample_controls == 0);
@@ -85,7 +85,7 @@ TEST_CASE("SweepStage keeps optional MADs away from the SM's node unless told ot
 TEST_CASE("SweepStage forgets a node's totals and capabilities", "[sweep_stage]") {
   const Fabric fabric = test::star_fabric(2);
   FakePma fake = fake_for(fabric);
-  SweepStage stage(std::make_unique<ControlledPma>(fake), quick_config());
+  SweepStage stage(std::make_unique<ControlledPma>(fake), stage_config());
   stage.sweep(fabric, LocalPort{}, {});
   REQUIRE(stage.accumulator().find(PortKey{0x200, 1}) != nullptr);
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "test/support/fabric_builder.h"
 #include "config/config.h"
+#include "test/support/fabric_builder.h"
 
 using ibfx::PortDirection;
 using ibfx::Tier;
@@ -32,7 +32,7 @@ int single(const ibfx::Topology& t, int node) {
   return t.single_rail[static_cast<std::size_t>(node)];
 }
 
-std::string parse_error(const std::string& yaml) {
+std::string topology_parse_error(const std::string& yaml) {
   try {
     const YAML::Node doc = YAML::Load(yaml);
     ibfx::parse_topology_config(doc["topology"], "test.yaml");
@@ -262,25 +262,26 @@ TEST_CASE("parse_topology_config", "[topology]") {
 
   CHECK(ibfx::parse_topology_config(YAML::Node(), "x").rail_regex == "mlx5_([0-9]+)$");
 
-  CHECK(parse_error("topology:\n  rail_regex: \"mlx5_([0-9]+\"\n")
+  CHECK(topology_parse_error("topology:\n  rail_regex: \"mlx5_([0-9]+\"\n")
             .starts_with("test.yaml:2: topology.rail_regex: invalid regular expression"));
-  CHECK(parse_error("topology:\n  rail_regex: mlx5_\n") ==
+  CHECK(topology_parse_error("topology:\n  rail_regex: mlx5_\n") ==
         "test.yaml:2: topology.rail_regex: \"mlx5_\" needs a capture group for the rail number");
-  CHECK(parse_error("topology:\n  tier_by_name:\n    \"^a\": leaf\n    \"^b\": top\n") ==
+  CHECK(topology_parse_error("topology:\n  tier_by_name:\n    \"^a\": leaf\n    \"^b\": top\n") ==
         "test.yaml:4: topology.tier_by_name: invalid tier \"top\" (expected leaf, spine, core "
         "or unknown)");
-  CHECK(parse_error("topology:\n  tier_by_guid:\n    0x1: hca\n")
+  CHECK(topology_parse_error("topology:\n  tier_by_guid:\n    0x1: hca\n")
             .starts_with("test.yaml:3: topology.tier_by_guid: invalid tier \"hca\""));
-  CHECK(parse_error("topology:\n  rail_by_guid:\n    0xzz: 1\n")
+  CHECK(topology_parse_error("topology:\n  rail_by_guid:\n    0xzz: 1\n")
             .starts_with("test.yaml:3: topology.rail_by_guid: invalid GUID \"0xzz\""));
-  CHECK(parse_error("topology:\n  rail_by_name:\n    \"^a\": one\n") ==
+  CHECK(topology_parse_error("topology:\n  rail_by_name:\n    \"^a\": one\n") ==
         "test.yaml:3: topology.rail_by_name: expected an integer, got \"one\"");
-  CHECK(parse_error("topology:\n  rail_by_name:\n    \"[\": 1\n")
+  CHECK(topology_parse_error("topology:\n  rail_by_name:\n    \"[\": 1\n")
             .starts_with("test.yaml:3: topology.rail_by_name: invalid regular expression \"[\""));
-  CHECK(parse_error("topology:\n  rail_by_name: [1, 2]\n") ==
+  CHECK(topology_parse_error("topology:\n  rail_by_name: [1, 2]\n") ==
         "test.yaml:2: topology.rail_by_name: expected a mapping, got a list");
-  CHECK(parse_error("topology:\n  rails: {}\n") == "test.yaml:2: topology.rails: unknown key");
-  CHECK(parse_error("topology: 3\n") ==
+  CHECK(topology_parse_error("topology:\n  rails: {}\n") ==
+        "test.yaml:2: topology.rails: unknown key");
+  CHECK(topology_parse_error("topology: 3\n") ==
         "test.yaml:1: topology: expected a mapping of keys, got the value \"3\"");
 }
 

@@ -13,7 +13,7 @@ using namespace ibfx;
 
 namespace {
 
-std::string error_of(const std::string& pattern) {
+std::string user_regex_error(const std::string& pattern) {
   try {
     (void)compile_user_regex(pattern);
   } catch (const UserRegexError& e) {
@@ -31,29 +31,29 @@ TEST_CASE("compile_user_regex compiles the patterns operators write", "[user_reg
   REQUIRE(std::regex_search(description, m, rail));
   CHECK(m[2].str() == "3");
   // Literal digit runs and counts well under the limit are fine.
-  CHECK(error_of(R"(^leaf-su\d{3}-r[0-9]{1,2}$)") == "<no error>");
-  CHECK(error_of("gpu-123456789012345") == "<no error>");
-  CHECK(error_of(R"((a)\1)") == "<no error>");
-  CHECK(error_of("x{1000}") == "<no error>");
-  CHECK(error_of("[{99999999999}]") == "<no error>");  // braces in a class are literal
+  CHECK(user_regex_error(R"(^leaf-su\d{3}-r[0-9]{1,2}$)") == "<no error>");
+  CHECK(user_regex_error("gpu-123456789012345") == "<no error>");
+  CHECK(user_regex_error(R"((a)\1)") == "<no error>");
+  CHECK(user_regex_error("x{1000}") == "<no error>");
+  CHECK(user_regex_error("[{99999999999}]") == "<no error>");  // braces in a class are literal
 }
 
 TEST_CASE("compile_user_regex refuses counts std::regex cannot take safely", "[user_regex]") {
   // The fuzzer's find: libstdc++ multiplies this into a signed long.
-  CHECK(error_of("a{5555555555555555555}") ==
+  CHECK(user_regex_error("a{5555555555555555555}") ==
         "invalid regular expression \"a{5555555555555555555}\": repetition counts multiply to "
         "more than 1000");
-  CHECK(error_of("a{2,5555555555555555555}").find("multiply to more than 1000") !=
+  CHECK(user_regex_error("a{2,5555555555555555555}").find("multiply to more than 1000") !=
         std::string::npos);
-  CHECK(error_of("a{1001}").find("multiply to more than 1000") != std::string::npos);
+  CHECK(user_regex_error("a{1001}").find("multiply to more than 1000") != std::string::npos);
   // Nested counts multiply: a million NFA states from 15 bytes.
-  CHECK(error_of("(a{100}){100}").find("multiply to more than 1000") != std::string::npos);
-  CHECK(error_of(R"((a)\5555555555555555555)").find("backreference number too large") !=
+  CHECK(user_regex_error("(a{100}){100}").find("multiply to more than 1000") != std::string::npos);
+  CHECK(user_regex_error(R"((a)\5555555555555555555)").find("backreference number too large") !=
         std::string::npos);
-  CHECK(error_of(std::string(kMaxUserRegexBytes + 1, 'a')).find("longer than 256 bytes") !=
+  CHECK(user_regex_error(std::string(kMaxUserRegexBytes + 1, 'a')).find("longer than 256 bytes") !=
         std::string::npos);
   // What std::regex itself rejects keeps its reason.
-  CHECK(error_of("(unclosed").rfind("invalid regular expression \"(unclosed\": ", 0) == 0);
+  CHECK(user_regex_error("(unclosed").rfind("invalid regular expression \"(unclosed\": ", 0) == 0);
 }
 
 TEST_CASE("A config pattern over the limits is a config error at its line", "[user_regex]") {

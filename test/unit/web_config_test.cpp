@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "http/http_server.h"
 #include "test/support/base64.h"
+#include "test/support/basic_auth_sample.h"
 #include "test/support/temp_dir.h"
 
 namespace {
@@ -29,10 +30,10 @@ using ibfx::parse_web_config;
 
 // bcrypt of "prometheus-secret" at cost 4 (the minimum, to keep tests fast),
 // made with crypt_gensalt_rn("$2y$", 4) + crypt_rn.
-constexpr const char* kHash = "$2y$04$f1biYY3H.3VQXLPG4F43feJgyaSkCUy2efF1rRdCz2ZIr6DdHr6Nu";
-constexpr const char* kPassword = "prometheus-secret";
+using ibfx::test::kHash;
+using ibfx::test::kPassword;
 
-std::string error_of(const std::string& yaml, const std::string& base_dir = "") {
+std::string web_config_error(const std::string& yaml, const std::string& base_dir = "") {
   try {
     parse_web_config(yaml, "web.yml", base_dir);
   } catch (const ConfigError& e) {
@@ -46,7 +47,8 @@ using ibfx::test::TempDir;
 using ibfx::test::base64;
 
 // One request on a fresh connection; the server runs on its own thread.
-http::response<http::string_body> get(std::uint16_t port, const std::string& authorization) {
+http::response<http::string_body> get_with_auth(std::uint16_t port,
+                                                const std::string& authorization) {
   asio::io_context io;
   beast::tcp_stream stream(io);
   stream.expires_after(std::chrono::seconds(5));
@@ -105,32 +107,33 @@ TEST_CASE("web config: empty file or TLS section without files means plain HTTP"
 }
 
 TEST_CASE("web config: errors name file, line and key", "[web_config]") {
-  CHECK(error_of("tls_server_config:\n  cert_file: /nonexistent/x.crt\n") ==
+  CHECK(web_config_error("tls_server_config:\n  cert_file: /nonexistent/x.crt\n") ==
         "web.yml:2: tls_server_config.cert_file: cannot read /nonexistent/x.crt: No such file or "
         "directory");
-  CHECK(error_of("basic_auth_users:\n  alice: hunter2\n")
+  CHECK(web_config_error("basic_auth_users:\n  alice: hunter2\n")
             .rfind("web.yml:2: basic_auth_users.alice: expected a bcrypt hash", 0) == 0);
-  CHECK(error_of("rate_limit: {}\n").rfind("web.yml:1: rate_limit: unknown key", 0) == 0);
-  CHECK(error_of("tls_server_config:\n  min_version: TLS14\n")
+  CHECK(web_config_error("rate_limit: {}\n").rfind("web.yml:1: rate_limit: unknown key", 0) == 0);
+  CHECK(web_config_error("tls_server_config:\n  min_version: TLS14\n")
             .rfind("web.yml:2: tls_server_config.min_version: unknown value \"TLS14\"", 0) == 0);
-  CHECK(error_of("tls_server_config:\n  client_allowed_sans: [a]\n").find("not supported") !=
-        std::string::npos);
-  CHECK(error_of("http_server_config:\n  headers:\n    Content-Type: text/html\n")
+  CHECK(
+      web_config_error("tls_server_config:\n  client_allowed_sans: [a]\n").find("not supported") !=
+      std::string::npos);
+  CHECK(web_config_error("http_server_config:\n  headers:\n    Content-Type: text/html\n")
             .rfind("web.yml:3: http_server_config.headers.Content-Type: header not allowed", 0) ==
         0);
-  CHECK(error_of("tls_server_config: [1]\n") ==
+  CHECK(web_config_error("tls_server_config: [1]\n") ==
         "web.yml:1: tls_server_config: tls_server_config must be a mapping");
-  CHECK(error_of("a: [\n").rfind("web.yml:", 0) == 0);
+  CHECK(web_config_error("a: [\n").rfind("web.yml:", 0) == 0);
 
   TempDir dir;
   const std::string crt = dir.write("c", "x");
-  CHECK(error_of("tls_server_config:\n  cert_file: " + crt + "\n") ==
+  CHECK(web_config_error("tls_server_config:\n  cert_file: " + crt + "\n") ==
         "web.yml:2: tls_server_config: missing key_file");
-  CHECK(error_of("tls_server_config:\n  cert_file: " + crt + "\n  key_file: " + crt +
-                 "\n  client_ca_file: " + crt + "\n") ==
+  CHECK(web_config_error("tls_server_config:\n  cert_file: " + crt + "\n  key_file: " + crt +
+                         "\n  client_ca_file: " + crt + "\n") ==
         "web.yml:2: tls_server_config: client_ca_file is set but client_auth_type is NoClientCert");
-  CHECK(error_of("tls_server_config:\n  cert_file: " + crt + "\n  key_file: " + crt +
-                 "\n  client_auth_type: VerifyClientCertIfGiven\n") ==
+  CHECK(web_config_error("tls_server_config:\n  cert_file: " + crt + "\n  key_file: " + crt +
+                         "\n  client_auth_type: VerifyClientCertIfGiven\n") ==
         "web.yml:2: tls_server_config: client_auth_type verifies client certificates: set "
         "client_ca_file");
 }
@@ -166,12 +169,13 @@ TEST_CASE("HttpServer with basic auth answers 401 without valid credentials", "[
       {}, web);
   std::thread thread([&io] { io.run(); });
 
-  const auto none = get(server.port(), "");
+  const auto none = get_with_auth(server.port(), "");
   CHECK(none.result_int() == 401);
   CHECK(none[http::field::www_authenticate] == "Basic realm=\"ibfabric_exporter\"");
   CHECK(none["X-Content-Type-Options"] == "nosniff");
-  CHECK(get(server.port(), "Basic " + base64("prometheus:wrong")).result_int() == 401);
-  const auto ok = get(server.port(), "Basic " + base64(std::string("prometheus:") + kPassword));
+  CHECK(get_with_auth(server.port(), "Basic " + base64("prometheus:wrong")).result_int() == 401);
+  const auto ok =
+      get_with_auth(server.port(), "Basic " + base64(std::string("prometheus:") + kPassword));
   CHECK(ok.result_int() == 200);
   CHECK(ok.body() == "metrics\n");
   CHECK(ok[http::field::www_authenticate].empty());
@@ -179,7 +183,7 @@ TEST_CASE("HttpServer with basic auth answers 401 without valid credentials", "[
 
   // A reload to a configuration without users applies to new connections.
   server.set_web_config({});
-  CHECK(get(server.port(), "").result_int() == 200);
+  CHECK(get_with_auth(server.port(), "").result_int() == 200);
 
   server.stop();
   thread.join();

@@ -12,7 +12,7 @@ using namespace ibfx;
 namespace {
 
 template <typename Fn>
-std::string error_of(Fn&& fn) {
+std::string yaml_error(Fn&& fn) {
   try {
     fn();
   } catch (const ConfigError& e) {
@@ -31,14 +31,14 @@ TEST_CASE("yaml::load_document takes one document and names the line of what is 
   CHECK(yaml::line_of(doc["b"]["c"], 0) == 3);
   CHECK(yaml::line_of(YAML::Node(), 42) == 42);  // built in code: no mark
 
-  CHECK(error_of([] { yaml::load_document("a: 1\n---\nb: 2\n", "f.yaml"); }) ==
+  CHECK(yaml_error([] { yaml::load_document("a: 1\n---\nb: 2\n", "f.yaml"); }) ==
         "f.yaml:3: (top level): only one YAML document is allowed");
-  CHECK(error_of([] { yaml::load_document("a: [1, 2\nb: 3\n", "f.yaml"); }).rfind("f.yaml:", 0) ==
+  CHECK(yaml_error([] { yaml::load_document("a: [1, 2\nb: 3\n", "f.yaml"); }).rfind("f.yaml:", 0) ==
         0);
-  CHECK(error_of([] {
+  CHECK(yaml_error([] {
           yaml::load_document("a: [1, 2\nb: 3\n", "f.yaml");
         }).find(": invalid YAML: ") != std::string::npos);
-  CHECK(error_of([] {
+  CHECK(yaml_error([] {
           yaml::load_document_file("/nonexistent/ibfx.yaml");
         }).rfind("/nonexistent/ibfx.yaml: cannot read", 0) == 0);
 }
@@ -77,27 +77,27 @@ TEST_CASE("SectionReader walks a mapping and reports errors with file, line, sec
 
   const YAML::Node s = doc["scores"];
   CHECK(r.integer(s["top_k"], 2, "top_k", 1, 100) == 20);
-  CHECK(error_of([&] { r.integer(s["top_k"], 2, "top_k", 1, 10); }) ==
+  CHECK(yaml_error([&] { r.integer(s["top_k"], 2, "top_k", 1, 10); }) ==
         "c.yaml:2: scores.top_k: 20 is out of range [1, 10]");
-  CHECK(error_of([&] { r.integer(s["floor"], 3, "floor", 0, 10); }) ==
+  CHECK(yaml_error([&] { r.integer(s["floor"], 3, "floor", 0, 10); }) ==
         "c.yaml:3: scores.floor: expected an integer, got \"0.5\"");
   CHECK(r.number(s["floor"], 3, "floor", 0, 1) == 0.5);
-  CHECK(error_of([&] {
+  CHECK(yaml_error([&] {
           r.number(s["floor"], 3, "floor", 0.75, 1);
         }).rfind("c.yaml:3: scores.floor: 0.5 is out of range [0.75", 0) == 0);
   CHECK(r.guid(r.scalar(s["guid"], 4, "guid"), 4, "guid") == 0xff);
   CHECK(r.guid(r.scalar(s["decimal"], 5, "decimal"), 5, "decimal") == 255);
-  CHECK(error_of([&] { r.guid("0xg1", 4, "guid"); }) ==
+  CHECK(yaml_error([&] { r.guid("0xg1", 4, "guid"); }) ==
         "c.yaml:4: scores.guid: invalid GUID \"0xg1\" (expected 0x followed by hex digits)");
-  CHECK(error_of([&] { r.guid("0x", 4, "guid"); }).find("invalid GUID") != std::string::npos);
-  CHECK(error_of([&] { r.scalar(s["list"], 6, "list"); }) ==
+  CHECK(yaml_error([&] { r.guid("0x", 4, "guid"); }).find("invalid GUID") != std::string::npos);
+  CHECK(yaml_error([&] { r.scalar(s["list"], 6, "list"); }) ==
         "c.yaml:6: scores.list: expected a single value, got a list");
-  CHECK(error_of([&] { r.scalar(s["empty"], 7, "empty"); }) ==
+  CHECK(yaml_error([&] { r.scalar(s["empty"], 7, "empty"); }) ==
         "c.yaml:7: scores.empty: missing value");
-  CHECK(error_of([&] { r.require_map(s["list"], 6, "list"); }) ==
+  CHECK(yaml_error([&] { r.require_map(s["list"], 6, "list"); }) ==
         "c.yaml:6: scores.list: expected a mapping, got a list");
   r.require_map(s["empty"], 7, "empty");  // all entries commented out: fine
-  CHECK(error_of([&] {
+  CHECK(yaml_error([&] {
           r.regex("(", 8, "pattern");
         }).rfind("c.yaml:8: scores.pattern: invalid regular expression \"(\": ", 0) == 0);
   CHECK(std::regex_search("mlx5_3", r.regex("mlx5_([0-9]+)$", 8, "pattern")));
@@ -106,7 +106,7 @@ TEST_CASE("SectionReader walks a mapping and reports errors with file, line, sec
 TEST_CASE("SectionReader refuses duplicate keys, non-scalar keys and a section that is no mapping",
           "[yaml_reader]") {
   const auto walk = [](const std::string& text) {
-    return error_of([&] {
+    return yaml_error([&] {
       const YAML::Node doc = yaml::load_document(text, "c.yaml");
       const yaml::SectionReader r(doc["topology"], "c.yaml", "topology");
       r.for_each_entry(doc["topology"], [](const std::string&, int, const YAML::Node&) {});
