@@ -24,7 +24,8 @@ README.md; when the shipped config file lacks a key; or when a figure a doc
 quotes of the shipped files is not theirs: "all N rules" (the alerts and
 recording rules of dashboards/rules/ibfabric_exporter.rules.yaml, as the
 vmalert and Prometheus tests count them) and "N Grafana dashboards" (the
-JSON files of dashboards/).
+JSON files of dashboards/); or when a page of docs/ is not linked from
+docs/README.md, the index the README calls every document.
 
 Under a heading about migrating from other exporters only the last column
 of a table, this exporter's, is read: the rest names the other exporters'
@@ -264,6 +265,12 @@ def check_figures():
                     line = text.count("\n", 0, m.start()) + 1
                     errors.append("%s:%d: says \"%s\", there are %d %s"
                                   % (rel, line, " ".join(m.group(0).split()), actual, what))
+
+    index = read("docs/README.md")
+    for rel in doc_files():
+        page = os.path.basename(rel)
+        if rel.startswith("docs/") and page != "README.md" and "](%s)" % page not in index:
+            errors.append("docs/README.md: no link to %s (the index of every document)" % page)
 
 
 def main():
