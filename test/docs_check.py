@@ -25,7 +25,9 @@ quotes of the shipped files is not theirs: "all N rules" (the alerts and
 recording rules of dashboards/rules/ibfabric_exporter.rules.yaml, as the
 vmalert and Prometheus tests count them) and "N Grafana dashboards" (the
 JSON files of dashboards/); or when a page of docs/ is not linked from
-docs/README.md, the index the README calls every document.
+docs/README.md, the index the README calls every document; or when a
+file of the tree a doc names (`links/link_health_tracker.*`,
+`test/integration/http_flood_test.cpp`) does not exist.
 
 Under a heading about migrating from other exporters only the last column
 of a table, this exporter's, is read: the rest names the other exporters'
@@ -273,12 +275,31 @@ def check_figures():
             errors.append("docs/README.md: no link to %s (the index of every document)" % page)
 
 
+
+def check_paths():
+    """Every file of the source tree a doc names (a path under one of the
+    tree's directories with a file extension, or `name.*`) exists."""
+    dirs = CODE_DIRS + ["bench", "dashboards", "docs", "fuzz", "packaging", "test", "tools"]
+    path = re.compile(r"(?<![\w/.-])((?:%s)/[\w./@*-]+)" % "|".join(dirs))
+    extension = re.compile(r"\.(\*|cpp|h|py|sh|yaml|yml|json|md|service|cmake|rules|example)$")
+    for rel in doc_files():
+        for number, line in enumerate(read(rel).splitlines(), 1):
+            for m in path.finditer(line):
+                named = m.group(1).rstrip(".")
+                if not extension.search(named):
+                    continue
+                found = glob.glob(os.path.join(SRC, named)) if "*" in named else os.path.exists(os.path.join(SRC, named))
+                if not found:
+                    errors.append("%s:%d: names %s, which the tree does not have" % (rel, number, named))
+
+
 def main():
     flags, keys, endpoints, metrics = code_flags(), code_keys(), code_endpoints(), code_metrics()
     sections, _ = check_docs(flags, keys, endpoints, metrics)
     check_documented(flags, keys, endpoints, sections)
     check_shipped_config(keys)
     check_figures()
+    check_paths()
     for e in errors:
         print(e)
     if errors:
