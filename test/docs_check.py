@@ -20,7 +20,14 @@ reader cannot follow; when a flag is not in README.md; when a
 config key is in no doc (dotted, `mad.timeout`, or bare in the doc of its
 section, or in docs/configuration.md's table of sections); when a section
 is not in README.md's table of sections; when an endpoint is not in
-README.md; or when the shipped config file lacks a key.
+README.md; when the shipped config file lacks a key; or when a figure a doc
+quotes of the shipped files is not theirs: "all N rules" (the alerts and
+recording rules of dashboards/rules/ibfabric_exporter.rules.yaml, as the
+vmalert and Prometheus tests count them) and "N Grafana dashboards" (the
+JSON files of dashboards/); or when a page of docs/ is not linked from
+docs/README.md, the index the README calls every document; or when a
+file of the tree a doc names (`links/link_health_tracker.*`,
+`test/integration/http_flood_test.cpp`) does not exist.
 
 Under a heading about migrating from other exporters only the last column
 of a table, this exporter's, is read: the rest names the other exporters'
@@ -236,11 +243,63 @@ def check_shipped_config(keys):
             errors.append("%s: lacks the key %s" % (rel, key))
 
 
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                "eleven", "twelve"]
+
+
+def check_figures():
+    rules = read("dashboards/rules/ibfabric_exporter.rules.yaml")
+    rule_count = len(re.findall(r"^\s*- (?:alert|record):", rules, re.M))
+    dashboard_count = len(glob.glob(os.path.join(SRC, "dashboards", "*.json")))
+    if rule_count < 10 or dashboard_count < 1:
+        sys.exit("docs_check: found %d rules and %d dashboards: update the parser" % (rule_count, dashboard_count))
+    number = r"(\d+|%s)" % "|".join(NUMBER_WORDS)
+    figures = [(r"\ball\s+%s\s+(?:shipped\s+|bundled\s+)?rules\b" % number, rule_count,
+                "alerts and recording rules in dashboards/rules/ibfabric_exporter.rules.yaml"),
+               (r"\b%s\s+Grafana\s+dashboards\b" % number, dashboard_count, "dashboards in dashboards/")]
+    for rel in doc_files():
+        text = read(rel)
+        for pattern, actual, what in figures:
+            for m in re.finditer(pattern, text, re.I):
+                said = m.group(1).lower()
+                value = int(said) if said.isdigit() else NUMBER_WORDS.index(said)
+                if value != actual:
+                    line = text.count("\n", 0, m.start()) + 1
+                    errors.append("%s:%d: says \"%s\", there are %d %s"
+                                  % (rel, line, " ".join(m.group(0).split()), actual, what))
+
+    index = read("docs/README.md")
+    for rel in doc_files():
+        page = os.path.basename(rel)
+        if rel.startswith("docs/") and page != "README.md" and "](%s)" % page not in index:
+            errors.append("docs/README.md: no link to %s (the index of every document)" % page)
+
+
+
+def check_paths():
+    """Every file of the source tree a doc names (a path under one of the
+    tree's directories with a file extension, or `name.*`) exists."""
+    dirs = CODE_DIRS + ["bench", "dashboards", "docs", "fuzz", "packaging", "test", "tools"]
+    path = re.compile(r"(?<![\w/.-])((?:%s)/[\w./@*-]+)" % "|".join(dirs))
+    extension = re.compile(r"\.(\*|cpp|h|py|sh|yaml|yml|json|md|service|cmake|rules|example)$")
+    for rel in doc_files():
+        for number, line in enumerate(read(rel).splitlines(), 1):
+            for m in path.finditer(line):
+                named = m.group(1).rstrip(".")
+                if not extension.search(named):
+                    continue
+                found = glob.glob(os.path.join(SRC, named)) if "*" in named else os.path.exists(os.path.join(SRC, named))
+                if not found:
+                    errors.append("%s:%d: names %s, which the tree does not have" % (rel, number, named))
+
+
 def main():
     flags, keys, endpoints, metrics = code_flags(), code_keys(), code_endpoints(), code_metrics()
     sections, _ = check_docs(flags, keys, endpoints, metrics)
     check_documented(flags, keys, endpoints, sections)
     check_shipped_config(keys)
+    check_figures()
+    check_paths()
     for e in errors:
         print(e)
     if errors:
