@@ -26,6 +26,11 @@ constexpr std::size_t kCrossSpinePairs = 64;
 // Jobs whose pair fraction is computed in one sweep: a new route model
 // must not make one sweep trace every job's pairs at once.
 constexpr std::size_t kCrossSpineJobsPerSweep = 200;
+// A leaf is a job's alone (for the uplinks basis) when the HCA ports on it
+// that are not the job's sent at most this share of what the job's sent:
+// a monitoring agent's or the subnet manager's few packets must not cost
+// the job its figure, another job's traffic must.
+constexpr double kAloneOnLeafTolerance = 0.01;
 
 // Which HCA port: the node's GUID and the port number (stable across
 // rediscoveries, unlike node indices).
@@ -80,6 +85,10 @@ struct ReceiptTracker::Running {
   double pair_fraction = -1;
   double known_bytes = 0;
   double crossing_bytes = 0;
+  // Uplinks, in sweeps without a route model: the bytes the job sent on the
+  // leaves it had alone, and the bytes those leaves sent up to spines.
+  double uplink_known_bytes = 0;
+  double uplink_crossing_bytes = 0;
 
   std::size_t memory_bytes() const {
     std::size_t b =
@@ -114,9 +123,14 @@ struct ReceiptTracker::Running {
     out.end_known = end_known;
     out.missed_seconds = std::max(0.0, (out.end - out.start) - out.observed_seconds);
     for (const auto& [rail, sums] : rails) out.rails.push_back(sums);
+    // Routes, when any sweep had them, are the better basis: they are the
+    // job's own pairs, where uplinks only count on leaves it had alone.
     if (known_bytes > 0) {
       out.cross_spine_share = crossing_bytes / known_bytes;
       out.cross_spine_basis = CrossSpineBasis::kRoutes;
+    } else if (uplink_known_bytes > 0) {
+      out.cross_spine_share = std::clamp(uplink_crossing_bytes / uplink_known_bytes, 0.0, 1.0);
+      out.cross_spine_basis = CrossSpineBasis::kUplinks;
     }
     double worst = -1;
     for (const auto& [id, p] : ports) {
@@ -155,10 +169,36 @@ namespace {
 }  // namespace
 
 struct ReceiptSweepIndex {
+  // One switch's sweep for the uplinks basis: what its up ports and the
+  // HCA ports cabled to it sent, and the job that sent most of the latter.
+  struct Leaf {
+    static constexpr std::size_t kNoJob = static_cast<std::size_t>(-1);
+    bool is_leaf = false;       // some analysed port of it is tier leaf
+    double up_bytes = 0;        // sent by its up ports (towards spines)
+    double hca_bytes = 0;       // sent by the HCA ports cabled to it, each once
+    double job_bytes = 0;       // sent by them, each once per job listing it
+    std::size_t top = kNoJob;   // the job (join index) that sent the most
+    double top_bytes = 0;       // what it sent
+    std::size_t last = kNoJob;  // the job being summed (jobs are summed one by one)
+    double last_bytes = 0;
+
+    // Whether job `j` had the leaf alone this sweep (and sent something).
+    bool alone(std::size_t j) const {
+      if (!is_leaf || top != j || top_bytes <= 0) return false;
+      // Not the job's: ports of no job (hca_bytes) and ports of others,
+      // shared hosts' included (job_bytes).
+      const double others = std::max(hca_bytes, job_bytes) - top_bytes;
+      return others <= kAloneOnLeafTolerance * top_bytes;
+    }
+  };
+
   std::unordered_map<std::size_t, std::size_t> exported;              // root port -> index in roots
   std::unordered_map<std::size_t, const RootSenders*> senders;        // roots index -> senders
   std::unordered_map<std::size_t, std::vector<std::size_t>> jobs_on;  // port -> join jobs
   std::unordered_map<std::uint64_t, const LinkReport*> link_at;       // (node, port) -> link
+  // By fabric node; empty when the sweep has a route model (routes win)
+  // or no fabric.
+  std::vector<Leaf> leaves;
 };
 
 namespace {
@@ -191,8 +231,66 @@ bool is_hca_port(const ReceiptSweepInput& in, std::size_t p) {
   return s.tier == Tier::kHca;
 }
 
-SweepIndex index_sweep(const ReceiptSweepInput& in) {
+// The switch node an HCA port (analysed port `p`) is cabled to, or -1.
+std::int32_t switch_of(const ReceiptSweepInput& in, std::size_t p) {
+  const PortScore& s = in.analysis->result.ports[p];
+  const Fabric& f = *in.fabric;
+  if (s.node < 0 || static_cast<std::size_t>(s.node) >= f.nodes.size()) return -1;
+  const FabricNode& n = f.nodes[static_cast<std::size_t>(s.node)];
+  if (s.port_index >= n.ports.size()) return -1;
+  const std::int32_t far = n.ports[s.port_index].remote_node;
+  if (far < 0 || static_cast<std::size_t>(far) >= f.nodes.size() ||
+      f.nodes[static_cast<std::size_t>(far)].type != NodeType::kSwitch)
+    return -1;
+  return far;
+}
+
+// The uplinks basis's per-leaf sums: one pass over the analysed ports and
+// one over the jobs' ports. PortXmitData counts 4-byte words.
+void index_leaves(const ReceiptSweepInput& in, SweepIndex& x) {
+  const std::vector<PortScore>& scores = in.analysis->result.ports;
+  const std::vector<PortSample>& samples = in.analysis->samples;
+  x.leaves.assign(in.fabric->nodes.size(), {});
+  const auto leaf_at = [&](std::int32_t node) -> SweepIndex::Leaf* {
+    return node >= 0 && static_cast<std::size_t>(node) < x.leaves.size()
+               ? &x.leaves[static_cast<std::size_t>(node)]
+               : nullptr;
+  };
+  for (std::size_t p = 0; p < scores.size(); ++p) {
+    const PortScore& s = scores[p];
+    const double sent = static_cast<double>(samples[p].xmit_data_words) * 4;
+    if (s.tier == Tier::kLeaf) {
+      if (SweepIndex::Leaf* leaf = leaf_at(s.node)) {
+        leaf->is_leaf = true;
+        if (s.direction == PortDirection::kUp) leaf->up_bytes += sent;
+      }
+    } else if (is_hca_port(in, p)) {
+      if (SweepIndex::Leaf* leaf = leaf_at(switch_of(in, p))) leaf->hca_bytes += sent;
+    }
+  }
+  for (std::size_t j = 0; j < in.join->jobs.size(); ++j) {
+    for (const std::size_t p : in.join->jobs[j].ports) {
+      if (p >= scores.size() || !is_hca_port(in, p)) continue;
+      SweepIndex::Leaf* leaf = leaf_at(switch_of(in, p));
+      if (leaf == nullptr) continue;
+      const double sent = static_cast<double>(samples[p].xmit_data_words) * 4;
+      leaf->job_bytes += sent;
+      if (leaf->last != j) {
+        leaf->last = j;
+        leaf->last_bytes = 0;
+      }
+      leaf->last_bytes += sent;
+      if (leaf->last_bytes > leaf->top_bytes || leaf->top == j) {
+        leaf->top = j;
+        leaf->top_bytes = leaf->last_bytes;
+      }
+    }
+  }
+}
+
+SweepIndex index_sweep(const ReceiptSweepInput& in, bool uplinks) {
   SweepIndex x;
+  if (uplinks && in.fabric != nullptr && in.join != nullptr) index_leaves(in, x);
   const CongestionForest& forest = in.analysis->result.congestion;
   for (std::size_t i = 0; i < forest.roots.size(); ++i) x.exported[forest.roots[i].port] = i;
   if (in.routes != nullptr) {
@@ -365,12 +463,14 @@ std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
   const bool usable = in.join != nullptr && in.analysis != nullptr &&
                       in.join->jobs.size() == in.jobs->size() &&
                       in.analysis->samples.size() == in.analysis->result.ports.size();
-  SweepIndex x;
-  if (usable) x = index_sweep(in);
   const RouteModel* model = in.routes != nullptr && in.routes->model && in.analysis != nullptr &&
                                     in.fabric != nullptr && &in.routes->model->fabric() == in.fabric
                                 ? in.routes->model.get()
                                 : nullptr;
+  SweepIndex x;
+  // Without a route model (routes off, or one being built) the leaves'
+  // up ports say what crossed, for jobs alone on their leaves.
+  if (usable) x = index_sweep(in, model == nullptr);
   if (model != nullptr && model != model_seen_) {
     model_seen_ = model;
     ++model_generation_;
@@ -457,6 +557,18 @@ void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const
     const PortScore& s = scores[p];
     const PortSample& sample = samples[p];
     const double sent = static_cast<double>(sample.xmit_data_words) * 4;
+    if (!x.leaves.empty()) {
+      const std::int32_t at = switch_of(in, p);
+      if (at >= 0 && static_cast<std::size_t>(at) < x.leaves.size()) {
+        const ReceiptSweepIndex::Leaf& leaf = x.leaves[static_cast<std::size_t>(at)];
+        // The leaf's up bytes shared over the job's ports on it by what
+        // each sent: over them all, the leaf's up bytes once.
+        if (leaf.alone(j)) {
+          run.uplink_known_bytes += sent;
+          run.uplink_crossing_bytes += leaf.up_bytes * sent / leaf.top_bytes;
+        }
+      }
+    }
     double received = 0;
     if (const auto leaf = leaf_into.find(node_port_key(s.node, s.port_index));
         leaf != leaf_into.end()) {
@@ -591,7 +703,9 @@ std::string ReceiptTracker::save(double now) const {
                         {"minute_port_seconds", run->minute_port_seconds},
                         {"minute_stall_seconds", run->minute_stall_seconds},
                         {"known_bytes", run->known_bytes},
-                        {"crossing_bytes", run->crossing_bytes}});
+                        {"crossing_bytes", run->crossing_bytes},
+                        {"uplink_known_bytes", run->uplink_known_bytes},
+                        {"uplink_crossing_bytes", run->uplink_crossing_bytes}});
   }
   return Json{{"version", kSavedStateVersion},
               {"saved_at", now},
@@ -651,6 +765,10 @@ bool ReceiptTracker::restore(const std::string& text, std::string& error) {
     number(j, "minute_stall_seconds", run->minute_stall_seconds);
     number(j, "known_bytes", run->known_bytes);
     number(j, "crossing_bytes", run->crossing_bytes);
+    // Saved before the uplinks basis existed: none counted yet.
+    if (j.contains("uplink_known_bytes")) number(j, "uplink_known_bytes", run->uplink_known_bytes);
+    if (j.contains("uplink_crossing_bytes"))
+      number(j, "uplink_crossing_bytes", run->uplink_crossing_bytes);
     run->seen_in_sweep = j.value("seen_in_sweep", false);
     const auto list = [&](const char* name) -> const Json* {
       const auto it = j.find(name);

@@ -1,7 +1,8 @@
 // The receipt tracker (receipts/receipt_tracker.h) on hand-built sweeps:
 // the stall split adds up and names who fed the trees, jobs sharing hosts,
 // jobs shorter than a sweep, a job source that goes down while jobs end,
-// save and restore, link issues; and judge_receipt alone.
+// save and restore, link issues, the cross-spine share on routes and on
+// uplinks; and judge_receipt alone.
 #include "receipts/receipt_tracker.h"
 
 #include <catch2/catch.hpp>
@@ -9,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "routing/route_model.h"
 #include "test/support/fabric_builder.h"
+#include "test/support/route_tables_builder.h"
 
 using namespace ibfx;
 using namespace std::chrono_literals;
@@ -19,18 +22,77 @@ namespace {
 constexpr double kInterval = 10;
 constexpr double kTrackerT0 = 1'700'000'000;  // a sweep time on a minute boundary + 20 s
 
+// Port `port_index` of node `node` analysed, valid, rail 0, over one interval.
+void add_receipt_port(SweepAnalysis& analysis, int node, std::uint32_t port_index, Tier tier,
+                      PortDirection direction = PortDirection::kNone) {
+  PortScore s;
+  s.node = node;
+  s.port_index = port_index;
+  s.tier = tier;
+  s.direction = direction;
+  s.rail = 0;
+  s.valid = true;
+  analysis.result.ports.push_back(s);
+  PortSample sample;
+  sample.node = node;
+  sample.port_index = port_index;
+  sample.interval_seconds = kInterval;
+  analysis.samples.push_back(sample);
+  analysis.interval_seconds = kInterval;
+}
+
+// What a sweep hands the tracker, set by the fixtures below.
+class ReceiptSweepParts {
+ public:
+  explicit ReceiptSweepParts(ReceiptsConfig config = {}) : tracker(config) {}
+
+  // Analysed port `port` sent `bytes` this sweep (PortXmitData: 4-byte words).
+  void sent(std::size_t port, std::uint64_t bytes) {
+    analysis.samples[port].xmit_data_words = bytes / 4;
+  }
+
+  // One sweep at `now`, with the job list as set, polled at `polled`
+  // (default: now); `listed` false: no list at all.
+  std::vector<JobReceipt> sweep(bool listed = true, double polled = -1) {
+    ReceiptSweepInput in;
+    in.now = now;
+    if (listed) {
+      list = std::make_shared<const std::vector<SlurmJob>>(jobs);
+      in.jobs = list;
+      in.jobs_polled_at = polled < 0 ? now : polled;
+      in.join = &join;
+    }
+    in.source_up = listed;
+    in.fabric = fabric.get();
+    in.analysis = &analysis;
+    in.routes = &routes;
+    in.links = &links;
+    return tracker.observe(in);
+  }
+
+  double now = kTrackerT0;
+  std::shared_ptr<const Fabric> fabric;
+  SweepAnalysis analysis;
+  RouteSweep routes;
+  LinkHealthReport links;
+  std::vector<SlurmJob> jobs;
+  std::shared_ptr<const std::vector<SlurmJob>> list;
+  JobJoinResult join;
+  ReceiptTracker tracker;
+};
+
 // A leaf with `hosts` HCAs "gpu0<k> mlx5_0" cabled to it. Analysed port
 // 2k is host k's HCA port, 2k + 1 the leaf port into it.
-class Sweeps {
+class Sweeps : public ReceiptSweepParts {
  public:
-  explicit Sweeps(int hosts, ReceiptsConfig config = {}) : tracker(config) {
+  explicit Sweeps(int hosts, ReceiptsConfig config = {}) : ReceiptSweepParts(config) {
     test::FabricBuilder b;
     const int leaf = b.add_switch("leaf0");
     for (int k = 0; k < hosts; ++k) b.link(leaf, b.add_hca("gpu0" + std::to_string(k) + " mlx5_0"));
     fabric = std::make_shared<const Fabric>(b.build());
     for (int k = 0; k < hosts; ++k) {
-      add_port(k + 1, 0, Tier::kHca);
-      add_port(0, static_cast<std::uint32_t>(k), Tier::kLeaf);
+      add_receipt_port(analysis, k + 1, 0, Tier::kHca);
+      add_receipt_port(analysis, 0, static_cast<std::uint32_t>(k), Tier::kLeaf);
     }
     reset();
   }
@@ -72,28 +134,6 @@ class Sweeps {
     for (const auto& [p, bytes] : senders) s.top.push_back(RootSender{{}, p, bytes});
     routes.senders.push_back(s);
   }
-  void sent(std::size_t port, std::uint64_t bytes) {
-    analysis.samples[port].xmit_data_words = bytes / 4;
-  }
-
-  // One sweep at `now`, with the job list as set, polled at `polled`
-  // (default: now); `listed` false: no list at all.
-  std::vector<JobReceipt> sweep(bool listed = true, double polled = -1) {
-    ReceiptSweepInput in;
-    in.now = now;
-    if (listed) {
-      list = std::make_shared<const std::vector<SlurmJob>>(jobs);
-      in.jobs = list;
-      in.jobs_polled_at = polled < 0 ? now : polled;
-      in.join = &join;
-    }
-    in.source_up = listed;
-    in.fabric = fabric.get();
-    in.analysis = &analysis;
-    in.routes = &routes;
-    in.links = &links;
-    return tracker.observe(in);
-  }
 
   // The next sweep's inputs: no stall, no root, no job (set them again).
   void next(double seconds = kInterval) {
@@ -109,33 +149,6 @@ class Sweeps {
     jobs.clear();
     join.jobs.clear();
     links.links.clear();
-  }
-
-  double now = kTrackerT0;
-  std::shared_ptr<const Fabric> fabric;
-  SweepAnalysis analysis;
-  RouteSweep routes;
-  LinkHealthReport links;
-  std::vector<SlurmJob> jobs;
-  std::shared_ptr<const std::vector<SlurmJob>> list;
-  JobJoinResult join;
-  ReceiptTracker tracker;
-
- private:
-  void add_port(int node, std::uint32_t port_index, Tier tier) {
-    PortScore s;
-    s.node = node;
-    s.port_index = port_index;
-    s.tier = tier;
-    s.rail = 0;
-    s.valid = true;
-    analysis.result.ports.push_back(s);
-    PortSample sample;
-    sample.node = node;
-    sample.port_index = port_index;
-    sample.interval_seconds = kInterval;
-    analysis.samples.push_back(sample);
-    analysis.interval_seconds = kInterval;
   }
 };
 
@@ -166,6 +179,87 @@ const JobReceipt* receipt_of(const std::vector<JobReceipt>& rs, std::uint64_t id
   }
   return nullptr;
 }
+
+// Two leaves under one spine, three hosts "gpu1<k> mlx5_0" on each (hosts
+// 0-2 on leaf 0, 3-5 on leaf 1); every port of every node analysed, with
+// its tier and direction as the topology gives them.
+class UplinkSweeps : public ReceiptSweepParts {
+ public:
+  UplinkSweeps() {
+    test::FabricBuilder b;
+    leaf_[0] = b.add_switch("leaf0");
+    leaf_[1] = b.add_switch("leaf1");
+    const int spine = b.add_switch("spine0");
+    b.link(leaf_[0], spine);
+    b.link(leaf_[1], spine);
+    for (int k = 0; k < 6; ++k) {
+      host_[k] = b.add_hca("gpu1" + std::to_string(k) + " mlx5_0");
+      b.link(leaf_[k / 3], host_[k]);
+    }
+    fabric = std::make_shared<const Fabric>(b.build());
+    for (std::size_t n = 0; n < fabric->nodes.size(); ++n) {
+      const auto node = static_cast<int>(n);
+      for (std::uint32_t i = 0; i < fabric->nodes[n].ports.size(); ++i) {
+        const bool leaf = node == leaf_[0] || node == leaf_[1];
+        const bool hca = fabric->nodes[n].type == NodeType::kHca;
+        // Each leaf's port 1 is its cable to the spine.
+        add_receipt_port(analysis, node, i,
+                         hca    ? Tier::kHca
+                         : leaf ? Tier::kLeaf
+                                : Tier::kSpine,
+                         hca              ? PortDirection::kHost
+                         : leaf && i == 0 ? PortDirection::kUp
+                                          : PortDirection::kDown);
+      }
+    }
+    analysis.result.congestion.root.assign(analysis.result.ports.size(), kNoPort);
+  }
+
+  // The analysed port of host `k`'s HCA, and of leaf `l`'s up port.
+  std::size_t hca(int k) const { return analysed(host_[k], 0); }
+  std::size_t up(int l) const { return analysed(leaf_[l], 0); }
+
+  void job(std::uint64_t id, const std::vector<int>& hosts) {
+    SlurmJob j;
+    j.job_id = id;
+    j.start_time = static_cast<std::int64_t>(now - 1000);
+    JobPorts ports;
+    ports.job_id = id;
+    for (const int h : hosts) {
+      j.hosts.push_back("gpu1" + std::to_string(h));
+      ports.ports.push_back(hca(h));
+    }
+    jobs.push_back(j);
+    join.jobs.push_back(ports);
+  }
+  // The forwarding tables of a min-hop subnet manager, or none.
+  void routes_known(bool known) {
+    routes.model =
+        known ? RouteModel::build(
+                    fabric, std::make_shared<const RouteTables>(test::min_hop_tables(*fabric)))
+              : nullptr;
+  }
+
+  // The next sweep: no bytes, no job (set them again).
+  void next() {
+    now += kInterval;
+    for (PortSample& s : analysis.samples) s.xmit_data_words = 0;
+    jobs.clear();
+    join.jobs.clear();
+  }
+
+ private:
+  std::size_t analysed(int node, std::uint32_t port_index) const {
+    for (std::size_t p = 0; p < analysis.result.ports.size(); ++p) {
+      const PortScore& s = analysis.result.ports[p];
+      if (s.node == node && s.port_index == port_index) return p;
+    }
+    return kNoPort;
+  }
+
+  int leaf_[2] = {};
+  int host_[6] = {};
+};
 
 }  // namespace
 
@@ -463,6 +557,105 @@ TEST_CASE("Receipt tracker: a cable seen down between its flaps flapped", "[rece
   REQUIRE(ended[0].links.size() == 1);
   CHECK(ended[0].links[0].condition == LinkCondition::kDown);
   CHECK(ended[0].line.find("mlx5_0 on gpu00 went down once") != std::string::npos);
+}
+
+TEST_CASE("Receipt tracker: a job alone on its leaf gets the uplinks share", "[receipts]") {
+  UplinkSweeps s;
+  // Job 7 on hosts 0 and 1 (leaf 0); host 2 on no job sends a few bytes
+  // (under 1 % of the job's, tolerated). The leaf sends half the job's
+  // bytes up to the spine. No route model.
+  for (int i = 0; i < 2; ++i) {
+    s.job(7, {0, 1});
+    s.sent(s.hca(0), 3000);
+    s.sent(s.hca(1), 1000);
+    s.sent(s.hca(2), 20);
+    s.sent(s.up(0), 2000);
+    CHECK(s.sweep().empty());
+    s.next();
+  }
+  JobReceipt running;
+  REQUIRE(s.tracker.peek(7, s.now, running));
+  CHECK(running.cross_spine_basis == CrossSpineBasis::kUplinks);
+  CHECK(running.cross_spine_share == Approx(0.5));
+
+  // A saved receipt keeps its uplinks sums.
+  std::string error;
+  ReceiptTracker restored;
+  REQUIRE(restored.restore(s.tracker.save(s.now), error));
+  REQUIRE(restored.peek(7, s.now, running));
+  CHECK(running.cross_spine_basis == CrossSpineBasis::kUplinks);
+  CHECK(running.cross_spine_share == Approx(0.5));
+
+  const auto done = s.sweep();
+  const JobReceipt* r = receipt_of(done, 7);
+  REQUIRE(r != nullptr);
+  CHECK(r->bytes_sent == 8000);
+  CHECK(r->cross_spine_basis == CrossSpineBasis::kUplinks);
+  CHECK(r->cross_spine_share == Approx(0.5));
+}
+
+TEST_CASE("Receipt tracker: a leaf shared with another busy port gives no uplinks share",
+          "[receipts]") {
+  UplinkSweeps s;
+  const auto check_unknown = [&](const std::vector<std::uint64_t>& ids) {
+    s.next();
+    const auto done = s.sweep();
+    REQUIRE(done.size() == ids.size());
+    for (const std::uint64_t id : ids) {
+      INFO("job " << id);
+      const JobReceipt* r = receipt_of(done, id);
+      REQUIRE(r != nullptr);
+      CHECK(r->bytes_sent == 4000);
+      CHECK(r->cross_spine_basis == CrossSpineBasis::kUnknown);
+      CHECK(r->cross_spine_share < 0);
+    }
+  };
+  // Leaf 0: job 7 on host 0, job 8 on host 1, both busy. Leaf 1: job 9 on
+  // host 3, and host 4 on no job as busy.
+  s.job(7, {0});
+  s.job(8, {1});
+  s.job(9, {3});
+  for (const int h : {0, 1, 3, 4}) s.sent(s.hca(h), 4000);
+  s.sent(s.up(0), 4000);
+  s.sent(s.up(1), 4000);
+  CHECK(s.sweep().empty());
+  check_unknown({7, 8, 9});
+
+  // Jobs 10 and 11 share host 3, alone on leaf 1: its bytes cannot be told
+  // apart, neither job has the leaf alone.
+  s.next();
+  s.job(10, {3});
+  s.job(11, {3});
+  s.sent(s.hca(3), 4000);
+  s.sent(s.up(1), 2000);
+  CHECK(s.sweep().empty());
+  check_unknown({10, 11});
+}
+
+TEST_CASE("Receipt tracker: routes win over uplinks", "[receipts]") {
+  UplinkSweeps s;
+  // Job 7 on host 0 (leaf 0) and host 3 (leaf 1), alone on both leaves.
+  // The route model traces both its pairs across the spine; the leaves'
+  // up ports sent nothing (uplinks alone would say 0).
+  s.routes_known(true);
+  s.job(7, {0, 3});
+  s.sent(s.hca(0), 1000);
+  s.sent(s.hca(3), 1000);
+  CHECK(s.sweep().empty());
+  s.next();
+  // A sweep while the model is rebuilt: uplinks there, but routes were
+  // counted, so the receipt stays on routes.
+  s.routes_known(false);
+  s.job(7, {0, 3});
+  s.sent(s.hca(0), 1000);
+  s.sent(s.hca(3), 1000);
+  CHECK(s.sweep().empty());
+  s.next();
+  const auto done = s.sweep();
+  const JobReceipt* r = receipt_of(done, 7);
+  REQUIRE(r != nullptr);
+  CHECK(r->cross_spine_basis == CrossSpineBasis::kRoutes);
+  CHECK(r->cross_spine_share == Approx(1));
 }
 
 TEST_CASE("Receipt verdict: the rule and a safe, short line", "[receipts]") {
