@@ -686,6 +686,28 @@ void set_config_value(Config& config, std::string_view dotted_key, std::string_v
   key->set(config, Scalar{text, true});
 }
 
+std::vector<std::string_view> restart_only_settings() {
+  return {"listen_address", "telemetry_path", "web", "ca", "ca_port", "state_directory", "history"};
+}
+
+std::vector<std::string> keep_restart_only(const Config& running, Config& next) {
+  std::vector<std::string> differed;
+  auto keep = [&differed](std::string_view name, const auto& was, auto& now) {
+    if (now == was) return;
+    differed.emplace_back(name);
+    now = was;
+  };
+  // One line per entry of restart_only_settings(), in its order.
+  keep("listen_address", running.listen_address, next.listen_address);
+  keep("telemetry_path", running.telemetry_path, next.telemetry_path);
+  keep("web", running.web, next.web);
+  keep("ca", running.ca, next.ca);
+  keep("ca_port", running.ca_port, next.ca_port);
+  keep("state_directory", running.state_directory, next.state_directory);
+  keep("history", running.history, next.history);
+  return differed;
+}
+
 std::string config_value_text(const Config& config, std::string_view dotted_key) {
   const Key* key = find_key(dotted_key);
   if (key == nullptr) fail("unknown key " + quote(dotted_key));

@@ -254,6 +254,15 @@ Config parse_config_yaml(std::string_view yaml_text, const std::string& source_n
 // `topology:` and `scores:` sections are left to analysis/analysis_config.h.
 Config parse_config_document(const YAML::Node& document, const std::string& source_name);
 
+// A reload (SIGHUP) applies every setting but these, which the daemon takes
+// once at start-up: the listener and its connection limits, the exposition's
+// path, the HCA, the state directory and the history ring's sizes (dotted
+// keys; "web" and "history" stand for their sections). keep_restart_only()
+// keeps `next`'s at `running`'s values and names those that differed, so
+// that the reload applies the rest and says what needs a restart.
+std::vector<std::string_view> restart_only_settings();
+std::vector<std::string> keep_restart_only(const Config& running, Config& next);
+
 // Generic access by dotted key ("mad.timeout"), with the same validation as
 // the file. The command line applies its flags through this; errors carry
 // only the "<what is wrong>" part so each caller can say where it came from.

@@ -251,15 +251,9 @@ void Exporter::status(const std::string& text) {
 
 std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
                                           AnalysisConfig analysis) {
-  std::vector<std::string> needs_restart;
-  if (config.listen_address != config_.listen_address) needs_restart.push_back("listen_address");
-  if (config.telemetry_path != config_.telemetry_path) needs_restart.push_back("telemetry_path");
-  if (config.web != config_.web) needs_restart.push_back("web");
-  if (config.state_directory != config_.state_directory) needs_restart.push_back("state_directory");
-  if (config.history != config_.history) needs_restart.push_back("history");
-  if (config.ca != config_.ca || config.ca_port != config_.ca_port) {
-    needs_restart.push_back("ca/ca_port");
-  }
+  // What a reload cannot apply keeps its running value (and is said to need
+  // a restart); everything else is applied below.
+  std::vector<std::string> needs_restart = keep_restart_only(config_, config);
   // Jobs: everything that can fail (token file, host map file, host_regex)
   // is read here, before anything is applied: a bad file keeps the running
   // settings, all of them. The token file is read again on every SIGHUP.
@@ -268,18 +262,8 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   NodeHealthTracker nodes(load_job_join_config(config.jobs), config.nodes);
   auto apply = [this, config = std::move(config), names = std::move(names),
                 analysis = std::move(analysis), &jobs, &retired, &nodes]() mutable {
-    const std::string listen = config_.listen_address;
-    const WebConnectionLimits web = config_.web;
-    const std::string ca = config_.ca;
-    const int ca_port = config_.ca_port;
-    const std::string state_directory = config_.state_directory;
     const bool rearm = config.sweep_interval != config_.sweep_interval;
     config_ = std::move(config);
-    config_.listen_address = listen;  // the running listener and CA stay
-    config_.web = web;
-    config_.ca = ca;
-    config_.ca_port = ca_port;
-    config_.state_directory = state_directory;
     names_ = std::move(names);
     analysis_.reload(std::move(analysis));
     sweep_.reload(config_);

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
@@ -518,4 +519,33 @@ TEST_CASE("config: the routes section's values and their ranges", "[config]") {
   ibfx::Config flags;
   ibfx::set_config_value(flags, "routes.smps_per_second", "20000");
   CHECK(flags.routes.smps_per_second == 20000);
+}
+
+TEST_CASE("keep_restart_only keeps and names every setting a reload cannot apply", "[config]") {
+  const ibfx::Config running;
+  ibfx::Config next;
+  next.listen_address = ":9999";
+  next.telemetry_path = "/other";
+  next.web.max_connections = 7;
+  next.ca = "mlx5_3";
+  next.ca_port = 2;
+  next.state_directory = "/tmp/elsewhere";
+  next.history.recent_window = std::chrono::hours(2);
+  next.sweep_interval = std::chrono::seconds(3);  // a reload applies this one
+  const std::vector<std::string> differed = ibfx::keep_restart_only(running, next);
+  std::vector<std::string> all;
+  for (std::string_view s : ibfx::restart_only_settings()) all.emplace_back(s);
+  CHECK(differed == all);  // every one, in the list's order
+  ibfx::Config expected = running;
+  expected.sweep_interval = std::chrono::seconds(3);
+  CHECK(next == expected);  // all kept but the applied one
+  CHECK(ibfx::keep_restart_only(running, next).empty());
+  // Each entry names a key or a section of the configuration file.
+  const std::vector<std::string_view> keys = ibfx::config_keys();
+  for (std::string_view s : ibfx::restart_only_settings()) {
+    INFO(s);
+    CHECK(std::any_of(keys.begin(), keys.end(), [s](std::string_view k) {
+      return k == s || (k.size() > s.size() && k.substr(0, s.size()) == s && k[s.size()] == '.');
+    }));
+  }
 }

@@ -378,12 +378,16 @@ TEST_CASE("Exporter applies a reloaded configuration to the next sweep, keeping 
   REQUIRE(hca_reads > 0);
 
   Config next = quick_config();
-  next.listen_address = ":9999";                  // needs a restart: kept
-  next.sweep_interval = std::chrono::seconds(3);  // applied
-  next.counters.include_hcas = false;             // applied
+  next.listen_address = ":9999";                        // needs a restart: kept
+  next.telemetry_path = "/other";                       // needs a restart: kept
+  next.history.coarse_window = std::chrono::hours(48);  // needs a restart: kept
+  next.sweep_interval = std::chrono::seconds(3);        // applied
+  next.counters.include_hcas = false;                   // applied
   const auto restart = exporter.reload(next, {{0x200, "node-a"}}, {});
-  CHECK(restart == std::vector<std::string>{"listen_address"});
+  CHECK(restart == std::vector<std::string>{"listen_address", "telemetry_path", "history"});
   CHECK(exporter.config().listen_address == ":9683");
+  CHECK(exporter.config().telemetry_path == config.telemetry_path);
+  CHECK(exporter.config().history == config.history);
   CHECK(exporter.config().sweep_interval == std::chrono::seconds(3));
 
   fake.nodes[2].ports[1].extended[IB_PC_EXT_XMT_BYTES_F] = 900;
