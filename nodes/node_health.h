@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <regex>
 #include <string>
@@ -100,7 +101,18 @@ class NodeHealthTracker {
     bool incident = false;  // the blast-radius guard explained it
     std::string reason;     // the last fault's reason
   };
+  // The unhealthy links and the BER at each HCA port (node_health.cpp).
+  struct LinkIndex;
+  using Hosts = std::map<std::string, HostHealth>;
+
   std::string host_of(const std::string& description) const;
+  // judge()'s steps, in its order.
+  Hosts collect_hosts(const Fabric& f, const LinkIndex& links, const Topology* topology) const;
+  void update_spells(Hosts& hosts, const Fabric& f, const std::vector<std::string>& names,
+                     double now);
+  std::size_t mark_incidents(std::size_t hosts, double now);
+  void give_verdicts(Hosts& hosts, std::size_t incident_hosts, double now,
+                     NodeHealthReport& report) const;
 
   JobJoinConfig hosts_;
   NodesConfig config_;
