@@ -336,7 +336,8 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
     return v.empty() ? 0.0 : static_cast<double>(*std::min_element(v.begin(), v.end()));
   };
   // The longest time between two served sweeps' ends in seen[from, to): a
-  // missed beat shows as a gap of two intervals or more.
+  // missed beat shows as a gap of two intervals or more, and so does a
+  // snapshot dropped while the one before was still being rendered.
   auto longest_gap = [&seen](std::size_t from, std::size_t to) {
     double gap = 0;
     for (std::size_t i = from + 1; i < to && i < seen.size(); ++i) {
