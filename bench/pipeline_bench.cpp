@@ -15,6 +15,11 @@
 // published and dropped, and the CPU of each of its threads, with the whole
 // 2 cores for the daemon (ibsim would take one of them: bench/run).
 //
+// --routes (with --cadence) also answers the switches' SMPs (SwitchInfo,
+// LinearForwardingTable blocks of min-hop tables) with routes.enabled on,
+// and reports the route reader's first full read at 1 Hz (issue #41): its
+// seconds and SMPs, and the cadence while it ran.
+//
 // --scrape-groups instead prints, after the sweeps, what a scrape of each
 // `collect[]` group and of the two jobs of docs/scale-out.md serves: samples
 // (by family, the largest first), identity and gzip bytes; the figures a
@@ -38,6 +43,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "bench/daemon_route_read.h"
 #include "bench/proc_stat.h"
 #include "daemon/exporter.h"
 #include "daemon/web.h"
@@ -49,7 +55,9 @@
 #include "test/sim/discovered_fabric.h"
 #include "test/sim/fabric_gen.h"
 #include "test/sim/fat_tree_flags.h"
+#include "test/support/fake_pma.h"
 #include "test/support/gunzip.h"
+#include "test/support/route_tables_builder.h"
 
 namespace {
 using ibfx::bench::Clock;
@@ -133,13 +141,27 @@ class FastPma final : public ibfx::MadTransport {
 // time, `service` each, and its answer arrives `wire` later (the round trip
 // through the switches). Answers are made by FastPma. Called only from the
 // sweep thread, as every MadTransport is, so it needs no lock and no thread.
+// With `smas` (--routes) it has QP0 too: SMPs (NodeInfo, and the route
+// reader's SwitchInfo and LinearForwardingTable, IBA 14.2.5.4 / 14.2.5.10)
+// are answered by those SMAs, and queue behind the same node's PMA reads,
+// since a switch's SMA and PMA share its one management CPU.
 class FirmwarePma final : public ibfx::MadTransport {
  public:
-  FirmwarePma(int error_percent, std::chrono::microseconds service, std::chrono::microseconds wire)
-      : answers_(error_percent), service_(service), wire_(wire), busy_(65536) {}
+  FirmwarePma(int error_percent, std::chrono::microseconds service, std::chrono::microseconds wire,
+              std::unique_ptr<ibfx::test::FakePma> smas = nullptr)
+      : answers_(error_percent),
+        smas_(std::move(smas)),
+        service_(service),
+        wire_(wire),
+        busy_(65536) {}
+  bool supports_smp() const override { return smas_ != nullptr; }
   bool send(std::uint16_t lid, const ibfx::MadBytes& mad, std::chrono::milliseconds t) override {
-    answers_.send(lid, mad, t);
-    const ibfx::Received r = answers_.receive(std::chrono::milliseconds(0));
+    const bool smp = smas_ && mad_get_field(const_cast<std::uint8_t*>(mad.data()), 0,
+                                            IB_MAD_MGMTCLASS_F) == IB_SMI_CLASS;
+    ibfx::MadTransport& to = smp ? static_cast<ibfx::MadTransport&>(*smas_) : answers_;
+    to.send(lid, mad, t);
+    const ibfx::Received r = to.receive(std::chrono::milliseconds(0));
+    if (r.kind != ibfx::Received::Kind::kResponse) return true;  // nobody at that LID
     Clock::time_point& busy = busy_[lid];
     busy = std::max(busy, Clock::now()) + service_;
     due_.push(Due{busy + wire_, r.mad});
@@ -167,11 +189,26 @@ class FirmwarePma final : public ibfx::MadTransport {
     bool operator>(const Due& o) const { return at > o.at; }
   };
   FastPma answers_;
+  std::unique_ptr<ibfx::test::FakePma> smas_;
   std::chrono::microseconds service_;
   std::chrono::microseconds wire_;
   std::vector<Clock::time_point> busy_;  // by LID: when the node's PMA is free again
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
 };
+
+// The SMAs of `fabric` for --routes: every node's NodeInfo, and each
+// switch's SwitchInfo and LinearForwardingTable as a min-hop subnet manager
+// would have set them (test/support/route_tables_builder.h).
+std::unique_ptr<ibfx::test::FakePma> switch_smas(const ibfx::Fabric& fabric) {
+  auto smas = std::make_unique<ibfx::test::FakePma>(ibfx::test::fake_for(fabric));
+  smas->smp = true;
+  for (const ibfx::SwitchRoutes& s : ibfx::test::min_hop_tables(fabric).switches) {
+    ibfx::test::FakeNode& node = smas->nodes[s.lid];
+    node.sma_switch = true;
+    node.lft = s.out_port;
+  }
+  return smas;
+}
 
 // The value of an unlabelled sample in exposition text, or -1.
 double sample_value(const std::string& text, const std::string& name) {
@@ -204,16 +241,26 @@ std::map<std::string, double> thread_cpu_by_name() {
 // answers the MADs.
 int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
                 std::chrono::milliseconds interval, std::chrono::microseconds service,
-                std::chrono::microseconds wire, int error_percent) {
+                std::chrono::microseconds wire, int error_percent, bool routes) {
   ibfx::Config config;
   config.sweep_interval = interval;
-  ibfx::Exporter exporter(config, {}, std::make_unique<FirmwarePma>(error_percent, service, wire),
-                          [fabric] {
-                            return ibfx::DiscoveryResult{fabric, {}};
-                          });
+  // Without --routes the transport has no QP0, so the route reader would
+  // never run anyway; off says so.
+  config.routes.enabled = routes;
+  auto smas = routes ? switch_smas(*fabric) : nullptr;
+  ibfx::Exporter exporter(
+      config, {}, std::make_unique<FirmwarePma>(error_percent, service, wire, std::move(smas)),
+      [fabric] {
+        return ibfx::DiscoveryResult{fabric, {}};
+      });
   std::printf("cadence: interval %lld ms, %d s, PMA service %lld us a MAD per node, wire %lld us\n",
               static_cast<long long>(interval.count()), seconds,
               static_cast<long long>(service.count()), static_cast<long long>(wire.count()));
+  if (routes) {
+    std::printf("routes: on, SMAs answer SwitchInfo and LinearForwardingTable, %d SMPs/s\n",
+                config.routes.smps_per_second);
+  }
+  const auto started = Clock::now();
   exporter.start();
   struct Totals {
     double sweeps, overruns, published, dropped, cpu;
@@ -229,18 +276,44 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
                   process_cpu_seconds(),
                   thread_cpu_by_name()};
   };
+  // Every snapshot served from the start (warm-up included), for the
+  // cadence while the first full read of the forwarding tables ran.
+  struct Seen {
+    double finished;  // the sweep's end, Unix seconds
+    double sweeps, overruns, full_reads;
+    std::size_t ports;
+  };
+  std::vector<Seen> seen;
+  std::shared_ptr<const ibfx::Snapshot> first_read;  // the first one after a full read
+  double first_read_at = 0;                          // seconds from the start
+  const ibfx::Snapshot* last = nullptr;
+  auto next_snapshot = [&]() -> std::shared_ptr<const ibfx::Snapshot> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto snap = exporter.snapshot();
+    if (!snap || snap.get() == last) return nullptr;
+    last = snap.get();
+    const std::string& m = snap->exporter_metrics_text;
+    seen.push_back(Seen{snap->sweep_timestamp_seconds,
+                        sample_value(m, "infiniband_exporter_sweeps_total"),
+                        sample_value(m, "infiniband_exporter_sweep_overruns_total"),
+                        sample_value(m, "infiniband_exporter_route_full_reads_total"),
+                        snap->sweep_totals.ports_read});
+    if (!first_read && seen.back().full_reads >= 1) {
+      first_read = snap;
+      first_read_at = since(started);
+    }
+    return snap;
+  };
   // Warm-up: discovery, the first sweep's ClassPortInfo, the first renders.
-  std::this_thread::sleep_for(std::chrono::seconds(10));
+  while (since(started) < 10) next_snapshot();
   const Totals a = totals();
   const auto start = Clock::now();
-  const ibfx::Snapshot* last = exporter.snapshot().get();
   std::vector<double> sweep_s, render_s, reused;
   std::vector<std::size_t> ports;
+  const std::size_t window_from = seen.size();
   while (since(start) < seconds) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const auto snap = exporter.snapshot();
-    if (!snap || snap.get() == last) continue;
-    last = snap.get();
+    const auto snap = next_snapshot();
+    if (!snap) continue;
     sweep_s.push_back(snap->sweep_totals.duration_seconds);
     ports.push_back(snap->sweep_totals.ports_read);
     render_s.push_back(sample_value(snap->exporter_metrics_text,
@@ -262,6 +335,16 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
   auto min = [](const auto& v) {
     return v.empty() ? 0.0 : static_cast<double>(*std::min_element(v.begin(), v.end()));
   };
+  // The longest time between two served sweeps' ends in seen[from, to): a
+  // missed beat shows as a gap of two intervals or more, and so does a
+  // snapshot dropped while the one before was still being rendered.
+  auto longest_gap = [&seen](std::size_t from, std::size_t to) {
+    double gap = 0;
+    for (std::size_t i = from + 1; i < to && i < seen.size(); ++i) {
+      gap = std::max(gap, seen[i].finished - seen[i - 1].finished);
+    }
+    return gap;
+  };
   const double sweeps = b.sweeps - a.sweeps;
   std::printf("cadence: %.0f sweeps in %.1f s (one every %.3f s), %.0f overruns\n", sweeps, window,
               sweeps > 0 ? window / sweeps : 0.0, b.overruns - a.overruns);
@@ -269,6 +352,8 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
               b.published - a.published, b.dropped - a.dropped, ports.size());
   std::printf("cadence: ports read per served sweep: mean %.0f, min %.0f of %zu\n", mean(ports),
               min(ports), fabric->port_count());
+  std::printf("cadence: longest gap between served sweeps %.3f s\n",
+              longest_gap(window_from, seen.size()));
   std::printf(
       "cadence: sweep mean %.3f / max %.3f s; render+gzip (of the one before) mean %.3f / "
       "max %.3f s\n",
@@ -287,6 +372,45 @@ int run_cadence(const std::shared_ptr<const ibfx::Fabric>& fabric, int seconds,
     std::printf(", %s %.2f", name.c_str(), used / window);
   }
   std::printf(", other threads (deflate, ...) %.2f\n", ((b.cpu - a.cpu) - named) / window);
+  if (routes) {
+    // infiniband_exporter_route_smps_total by result, in a scrape's series.
+    auto smps = [](const std::map<std::string, double>& s, const std::string& result) {
+      return ibfx::bench::series_or(
+          s, "infiniband_exporter_route_smps_total{result=\"" + result + "\"}");
+    };
+    // The first full read: from the first served sweep (which carried its
+    // first SMPs) to the first served after it ended.
+    if (!first_read) {
+      // How far it got: the last snapshot served.
+      const auto snap = exporter.snapshot();
+      const auto s = ibfx::bench::exporter_series(snap ? snap->exporter_metrics_text : "");
+      std::printf(
+          "routes: no full read finished within %.0f s; %.0f tables, %.0f incomplete; SMPs "
+          "answered %.0f, failed %.0f, cancelled %.0f\n",
+          since(started), ibfx::bench::series_or(s, "infiniband_exporter_route_tables"),
+          ibfx::bench::series_or(s, "infiniband_exporter_route_tables_incomplete"),
+          smps(s, "answered"), smps(s, "failed"), smps(s, "cancelled"));
+    } else {
+      const auto s = ibfx::bench::exporter_series(first_read->exporter_metrics_text);
+      std::size_t end = 0;
+      while (end < seen.size() && seen[end].full_reads < 1) ++end;
+      std::vector<std::size_t> read_ports;
+      for (std::size_t i = 0; i <= end && i < seen.size(); ++i) read_ports.push_back(seen[i].ports);
+      std::printf(
+          "routes: first full read %.1f s (infiniband_exporter_route_full_read_seconds), seen "
+          "%.1f s after the start; %.0f tables, %.0f incomplete\n",
+          ibfx::bench::series_or(s, "infiniband_exporter_route_full_read_seconds"), first_read_at,
+          ibfx::bench::series_or(s, "infiniband_exporter_route_tables"),
+          ibfx::bench::series_or(s, "infiniband_exporter_route_tables_incomplete"));
+      std::printf("routes: SMPs answered %.0f, failed %.0f, cancelled %.0f\n", smps(s, "answered"),
+                  smps(s, "failed"), smps(s, "cancelled"));
+      std::printf(
+          "routes: during the read: %.0f sweeps, %.0f overruns, ports read per served sweep mean "
+          "%.0f / min %.0f, longest gap between served sweeps %.3f s\n",
+          seen[end].sweeps - seen.front().sweeps, seen[end].overruns - seen.front().overruns,
+          mean(read_ports), min(read_ports), longest_gap(0, end + 1));
+    }
+  }
   std::printf("peak RSS: %.0f MiB\n", peak_resident_mib());
   return 0;
 }
@@ -415,6 +539,7 @@ int main(int argc, char** argv) {
   int interval_ms = 1000;
   int service_us = 20;  // --pma-service-us: a node's PMA time per MAD
   int wire_us = 10;     // --wire-us: the round trip through the switches
+  bool routes = false;  // --routes: the switches' SMAs answer, routes.enabled on (--cadence)
   try {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(1, 1 << 20)); };
@@ -438,7 +563,10 @@ int main(int argc, char** argv) {
         service_us = static_cast<int>(args.integer(0, 1000000));
       else if (args.is("--wire-us"))
         wire_us = static_cast<int>(args.integer(0, 1000000));
-      else
+      else if (args.is("--routes")) {
+        args.no_value();
+        routes = true;
+      } else
         args.unknown();
     }
   } catch (const ibfx::test::UsageError& e) {
@@ -453,7 +581,7 @@ int main(int argc, char** argv) {
   if (cadence > 0) {
     return run_cadence(fabric, cadence, std::chrono::milliseconds(interval_ms),
                        std::chrono::microseconds(service_us), std::chrono::microseconds(wire_us),
-                       error_percent);
+                       error_percent, routes);
   }
 
   {
