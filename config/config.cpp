@@ -686,25 +686,46 @@ void set_config_value(Config& config, std::string_view dotted_key, std::string_v
   key->set(config, Scalar{text, true});
 }
 
+namespace {
+
+// Keeps `now`'s member at `was`'s; true if it differed.
+template <auto Member>
+bool keep_member(const Config& was, Config& now) {
+  if (now.*Member == was.*Member) return false;
+  now.*Member = was.*Member;
+  return true;
+}
+
+struct RestartOnly {
+  std::string_view name;
+  bool (*keep)(const Config& was, Config& now);
+};
+
+// The one list restart_only_settings() and keep_restart_only() read.
+constexpr std::array<RestartOnly, 7> kRestartOnly{{
+    {"listen_address", keep_member<&Config::listen_address>},
+    {"telemetry_path", keep_member<&Config::telemetry_path>},
+    {"web", keep_member<&Config::web>},
+    {"ca", keep_member<&Config::ca>},
+    {"ca_port", keep_member<&Config::ca_port>},
+    {"state_directory", keep_member<&Config::state_directory>},
+    {"history", keep_member<&Config::history>},
+}};
+
+}  // namespace
+
 std::vector<std::string_view> restart_only_settings() {
-  return {"listen_address", "telemetry_path", "web", "ca", "ca_port", "state_directory", "history"};
+  std::vector<std::string_view> names;
+  names.reserve(kRestartOnly.size());
+  for (const RestartOnly& r : kRestartOnly) names.push_back(r.name);
+  return names;
 }
 
 std::vector<std::string> keep_restart_only(const Config& running, Config& next) {
   std::vector<std::string> differed;
-  auto keep = [&differed](std::string_view name, const auto& was, auto& now) {
-    if (now == was) return;
-    differed.emplace_back(name);
-    now = was;
-  };
-  // One line per entry of restart_only_settings(), in its order.
-  keep("listen_address", running.listen_address, next.listen_address);
-  keep("telemetry_path", running.telemetry_path, next.telemetry_path);
-  keep("web", running.web, next.web);
-  keep("ca", running.ca, next.ca);
-  keep("ca_port", running.ca_port, next.ca_port);
-  keep("state_directory", running.state_directory, next.state_directory);
-  keep("history", running.history, next.history);
+  for (const RestartOnly& r : kRestartOnly) {
+    if (r.keep(running, next)) differed.emplace_back(r.name);
+  }
   return differed;
 }
 
