@@ -98,7 +98,14 @@ struct ReceiptStore::Impl {
             by_end.begin()->first.first < oldest)) {
       erase(by_end.begin());
     }
-    // Lines of receipts no longer kept (replaced, expired, evicted).
+    mark_rewrite_if_mostly_dead();
+  }
+
+  // Lines of receipts no longer kept (replaced, expired, evicted) over half
+  // the file: write it whole. Asked after every change to either side,
+  // including an append that finished while add() was evicting (its lines
+  // were in neither count then).
+  void mark_rewrite_if_mostly_dead() {
     if (!path.empty() && file_lines + pending_lines > 2 * by_end.size()) rewrite = true;
   }
 
@@ -174,6 +181,7 @@ struct ReceiptStore::Impl {
         if (ok) {
           file_lines += lines;
           file_bytes += text.size();
+          mark_rewrite_if_mostly_dead();
         } else {
           ++write_failures;
           log_warn("receipts: " + error);
