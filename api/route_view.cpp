@@ -303,7 +303,7 @@ RouteAnswer render_route(const Snapshot& s, const RouteQuery& q, double now) {
   if (!to) return answer_failure(failure, q.text);
   if (&model->fabric() != s.fabric.get()) {
     // The model is of an earlier discovery than the snapshot's fabric: its
-    // node indices would not match (RouteStage builds the new one in the
+    // node indices would not match (RouteTracker builds the new one in the
     // background; it lands within a sweep or two).
     return answer_failure(kRebuilding, q.text);
   }

@@ -25,12 +25,9 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
     : config_(std::move(config)),
       names_(std::move(names)),
       sweep_(std::move(transport), config_),
-      analysis_(std::move(analysis)),
       // Start-up: an unreadable token or host map file, a bad host_regex is
       // a ConfigError here, before anything runs.
-      jobs_(config_.jobs),
-      nodes_(load_job_join_config(config_.jobs), config_.nodes),
-      receipts_(config_),
+      pipeline_(config_, std::move(analysis)),
       discovery_(std::move(discover), config_.discovery, discovery_events()),
       // Rendering is the publisher's step: it renders each scrape group once
       // and compresses it once (RenderedExposition); every scrape, of any
@@ -103,7 +100,7 @@ void Exporter::drop_forgotten() {
   // hours old.
   for (const ForgottenNode& node : discovery_.take_forgotten()) {
     sweep_.forget(node.guid, node.ports);
-    analysis_.forget(node.guid, node.ports);
+    pipeline_.forget(node.guid, node.ports);
   }
 }
 
@@ -145,7 +142,7 @@ void Exporter::publish(const std::shared_ptr<const Fabric>& f, SweepResult sweep
     finished = metrics_.on_sweep(sweep, not_answering, overrun);
     metrics_.update_totals(sweep_.engine_stats(), sweep_.accumulator().stats());
     metrics_.on_routes(sweep_.route_stats());
-    if (receipts_.on()) metrics_.on_receipts(receipts_.stats());
+    if (pipeline_.receipts().on()) metrics_.on_receipts(pipeline_.receipts().stats());
     if (http_stats_) {
       const auto [evicted, refused] = http_stats_();
       metrics_.on_http(evicted, refused);
@@ -171,7 +168,8 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
                                                    const SweepResult& sweep,
                                                    std::string own_metrics,
                                                    double sweep_timestamp_seconds) {
-  SnapshotInputs in;
+  SweepFrame frame;
+  SnapshotInputs& in = frame.snapshot;
   in.sweep_timestamp_seconds = sweep_timestamp_seconds;
   in.sweep = &sweep;
   const CounterAccumulator& accumulator = sweep_.accumulator();
@@ -182,39 +180,12 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     in.node_names = node_display_names(*f, names_);
     in.device_ticks = sweep_.device_ticks(*f);
     in.lanes = lane_totals(*f, accumulator.lanes());
-    // The intervals end when the sweep starts (SweepAnalyzer::analyze).
-    const double now = unix_seconds(sweep.started_at);
-    // The routes first: a saturated up port's cause rests on them.
-    routes_.update(f, sweep_.routes(), now);
-    in.analysis = analysis_.analyze(f, in.node_names, in.device_ticks, sweep, accumulator,
-                                    routes_.evidence());
-    in.routes = routes_.after_analysis(in.analysis);
-    events_.observe_routes(routes_, now);
-    in.jobs = jobs_.join(f, in.analysis);
-    events_.observe(in.analysis, *f, in.node_names, now,
-                    JobsStage::root_job_ids(in.jobs, in.analysis),
-                    JobsStage::root_senders(in.routes, in.jobs, in.analysis, *f, in.node_names));
-    in.links = analysis_.judge_links(f, in.analysis, sweep, accumulator, now);
-    events_.observe_links(*in.links, in.node_names, now);
-    in.nodes = nodes_.judge(f, *in.links, in.node_names, in.analysis.topology.get(), now);
-    ReceiptSweepInput receipts;
-    receipts.now = now;
-    receipts.jobs = in.jobs.list;
-    receipts.jobs_polled_at = in.jobs.last_success_seconds;
-    receipts.source_up = in.jobs.source_up;
-    receipts.join = in.jobs.enabled ? &in.jobs.join : nullptr;
-    receipts.fabric = f.get();
-    receipts.node_names = &in.node_names;
-    receipts.analysis = &in.analysis;
-    receipts.routes = &in.routes;
-    receipts.links = in.links.get();
-    receipts_.observe(receipts);
   }
-  in.receipts = receipts_.view();
-  in.events = events_.events();
-  in.event_counters = events_.counters();
-  in.link_events = events_.link_events();
   in.fabric = std::move(f);
+  // The intervals end when the sweep starts (SweepAnalyzer::analyze).
+  frame.now = unix_seconds(sweep.started_at);
+  frame.tables = sweep_.routes();
+  pipeline_.run(frame);
   return build_snapshot(std::move(in));
 }
 
@@ -250,27 +221,23 @@ void Exporter::status(const std::string& text) {
 }
 
 std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
-                                          AnalysisConfig analysis) {
+                                          const AnalysisConfig& analysis) {
   // What a reload cannot apply keeps its running value (and is said to need
   // a restart); everything else is applied below.
   std::vector<std::string> needs_restart = keep_restart_only(config_, config);
   // Jobs: everything that can fail (token file, host map file, host_regex)
   // is read here, before anything is applied: a bad file keeps the running
   // settings, all of them. The token file is read again on every SIGHUP.
-  JobsStage::Reload jobs = jobs_.prepare_reload(config.jobs);
-  std::unique_ptr<JobSource> retired;  // stopped after the sweep thread let it go
-  NodeHealthTracker nodes(load_job_join_config(config.jobs), config.nodes);
-  auto apply = [this, config = std::move(config), names = std::move(names),
-                analysis = std::move(analysis), &jobs, &retired, &nodes]() mutable {
+  std::vector<StageReload> stages = pipeline_.prepare_reload({config, analysis});
+  auto apply = [this, config = std::move(config), names = std::move(names), &stages]() mutable {
     const bool rearm = config.sweep_interval != config_.sweep_interval;
     config_ = std::move(config);
     names_ = std::move(names);
-    analysis_.reload(std::move(analysis));
     sweep_.reload(config_);
     discovery_.set_config(config_.discovery);
-    retired = jobs_.apply(std::move(jobs), sweep_thread_.joinable());
-    nodes_.take_settings(std::move(nodes));
-    receipts_.reload(config_);
+    for (const StageReload& stage : stages) {
+      if (stage.apply) stage.apply(sweep_thread_.joinable());
+    }
     if (rearm && sweep_thread_.joinable()) {
       next_sweep_ = std::chrono::steady_clock::now() + config_.sweep_interval;
       arm_timer(next_sweep_);
@@ -289,8 +256,11 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
   } else {
     apply();
   }
-  // Its last poll may take up to jobs.timeout: not on the sweep thread.
-  if (retired) retired->stop();
+  // Off the sweep thread: a retired job source's last poll may take up to
+  // jobs.timeout.
+  for (const StageReload& stage : stages) {
+    if (stage.finish) stage.finish();
+  }
   return needs_restart;
 }
 
@@ -361,13 +331,13 @@ void Exporter::republish_stale() {
 
 void Exporter::start() {
   stopping_ = false;
-  // A route model of 98k ports takes ~0.3 s to build: not on the sweep
-  // thread of a 1 s interval (sweep_now() callers build inline).
-  routes_.build_in_background(true);
+  // The stages' own threads: the job source's, the route model's builds
+  // (a 98k-port model takes ~0.3 s, not for the sweep thread of a 1 s
+  // interval; sweep_now() callers build inline).
+  pipeline_.start();
   // The first discovery happens right away on the discovery thread.
   discovery_.start();
   publisher_.start();
-  jobs_.start();
   next_sweep_ = std::chrono::steady_clock::now();
   sweep_thread_ = std::thread([this] {
     set_thread_name("ibfx-sweep");
@@ -383,11 +353,11 @@ void Exporter::stop() {
   sweep_io_.stop();
   if (sweep_thread_.joinable()) sweep_thread_.join();
   discovery_.stop();
-  jobs_.stop();
   publisher_.stop();  // after the sweeps: what they submitted is published
   history_.stop();    // after the publisher: the last sweep's frame is in it
-  events_.stop();
-  receipts_.stop();  // after the sweeps: the running jobs as the last one left them
+  // After the sweeps: the events, the running jobs' receipts as the last
+  // one left them are saved; the job source stops.
+  pipeline_.stop();
 }
 
 }  // namespace ibfx

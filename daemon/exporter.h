@@ -1,9 +1,11 @@
-// Ties the pipeline together: discover -> sweep -> accumulate -> analyse ->
+// Wires the pipeline: discover -> sweep -> accumulate -> analyse ->
 // snapshot -> render. Discovery runs on its own thread (FabricDiscovery),
-// refreshed periodically and when a sweep sees the topology change; sweeps run on the sweep
-// thread (ibfx-sweep), re-armed by an Asio timer, and hand each built snapshot to the
-// SnapshotPublisher, whose thread renders and compresses it while the next sweep runs; the HTTP
-// side only reads the published snapshot.
+// refreshed periodically and when a sweep sees the topology change; sweeps
+// run on the sweep thread (ibfx-sweep), re-armed by an Asio timer; each
+// sweep's result goes down the stages between it and its snapshot once
+// (Pipeline, pipeline/pipeline.h), and the snapshot to the
+// SnapshotPublisher, whose thread renders and compresses it while the next
+// sweep runs; the HTTP side only reads the published snapshot.
 #pragma once
 
 #include <atomic>
@@ -17,24 +19,15 @@
 #include <thread>
 #include <vector>
 
-#include "analysis/congestion_events.h"
 #include "config/config.h"
 #include "config/node_name_map.h"
-#include "daemon/analysis_stage.h"
-#include "daemon/events_stage.h"
 #include "daemon/exporter_metrics.h"
-#include "daemon/history_recorder.h"
-#include "daemon/jobs_stage.h"
-#include "daemon/publication.h"
-#include "daemon/receipts_stage.h"
-#include "daemon/snapshot_publisher.h"
 #include "discovery/fabric_discovery.h"
-#include "jobs/job_join.h"
-#include "jobs/job_source.h"
-#include "links/link_events.h"
 #include "mad/mad_transport.h"
-#include "nodes/node_health.h"
-#include "routing/route_stage.h"
+#include "pipeline/history_recorder.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/publication.h"
+#include "pipeline/snapshot_publisher.h"
 #include "snapshot/snapshot.h"
 #include "sweep/sweep_stage.h"
 
@@ -62,7 +55,7 @@ class Exporter {
   // limits, sweep interval, counter options, names, analysis. Accumulated
   // counters are kept. The listen address and the CA are fixed at start-up
   // (returned as warnings). Returns the list of settings that need a restart.
-  std::vector<std::string> reload(Config config, NodeNameMap names, AnalysisConfig analysis);
+  std::vector<std::string> reload(Config config, NodeNameMap names, const AnalysisConfig& analysis);
 
   // The MAD worker's health, when the transport is one (the daemon; not
   // tests with fakes). Sweeps then wait while the worker is down or was
@@ -85,25 +78,23 @@ class Exporter {
   // every change. The daemon calls it before start(); --once and tests
   // that do not ask keep no state.
   void keep_events_in(const std::string& directory) {
-    events_.keep_in(directory);
-    if (auto routes = events_.take_restored_routes()) routes_.restore(std::move(*routes));
-    receipts_.keep_in(directory);
+    pipeline_.keep_in(directory);
     if (!directory.empty()) history_.keep_in(directory);
   }
   // The job receipts (issue #44) for /jobs: the finished ones (thread-safe,
   // never null), and a running job's would-be receipt (ReceiptsStage::peek,
   // any thread).
-  std::shared_ptr<const ReceiptStore> receipt_store() const { return receipts_.store(); }
+  std::shared_ptr<const ReceiptStore> receipt_store() const { return pipeline_.receipts().store(); }
   bool peek_receipt(std::uint64_t job_id, double now, JobReceipt& out) const {
-    return receipts_.peek(job_id, now, out);
+    return pipeline_.receipts().peek(job_id, now, out);
   }
-  bool receipts_on() const { return receipts_.on(); }
+  bool receipts_on() const { return pipeline_.receipts().on(); }
   // The events keep_events_in() restored (null without a state directory):
   // what /events shows until the first sweep is published. Fixed once
   // start() has run.
-  std::shared_ptr<const EventList> restored_events() const { return events_.restored(); }
+  std::shared_ptr<const EventList> restored_events() const { return pipeline_.events().restored(); }
   std::shared_ptr<const LinkEventList> restored_link_events() const {
-    return events_.restored_links();
+    return pipeline_.events().restored_links();
   }
 
   // Background mode: the discovery thread (FabricDiscovery), the sweep
@@ -153,15 +144,10 @@ class Exporter {
   // Sweep thread: the engine, the sweeper, the accumulator, the SM guard.
   SweepStage sweep_;
   ExporterMetrics metrics_;
-  // Sweep thread: what one sweep hands to the next (previous totals,
-  // topology, ...) and every cable's health (issue #34).
-  AnalysisStage analysis_;
-  // Sweep thread: the route model of the tables the sweep stage reads, the
-  // re-routes, the senders behind each root (issue #41).
-  RouteStage routes_;
-  // Sweep thread: the roots of congestion followed over sweeps, and where
-  // they are kept across restarts.
-  EventsStage events_;
+  // Sweep thread: the stages between a sweep and its snapshot (routes,
+  // analysis, senders, jobs, events, nodes, receipts), each keeping what
+  // one sweep hands to the next.
+  Pipeline pipeline_;
   std::uint8_t local_port_state_ = 0;  // discovery thread: the last one logged
   PublicationStore store_;
   std::atomic<bool> ready_{false};
@@ -173,16 +159,6 @@ class Exporter {
 
   std::mutex metrics_mu_;  // discovery and sweep threads both update metrics
   StatusFn status_;
-
-  // Slurm jobs (jobs.source != none, issue #28): the source polls on its
-  // own thread; each sweep's analysis joins its latest list (sweep thread).
-  JobsStage jobs_;
-  // Each host's fabric health (issue #43), judged after each sweep's links
-  // (sweep thread); its hosts found as the jobs stage finds them.
-  NodeHealthTracker nodes_;
-  // Each job's fabric receipt (issue #44), observed after the nodes' health
-  // (sweep thread); peeked at and listed by the HTTP threads.
-  ReceiptsStage receipts_;
 
   // The discover stage: its thread, the known fabric, pacing. Its events
   // update metrics_ (under metrics_mu_) and the status.

@@ -120,7 +120,7 @@ ExporterMetrics::ExporterMetrics()
       counter(r, "infiniband_exporter_clears_withheld_total",
               "Counter clears (PortCounters Set) not sent because the node may run a subnet "
               "manager (docs/safety.md).");
-  // The publisher (daemon/snapshot_publisher.h): a snapshot it could not
+  // The publisher (pipeline/snapshot_publisher.h): a snapshot it could not
   // render before the next one arrived was replaced (its counters are in
   // the next one's totals), so dropped / published says how much of the
   // sweep cadence a scrape can see; the render time says why.

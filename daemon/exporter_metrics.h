@@ -13,12 +13,12 @@
 #include <string>
 
 #include "daemon/engine_totals.h"
-#include "daemon/receipts_stage.h"
 #include "discovery/discovery_pacer.h"
 #include "discovery/fabric_merger.h"
 #include "fabric/counter_accumulator.h"
 #include "fabric/fabric.h"
 #include "mad/mad_engine.h"
+#include "pipeline/receipts_stage.h"
 #include "sweep/route_reader.h"
 #include "sweep/sweeper.h"
 
@@ -54,7 +54,7 @@ class ExporterMetrics {
   // added. Registered on first use, like the worker's.
   void on_http(std::uint64_t evicted, std::uint64_t refused);
 
-  // The snapshot publisher's cumulative counts (daemon/snapshot_publisher.h
+  // The snapshot publisher's cumulative counts (pipeline/snapshot_publisher.h
   // PublisherStats) and its last render time (render + compress of the
   // last snapshot it published): the difference since the last call is
   // added to the counters. Read when a snapshot is built, so the render

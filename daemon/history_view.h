@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "base/utc_time.h"
-#include "daemon/publication.h"
 #include "daemon/scrape_query.h"
+#include "pipeline/publication.h"
 #include "receipts/job_receipt.h"
 
 namespace ibfx {

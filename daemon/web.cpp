@@ -268,7 +268,7 @@ HttpResponse nodes_page(const Exporter& exporter, const HttpRequest& request) {
 
 // GET /jobs, /jobs/<id> (issue #44): the receipts from the store (served
 // before the first sweep too: they are restored from the state directory),
-// a running job's from the receipts stage's peek (daemon/receipts_stage.h
+// a running job's from the receipts stage's peek (pipeline/receipts_stage.h
 // says why that is safe from an HTTP thread).
 HttpResponse jobs_page(const Exporter& exporter, const HttpRequest& request) {
   const ScrapeQuery q = parse_scrape_query(request.target);

@@ -20,7 +20,7 @@
 #include "jobs/slurm_job_list.h"
 #include "links/link_report.h"
 #include "receipts/job_receipt.h"
-#include "routing/route_stage.h"
+#include "routing/route_tracker.h"
 
 namespace ibfx {
 

@@ -1,6 +1,6 @@
 // The re-route events' state file (route_events.json, next to events.json
-// and link_events.json; docs/routes.md): the re-routes RouteStage keeps
-// (at most kRouteEventsKept: RouteStage::restore keeps the newest), its counter and next id, so
+// and link_events.json; docs/routes.md): the re-routes RouteTracker keeps
+// (at most kRouteEventsKept: RouteTracker::restore keeps the newest), its counter and next id, so
 // that /events and infiniband_route_changes_total carry on across a restart as the other events do.
 // Versioned: a file of another version is refused as a whole.
 #pragma once

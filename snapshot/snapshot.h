@@ -26,7 +26,7 @@
 #include "links/link_report.h"
 #include "nodes/node_health.h"
 #include "receipts/job_receipt.h"
-#include "routing/route_stage.h"
+#include "routing/route_tracker.h"
 
 namespace ibfx {
 

@@ -1,7 +1,10 @@
 // Hand-built ibfx::Fabric models for unit tests.
 #pragma once
 
+#include <chrono>
+
 #include "fabric/fabric.h"
+#include "fabric/sweep_result.h"
 
 namespace ibfx::test {
 
@@ -52,6 +55,19 @@ inline ibfx::Fabric star_fabric(int hcas, int spare = 0) {
   }
   f.index();
   return f;
+}
+
+// A sweep of `fabric` at `at` in which every node answered and every port
+// was read.
+inline ibfx::SweepResult swept_whole(const ibfx::Fabric& fabric,
+                                     std::chrono::system_clock::time_point at) {
+  ibfx::SweepResult sweep;
+  sweep.started_at = at;
+  for (const ibfx::FabricNode& node : fabric.nodes) {
+    sweep.port_read.emplace_back(node.ports.size(), true);
+    sweep.nodes.push_back(ibfx::NodeSweep{.swept = true, .reached = true, .answered = true});
+  }
+  return sweep;
 }
 
 }  // namespace ibfx::test

@@ -1,7 +1,7 @@
-// The analysis stage (daemon/analysis_stage.h): a sweep's ports, with the
+// The analysis stage (pipeline/analysis_stage.h): a sweep's ports, with the
 // accumulator's totals, reach the analyzer in fabric order, only the ports
 // the sweep read make samples, and a reload classifies the topology again.
-#include "daemon/analysis_stage.h"
+#include "pipeline/analysis_stage.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -14,17 +14,6 @@
 using namespace ibfx;
 
 namespace {
-
-// Every port of `fabric` read, at `at`.
-SweepResult swept(const Fabric& fabric, std::chrono::system_clock::time_point at) {
-  SweepResult sweep;
-  sweep.started_at = at;
-  for (const FabricNode& node : fabric.nodes) {
-    sweep.port_read.emplace_back(node.ports.size(), true);
-    sweep.nodes.push_back(NodeSweep{.swept = true, .reached = true, .answered = true});
-  }
-  return sweep;
-}
 
 void read_traffic(CounterAccumulator& acc, std::uint64_t bytes) {
   CounterReading r;
@@ -51,12 +40,13 @@ TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "
   auto& [fabric, names, ticks, acc, stage, t0] = bench;
 
   read_traffic(acc, 1000);
-  const SweepAnalysis first = stage.analyze(fabric, names, ticks, swept(*fabric, t0), acc);
+  const SweepAnalysis first =
+      stage.analyze(fabric, names, ticks, test::swept_whole(*fabric, t0), acc);
   REQUIRE(first.topology);
   CHECK(first.result.ports.empty());  // one sweep is not an interval
 
   read_traffic(acc, 5000);
-  SweepResult second_sweep = swept(*fabric, t0 + std::chrono::seconds(10));
+  SweepResult second_sweep = test::swept_whole(*fabric, t0 + std::chrono::seconds(10));
   second_sweep.port_read[1][0] = false;  // gpu0's port: not read this sweep
   const SweepAnalysis second = stage.analyze(fabric, names, ticks, second_sweep, acc);
   CHECK(second.interval_seconds == Approx(10));
@@ -69,8 +59,8 @@ TEST_CASE("AnalysisStage: two sweeps make an interval of the ports they read", "
   CHECK(second.result.ports.back().node == 2);
 
   stage.reload(AnalysisConfig{});
-  const SweepAnalysis third =
-      stage.analyze(fabric, names, ticks, swept(*fabric, t0 + std::chrono::seconds(20)), acc);
+  const SweepAnalysis third = stage.analyze(
+      fabric, names, ticks, test::swept_whole(*fabric, t0 + std::chrono::seconds(20)), acc);
   CHECK(third.topology != first.topology);  // classified again
 }
 
@@ -96,7 +86,7 @@ TEST_CASE(
     }
     r.set(Counter::kLinkErrorRecovery, recoveries, 8);
     acc.apply(PortKey{0x200, 1}, r, {});
-    const SweepResult swept_now = swept(*fabric, t0 + std::chrono::seconds(10 * s));
+    const SweepResult swept_now = test::swept_whole(*fabric, t0 + std::chrono::seconds(10 * s));
     const SweepAnalysis analysis = stage.analyze(fabric, names, ticks, swept_now, acc);
     return stage.judge_links(fabric, analysis, swept_now, acc, 1'000'000.0 + 10 * s);
   };

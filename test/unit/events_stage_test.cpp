@@ -1,7 +1,7 @@
-// The events stage (daemon/events_stage.h): a sweep that changes the events
+// The events stage (pipeline/events_stage.h): a sweep that changes the events
 // is saved, and the next start restores them; without a state directory
 // nothing is kept.
-#include "daemon/events_stage.h"
+#include "pipeline/events_stage.h"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -74,7 +74,7 @@ TEST_CASE("EventsStage keeps the re-routes in route_events.json across a restart
     EventsStage stage;
     stage.keep_in(dir.path());
     CHECK_FALSE(stage.take_restored_routes().has_value());  // first start
-    RouteStage routes;
+    RouteTracker routes;
     RouteChangeState s;
     RouteChange c;
     c.id = 1;

@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -13,12 +14,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "config/config_error.h"
 #include "test/support/controlled_pma.h"
 #include "test/support/fake_fabric.h"
 #include "test/support/fake_pma.h"
@@ -398,6 +401,93 @@ TEST_CASE("Exporter applies a reloaded configuration to the next sweep, keeping 
   CHECK(fake.nodes[2].requests[kAttrPortCountersExtended] == hca_reads);  // HCAs not read
   // gpu0 was not read, and its total stays what it was.
   CHECK(total(port_of(*snap, 0x200, 1), Counter::kTransmitDataBytes) == 400);
+}
+
+namespace {
+
+// Values tried, in order, to change a setting away from quick_config()'s:
+// the first that the parser accepts and that reads back differently. Each
+// key of the file must find one (a new key may need one added here);
+// `file` is an existing empty file (a host map, say).
+std::vector<std::string> reload_candidates(const std::string& file) {
+  return {"true",   "false", "3",     "7",      "0.5",    "3s",   "30s",
+          "2h",     file,    ":9999", "mlx5_3", "squeue", "none", "^(gpu[0-9]+)",
+          "never",  "all",   "x",     "60",     "debug",  "json", "http://127.0.0.1:6820",
+          "v0.0.39"};
+}
+
+// `key` of `base` changed to the first of `candidates` that the parser
+// takes, reads back differently and `accepted` takes (empty: none did).
+std::optional<Config> reload_changed(const Config& base, std::string_view key,
+                                     const std::vector<std::string>& candidates,
+                                     const std::function<bool(const Config&)>& accepted) {
+  const std::string before = config_value_text(base, key);
+  for (const std::string& text : candidates) {
+    Config next = base;
+    try {
+      set_config_value(next, key, text);
+    } catch (const ConfigError&) {
+      continue;
+    }
+    if (config_value_text(next, key) == before || !accepted(next)) continue;
+    return next;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Exporter reload: every setting of the file is either applied or named as needing a restart",
+    "[exporter]") {
+  const Fabric fabric = ibfx::test::star_fabric(2);
+  FakePma fake = fake_for(fabric);
+  const Config base = quick_config();
+  const ibfx::test::TempDir dir;
+  const std::vector<std::string> candidates = reload_candidates(dir.write("empty", ""));
+  const std::vector<std::string_view> restart_only = restart_only_settings();
+  const auto section_of = [&](std::string_view key) -> std::string_view {
+    for (std::string_view s : restart_only) {
+      if (key == s ||
+          (key.size() > s.size() && key.substr(0, s.size()) == s && key[s.size()] == '.')) {
+        return s;
+      }
+    }
+    return {};
+  };
+  std::size_t applied = 0;
+  std::size_t restart = 0;
+  for (std::string_view key : config_keys()) {
+    INFO(key);
+    Exporter exporter(base, {}, std::make_unique<HookedPma>(fake), discover_always(fabric));
+    // A candidate the reload accepts as a whole (a file the jobs settings
+    // name must exist, say): a rejected reload applies nothing at all.
+    std::vector<std::string> needs_restart;
+    const auto next = reload_changed(base, key, candidates, [&](const Config& c) {
+      try {
+        needs_restart = exporter.reload(c, {}, {});
+        return true;
+      } catch (const ConfigError&) {
+        return false;
+      }
+    });
+    CHECK(next);
+    if (!next) continue;
+    const std::string_view section = section_of(key);
+    if (section.empty()) {
+      // Applied: the running configuration has the new value, nothing said.
+      CHECK(config_value_text(exporter.config(), key) == config_value_text(*next, key));
+      CHECK(needs_restart.empty());
+      ++applied;
+    } else {
+      // Needs a restart: the running value kept, and said so by name.
+      CHECK(config_value_text(exporter.config(), key) == config_value_text(base, key));
+      CHECK(needs_restart == std::vector<std::string>{std::string(section)});
+      ++restart;
+    }
+  }
+  CHECK(applied + restart == config_keys().size());
+  CHECK(restart >= restart_only.size());
 }
 
 TEST_CASE("Exporter stops cleanly: idempotent, without start, and nothing runs afterwards",

@@ -1,7 +1,7 @@
 // The daemon's history across a restart: recorded sweeps saved at stop and
 // restored by the next start; a corrupt file or another fabric's kept aside
 // as history.bin.bad, never stopping the daemon.
-#include "daemon/history_recorder.h"
+#include "pipeline/history_recorder.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>

@@ -1,8 +1,8 @@
-// The jobs stage (daemon/jobs_stage.h): off, it adds nothing; on, each
+// The jobs stage (pipeline/jobs_stage.h): off, it adds nothing; on, each
 // sweep gets the source's latest list joined to its analysis; a reload that
 // cannot be read keeps the running settings, and turning jobs off hands the
 // source back to be stopped off the sweep thread.
-#include "daemon/jobs_stage.h"
+#include "pipeline/jobs_stage.h"
 
 #include <sys/stat.h>
 

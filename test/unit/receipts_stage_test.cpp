@@ -1,4 +1,4 @@
-#include "daemon/receipts_stage.h"
+#include "pipeline/receipts_stage.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

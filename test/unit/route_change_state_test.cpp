@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "routing/route_stage.h"
+#include "routing/route_tracker.h"
 
 namespace {
 
@@ -77,7 +77,7 @@ TEST_CASE("Route events state: another version, another file or a bad field is r
   CHECK(back.changes.empty());
 }
 
-TEST_CASE("RouteStage restores its re-routes: the newest kept, ids and the total carry on",
+TEST_CASE("RouteTracker restores its re-routes: the newest kept, ids and the total carry on",
           "[routes][route_change_state]") {
   ibfx::RouteChangeState s;
   for (std::uint64_t i = 1; i <= ibfx::kRouteEventsKept + 5; ++i) {
@@ -88,7 +88,7 @@ TEST_CASE("RouteStage restores its re-routes: the newest kept, ids and the total
   }
   s.changes_total = s.changes.size();
   s.next_id = 3;  // behind the ids: the ids win
-  ibfx::RouteStage stage;
+  ibfx::RouteTracker stage;
   stage.restore(s);
   const ibfx::RouteChangeState kept = stage.change_state();
   REQUIRE(kept.changes.size() == ibfx::kRouteEventsKept);

@@ -1,6 +1,6 @@
 // SnapshotPublisher: renders off the sweep thread, drops what it cannot keep
 // up with, publishes only rendered snapshots.
-#include "daemon/snapshot_publisher.h"
+#include "pipeline/snapshot_publisher.h"
 
 #include <sys/resource.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // A state file: written on stop, coalesced while changes come faster than
 // its interval, read back, set aside when its owner refuses it, and off
 // with an empty directory.
-#include "daemon/state_file.h"
+#include "pipeline/state_file.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>

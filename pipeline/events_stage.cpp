@@ -1,8 +1,9 @@
-#include "daemon/events_stage.h"
+#include "pipeline/events_stage.h"
 
 #include "base/log.h"
 #include "base/utc_time.h"
 #include "links/link_event_state.h"
+#include "pipeline/jobs_stage.h"
 
 namespace ibfx {
 namespace {
@@ -58,7 +59,19 @@ void EventsStage::keep_in(const std::string& directory) {
   }
 }
 
-void EventsStage::observe_routes(const RouteStage& routes, double now) {
+void EventsStage::run(SweepFrame& frame) {
+  SnapshotInputs& in = frame.snapshot;
+  if (routes_ != nullptr) observe_routes(*routes_, frame.now);
+  observe(in.analysis, *in.fabric, in.node_names, frame.now,
+          JobsStage::root_job_ids(in.jobs, in.analysis),
+          JobsStage::root_senders(in.routes, in.jobs, in.analysis, *in.fabric, in.node_names));
+  if (in.links) observe_links(*in.links, in.node_names, frame.now);
+  in.events = events();
+  in.event_counters = counters();
+  in.link_events = link_events();
+}
+
+void EventsStage::observe_routes(const RouteTracker& routes, double now) {
   if (!route_state_file_ || routes.changes_total() == saved_route_changes_) return;
   saved_route_changes_ = routes.changes_total();
   route_state_file_->save(

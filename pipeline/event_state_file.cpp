@@ -1,4 +1,4 @@
-#include "daemon/event_state_file.h"
+#include "pipeline/event_state_file.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "daemon/state_file.h"
+#include "pipeline/state_file.h"
 
 #include <sys/stat.h>
 

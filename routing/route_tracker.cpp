@@ -1,4 +1,4 @@
-#include "routing/route_stage.h"
+#include "routing/route_tracker.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,12 +8,12 @@
 
 namespace ibfx {
 
-RouteStage::~RouteStage() {
+RouteTracker::~RouteTracker() {
   if (build_.valid()) build_.wait();
 }
 
-RouteStage::Built RouteStage::build(const Request& request,
-                                    const std::shared_ptr<const RouteModel>& previous) {
+RouteTracker::Built RouteTracker::build(const Request& request,
+                                        const std::shared_ptr<const RouteModel>& previous) {
   Built out;
   out.model = RouteModel::build(request.fabric, request.tables);
   out.at = request.at;
@@ -26,7 +26,7 @@ RouteStage::Built RouteStage::build(const Request& request,
   return out;
 }
 
-void RouteStage::start(Request request) {
+void RouteTracker::start(Request request) {
   building_ = request;
   // The model the build is compared against is the one installed when it
   // lands: builds run one at a time, so it is the current one.
@@ -35,7 +35,7 @@ void RouteStage::start(Request request) {
   });
 }
 
-void RouteStage::collect(bool wait) {
+void RouteTracker::collect(bool wait) {
   if (!build_.valid()) return;
   if (!wait && build_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
   install(build_.get());
@@ -49,11 +49,11 @@ void RouteStage::collect(bool wait) {
   }
 }
 
-void RouteStage::wait_for_build() {
+void RouteTracker::wait_for_build() {
   while (build_.valid()) collect(true);
 }
 
-void RouteStage::install(Built built) {
+void RouteTracker::install(Built built) {
   if (built.change) {
     RouteChange& change = *built.change;
     change.id = next_id_++;
@@ -76,8 +76,8 @@ void RouteStage::install(Built built) {
   balance_topology_.reset();
 }
 
-void RouteStage::update(const std::shared_ptr<const Fabric>& fabric,
-                        const std::shared_ptr<const RouteTables>& tables, double now) {
+void RouteTracker::update(const std::shared_ptr<const Fabric>& fabric,
+                          const std::shared_ptr<const RouteTables>& tables, double now) {
   fabric_ = fabric;
   collect(false);
   if (!fabric || !tables) {
@@ -105,9 +105,11 @@ void RouteStage::update(const std::shared_ptr<const Fabric>& fabric,
   }
 }
 
-RouteChangeState RouteStage::change_state() const { return {*changes_, changes_total_, next_id_}; }
+RouteChangeState RouteTracker::change_state() const {
+  return {*changes_, changes_total_, next_id_};
+}
 
-void RouteStage::restore(RouteChangeState state) {
+void RouteTracker::restore(RouteChangeState state) {
   if (state.changes.size() > kRouteEventsKept) {
     state.changes.erase(state.changes.begin(),
                         state.changes.end() - static_cast<std::ptrdiff_t>(kRouteEventsKept));
@@ -119,7 +121,7 @@ void RouteStage::restore(RouteChangeState state) {
   changes_ = std::make_shared<const std::vector<RouteChange>>(std::move(state.changes));
 }
 
-RouteSweep RouteStage::after_analysis(const SweepAnalysis& analysis) {
+RouteSweep RouteTracker::after_analysis(const SweepAnalysis& analysis) {
   RouteSweep out;
   out.changes = changes_;
   out.changes_total = changes_total_;

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "config/config.h"
-#include "daemon/state_file.h"
 #include "history/history_ring.h"
+#include "pipeline/state_file.h"
 #include "snapshot/snapshot.h"
 #include "views/status_model.h"
 

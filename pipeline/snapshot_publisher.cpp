@@ -1,4 +1,4 @@
-#include "daemon/snapshot_publisher.h"
+#include "pipeline/snapshot_publisher.h"
 
 #include <sys/resource.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // The congestion events on disk (docs/operations.md, "State directory"):
 // read once at start-up, written again whenever they changed, through a
-// StateFile (daemon/state_file.h: its own writer thread, whole-file
+// StateFile (pipeline/state_file.h: its own writer thread, whole-file
 // replacements, a bad file kept aside as events.json.bad). Nothing here
 // ever stops the daemon.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "analysis/congestion_events.h"
-#include "daemon/state_file.h"
+#include "pipeline/state_file.h"
 
 namespace ibfx {
 

@@ -1,4 +1,4 @@
-#include "routing/route_stage.h"
+#include "routing/route_tracker.h"
 
 #include <catch2/catch.hpp>
 #include <memory>
@@ -77,12 +77,12 @@ std::shared_ptr<const RouteTables> rerouted(const RailFabric& rf, const RouteTab
 
 }  // namespace
 
-TEST_CASE("RouteStage: rebuilt only on new tables or fabric, re-routes as changes",
-          "[routes][route_stage]") {
+TEST_CASE("RouteTracker: rebuilt only on new tables or fabric, re-routes as changes",
+          "[routes][route_tracker]") {
   const RailFabric rf = rail_fabric(kStageShape);
   const auto fabric = std::make_shared<const ibfx::Fabric>(rf.fabric);
   auto tables = std::make_shared<const RouteTables>(min_hop_tables(*fabric));
-  ibfx::RouteStage stage;
+  ibfx::RouteTracker stage;
   CHECK(stage.evidence() == nullptr);
   stage.update(fabric, nullptr, 10);
   CHECK(stage.model() == nullptr);
@@ -119,12 +119,12 @@ TEST_CASE("RouteStage: rebuilt only on new tables or fabric, re-routes as change
   CHECK(stage.after_analysis(incast_analysis(rf, 1e9)).changes_total == 1);
 }
 
-TEST_CASE("RouteStage in the background: the sweep keeps its model until the new one lands",
-          "[routes][route_stage]") {
+TEST_CASE("RouteTracker in the background: the sweep keeps its model until the new one lands",
+          "[routes][route_tracker]") {
   const RailFabric rf = rail_fabric(kStageShape);
   const auto fabric = std::make_shared<const ibfx::Fabric>(rf.fabric);
   auto tables = std::make_shared<const RouteTables>(min_hop_tables(*fabric));
-  ibfx::RouteStage stage;
+  ibfx::RouteTracker stage;
   stage.build_in_background(true);
   stage.update(fabric, tables, 10);
   stage.wait_for_build();
@@ -170,12 +170,12 @@ TEST_CASE("RouteStage in the background: the sweep keeps its model until the new
 }
 
 TEST_CASE("Senders behind a root: every HCA routed through it, by bytes sent, top ten",
-          "[routes][route_stage]") {
+          "[routes][route_tracker]") {
   ibfx::test::RailFabricShape shape = kStageShape;
   shape.hosts_per_leaf = 8;  // 16 hosts: more senders than the top ten
   const RailFabric rf = rail_fabric(shape);
   const auto fabric = std::make_shared<const ibfx::Fabric>(rf.fabric);
-  ibfx::RouteStage stage;
+  ibfx::RouteTracker stage;
   stage.update(fabric, std::make_shared<const RouteTables>(min_hop_tables(*fabric)), 1);
   const ibfx::SweepAnalysis a = incast_analysis(rf, 1e8);
   const ibfx::RouteSweep sweep = stage.after_analysis(a);
@@ -194,7 +194,7 @@ TEST_CASE("Senders behind a root: every HCA routed through it, by bytes sent, to
   }
   CHECK(rs.top[0].port != ibfx::kNoPort);
   // Without tables: no claim about who sends.
-  ibfx::RouteStage none;
+  ibfx::RouteTracker none;
   none.update(fabric, nullptr, 1);
   CHECK(none.after_analysis(a).senders.empty());
 }

@@ -1,4 +1,4 @@
-#include "daemon/analysis_stage.h"
+#include "pipeline/analysis_stage.h"
 
 #include <array>
 #include <cstdint>
@@ -34,6 +34,19 @@ std::shared_ptr<const LinkHealthReport> AnalysisStage::judge_links(
     const SweepResult& sweep, const CounterAccumulator& accumulator, double now) {
   return links_.observe(fabric, analysis.topology.get(), accumulator, sweep.port_read, now,
                         config_.links);
+}
+
+void AnalysisStage::run(SweepFrame& frame) {
+  SnapshotInputs& in = frame.snapshot;
+  in.analysis = analyze(in.fabric, in.node_names, in.device_ticks, *in.sweep, *in.accumulator,
+                        frame.route_evidence);
+  in.links = judge_links(in.fabric, in.analysis, *in.sweep, *in.accumulator, frame.now);
+}
+
+StageReload AnalysisStage::prepare_reload(const StageSettings& next) {
+  StageReload r;
+  r.apply = [this, config = next.analysis](bool /*running*/) mutable { reload(std::move(config)); };
+  return r;
 }
 
 void AnalysisStage::forget(std::uint64_t guid, const std::vector<std::uint8_t>& ports) {

@@ -1,4 +1,4 @@
-#include "daemon/receipts_stage.h"
+#include "pipeline/receipts_stage.h"
 
 #include <chrono>
 #include <utility>
@@ -44,6 +44,29 @@ void ReceiptsStage::keep_in(const std::string& directory) {
   } else {
     running_file_->set_aside(error);
   }
+}
+
+void ReceiptsStage::run(SweepFrame& frame) {
+  const SnapshotInputs& in = frame.snapshot;
+  ReceiptSweepInput receipts;
+  receipts.now = frame.now;
+  receipts.jobs = in.jobs.list;
+  receipts.jobs_polled_at = in.jobs.last_success_seconds;
+  receipts.source_up = in.jobs.source_up;
+  receipts.join = in.jobs.enabled ? &in.jobs.join : nullptr;
+  receipts.fabric = in.fabric.get();
+  receipts.node_names = &in.node_names;
+  receipts.analysis = &in.analysis;
+  receipts.routes = &in.routes;
+  receipts.links = in.links.get();
+  observe(receipts);
+  frame.snapshot.receipts = view();
+}
+
+StageReload ReceiptsStage::prepare_reload(const StageSettings& next) {
+  StageReload r;
+  r.apply = [this, config = next.config](bool /*running*/) { reload(config); };
+  return r;
 }
 
 void ReceiptsStage::observe(const ReceiptSweepInput& in) {

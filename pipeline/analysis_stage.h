@@ -20,12 +20,20 @@
 #include "fabric/sweep_result.h"
 #include "links/link_health_tracker.h"
 #include "links/link_report.h"
+#include "pipeline/stage.h"
 
 namespace ibfx {
 
-class AnalysisStage {
+class AnalysisStage final : public Stage {
  public:
   explicit AnalysisStage(AnalysisConfig config) : config_(std::move(config)) {}
+
+  std::string_view name() const override { return "analysis"; }
+  // The frame's analysis (analyze, with the routes stage's evidence) and
+  // link health (judge_links).
+  void run(SweepFrame& frame) override;
+  // The new analysis settings, applied by reload().
+  StageReload prepare_reload(const StageSettings& next) override;
 
   // The sweep `sweep` of `fabric` (its node names and each node's
   // PortSamplesControl.Tick, parallel to its nodes): every discovered port
@@ -51,7 +59,7 @@ class AnalysisStage {
   // A node that left the known fabric, with its port numbers: should it
   // come back, its ports' first interval starts from their new totals, and
   // the cables it ended are forgotten with it.
-  void forget(std::uint64_t guid, const std::vector<std::uint8_t>& ports);
+  void forget(std::uint64_t guid, const std::vector<std::uint8_t>& ports) override;
 
  private:
   AnalysisConfig config_;

@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "daemon/publication.h"
 #include "exposition/deflate_block_cache.h"
+#include "pipeline/publication.h"
 #include "snapshot/snapshot.h"
 
 namespace ibfx {

@@ -1,4 +1,4 @@
-#include "daemon/jobs_stage.h"
+#include "pipeline/jobs_stage.h"
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +40,25 @@ JobsStage::Reload JobsStage::prepare_reload(const JobsConfig& config) {
     r.source_ = std::make_unique<JobSource>(config);
   }
   return r;
+}
+
+StageReload JobsStage::prepare_reload(const StageSettings& next) {
+  // Shared: a std::function is copyable, the reload and the source are not.
+  auto reload = std::make_shared<Reload>(prepare_reload(next.config.jobs));
+  auto retired = std::make_shared<std::unique_ptr<JobSource>>();
+  StageReload r;
+  r.apply = [this, reload, retired](bool running) {
+    *retired = apply(std::move(*reload), running);
+  };
+  // Its last poll may take up to jobs.timeout: not on the sweep thread.
+  r.finish = [retired] {
+    if (*retired) (*retired)->stop();
+  };
+  return r;
+}
+
+void JobsStage::run(SweepFrame& frame) {
+  frame.snapshot.jobs = join(frame.snapshot.fabric, frame.snapshot.analysis);
 }
 
 std::unique_ptr<JobSource> JobsStage::apply(Reload reload, bool running) {

@@ -1,4 +1,4 @@
-#include "daemon/history_recorder.h"
+#include "pipeline/history_recorder.h"
 
 #include <chrono>
 #include <utility>

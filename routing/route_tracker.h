@@ -1,6 +1,7 @@
-// The routes stage of the pipeline: the route model of the current fabric
-// and tables, rebuilt when either changes; the re-routes it saw, as events;
-// the routing balance of each switch and the senders behind each root of
+// The route tracker, which the pipeline's routes stage runs
+// (pipeline/route_stage.h): the route model of the current fabric and
+// tables, rebuilt when either changes; the re-routes it saw, as events; the
+// routing balance of each switch and the senders behind each root of
 // congestion, for each sweep. Sweep thread.
 //
 // In the background (the daemon), a model is built on a thread of its own:
@@ -41,12 +42,12 @@ struct RouteSweep {
   std::uint64_t changes_total = 0;
 };
 
-class RouteStage {
+class RouteTracker {
  public:
-  RouteStage() = default;
-  ~RouteStage();  // waits for a build under way
-  RouteStage(const RouteStage&) = delete;
-  RouteStage& operator=(const RouteStage&) = delete;
+  RouteTracker() = default;
+  ~RouteTracker();  // waits for a build under way
+  RouteTracker(const RouteTracker&) = delete;
+  RouteTracker& operator=(const RouteTracker&) = delete;
 
   // Builds on a thread of its own from now on (the daemon's background
   // mode); otherwise update() builds before it returns (tests, --once).

@@ -25,7 +25,8 @@
 #include <string>
 
 #include "config/config.h"
-#include "daemon/state_file.h"
+#include "pipeline/stage.h"
+#include "pipeline/state_file.h"
 #include "receipts/receipt_store.h"
 #include "receipts/receipt_tracker.h"
 #include "snapshot/snapshot.h"
@@ -38,12 +39,17 @@ struct ReceiptsStageStats {
   std::uint64_t write_failures = 0;  // receipts.jsonl and receipts-running.json
 };
 
-class ReceiptsStage {
+class ReceiptsStage final : public Stage {
  public:
   explicit ReceiptsStage(const Config& config);
-  ~ReceiptsStage();
-  ReceiptsStage(const ReceiptsStage&) = delete;
-  ReceiptsStage& operator=(const ReceiptsStage&) = delete;
+  ~ReceiptsStage() override;
+
+  std::string_view name() const override { return "receipts"; }
+  // The frame's jobs, join, analysis, routes and links observed (observe);
+  // the frame's receipts counts (view).
+  void run(SweepFrame& frame) override;
+  // reload() with the new settings, on the sweep thread.
+  StageReload prepare_reload(const StageSettings& next) override;
 
   // Before start: keeps the receipts in `directory` (empty: in memory
   // only), reads the stored ones and restores the running jobs a previous
@@ -68,7 +74,7 @@ class ReceiptsStage {
   bool on() const { return on_.load(); }
 
   // After the sweeps: saves the running jobs and the store's pending lines.
-  void stop();
+  void stop() override;
 
  private:
   void save_running(double now);

@@ -1,7 +1,7 @@
 // The events stage of the pipeline: the congestion events followed over
 // sweeps (analysis/congestion_events.h), the link events
 // (links/link_events.h) and, with a state directory, where both are kept
-// across restarts (daemon/event_state_file.h, link_events.json), with the
+// across restarts (pipeline/event_state_file.h, link_events.json), with the
 // re-routes the routes stage saw (route_events.json). Each sweep's
 // analysis passes through it once; it is the one place events are saved,
 // after a sweep that changed them and at shutdown. Sweep thread, but for
@@ -16,15 +16,27 @@
 #include <vector>
 
 #include "analysis/congestion_events.h"
-#include "daemon/event_state_file.h"
-#include "daemon/state_file.h"
 #include "links/link_events.h"
-#include "routing/route_stage.h"
+#include "pipeline/event_state_file.h"
+#include "pipeline/stage.h"
+#include "pipeline/state_file.h"
+#include "routing/route_tracker.h"
 
 namespace ibfx {
 
-class EventsStage {
+class EventsStage final : public Stage {
  public:
+  // `routes`: the routes stage's tracker, whose re-routes are saved with
+  // the events (null: no routes, as in tests of the events alone).
+  explicit EventsStage(const RouteTracker* routes = nullptr) : routes_(routes) {}
+
+  std::string_view name() const override { return "events"; }
+  // The frame's re-routes (observe_routes), roots with the jobs they hurt
+  // and the senders behind them (observe), and link health (observe_links)
+  // into the events; the frame's events, counters and link events from
+  // them.
+  void run(SweepFrame& frame) override;
+
   // Keeps the events in `directory` (Config::state_directory; empty:
   // nowhere, said once in the log): restores what a previous run saved
   // there and saves every change.
@@ -58,17 +70,18 @@ class EventsStage {
     return std::exchange(restored_routes_, {});
   }
   // After each sweep's routes: saved when the stage saw a new re-route.
-  void observe_routes(const RouteStage& routes, double now);
+  void observe_routes(const RouteTracker& routes, double now);
 
   // Saves what the last sweep changed and stops the writer (shutdown, after
   // the sweeps). Idempotent.
-  void stop();
+  void stop() override;
 
  private:
   // The one place the events are saved: when they changed since the last
   // save, at `now` (Unix seconds).
   void save_if_changed(double now);
 
+  const RouteTracker* routes_ = nullptr;
   CongestionEventTracker tracker_;
   std::unique_ptr<EventStateFile> state_file_;  // null: not kept
   std::uint64_t saved_version_ = 0;

@@ -20,7 +20,7 @@ struct Publication {
   RenderedExposition exposition;             // /metrics
   std::uint64_t sequence = 0;                // SnapshotPublisher::submit()'s number
   StatusBodies status;                       // GET / and /status.json (views/status_page.h)
-  // The status page's history as of this sweep (daemon/history_recorder.h);
+  // The status page's history as of this sweep (pipeline/history_recorder.h);
   // null when the daemon keeps none (tests, benchmarks).
   std::shared_ptr<const HistoryFrames> history;
   // The model the page was rendered from, for the pages rendered per

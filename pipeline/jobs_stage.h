@@ -18,22 +18,30 @@
 #include "fabric/fabric.h"
 #include "jobs/job_join.h"
 #include "jobs/job_source.h"
-#include "routing/route_stage.h"
+#include "pipeline/stage.h"
+#include "routing/route_tracker.h"
 #include "snapshot/snapshot.h"
 
 namespace ibfx {
 
-class JobsStage {
+class JobsStage final : public Stage {
  public:
   // Throws ConfigError for an unreadable token or host map file, a bad
   // host_regex (start-up, before anything runs).
   explicit JobsStage(const JobsConfig& config);
-  ~JobsStage();
+  ~JobsStage() override;
   JobsStage(const JobsStage&) = delete;
   JobsStage& operator=(const JobsStage&) = delete;
 
-  void start();  // the source's polling thread, when on
-  void stop();
+  std::string_view name() const override { return "jobs"; }
+  void start() override;  // the source's polling thread, when on
+  void stop() override;
+  // The frame's jobs: join() of the frame's fabric and analysis.
+  void run(SweepFrame& frame) override;
+  // The jobs settings read and checked (prepare_reload below); applied on
+  // the sweep thread (apply); a source turned off is stopped by `finish`,
+  // off the sweep thread.
+  StageReload prepare_reload(const StageSettings& next) override;
 
   // What a reload changes, read and checked (prepare_reload), not applied.
   class Reload {
