@@ -115,13 +115,16 @@ std::vector<DocClaim> dashboards_doc_claims(const Prometheus& prom) {
   };
   auto count_of = [&prom](const std::string& promql) { return samples(prom.query(promql)).size(); };
   const std::string culprit = guid_of(kCulprit);
-  // The flapped cable, one series with both ends named and both ports.
+  // The flapped cable, one series with both ends named and both ports
+  // (dashboards.md: "one series per cable, with both ends as labels").
   auto flapped_cable = [](const std::vector<Sample>& found) {
-    CHECK(std::any_of(found.begin(), found.end(), [](const Sample& s) {
-      return std::set<std::string>{doc_label(s, "node_name"), doc_label(s, "remote_node_name")} ==
-                 std::set<std::string>{"gpu0003 mlx5_1", "leaf-r1-01"} &&
-             !doc_label(s, "port").empty() && !doc_label(s, "remote_port").empty();
-    }));
+    CHECK(std::count_if(found.begin(), found.end(), [](const Sample& s) {
+            return std::set<std::string>{doc_label(s, "node_name"),
+                                         doc_label(s, "remote_node_name")} ==
+                       std::set<std::string>{"gpu0003 mlx5_1", "leaf-r1-01"} &&
+                   !doc_label(s, "port").empty() && !doc_label(s, "remote_port").empty();
+          }) == 1);
+    for (const Sample& s : found) CHECK(s.labels.count("condition") == 1);
   };
   // Each (tier, rail) the stall histogram has.
   auto tiers_and_rails = [](const std::vector<Sample>& found) {
