@@ -27,7 +27,11 @@ vmalert and Prometheus tests count them) and "N Grafana dashboards" (the
 JSON files of dashboards/); or when a page of docs/ is not linked from
 docs/README.md, the index the README calls every document; or when a
 file of the tree a doc names (`links/link_health_tracker.*`,
-`test/integration/http_flood_test.cpp`) does not exist.
+`test/integration/http_flood_test.cpp`) does not exist; or when
+docs/architecture.md's layer table is not tools/layers: a row per layer,
+in its order, each with its library, the folders it may include (`name*`
+written "name (`.cpp` only: ...)", the daemon's "every layer") and the
+libraries its CMakeLists.txt links, PUBLIC ones marked "(PUBLIC...)".
 
 Under a heading about migrating from other exporters only the last column
 of a table, this exporter's, is read: the rest names the other exporters'
@@ -275,6 +279,82 @@ def check_figures():
             errors.append("docs/README.md: no link to %s (the index of every document)" % page)
 
 
+# How docs/architecture.md names what a layer's CMakeLists.txt links.
+LINKED_AS = {"Threads::Threads": "Threads", "yaml-cpp": "yaml-cpp", "PkgConfig::IBUMAD": "libibumad",
+             "PkgConfig::IBMAD": "libibmad", "PkgConfig::IBNETDISC": "libibnetdisc",
+             "nlohmann_json::nlohmann_json": "nlohmann-json", "Boost::headers": "Boost",
+             "OpenSSL::SSL": "OpenSSL", "ZLIB::ZLIB": "zlib", "crypt": "libcrypt",
+             "PkgConfig::XXHASH": "libxxhash", "prometheus-cpp::core": "prometheus-cpp"}
+
+
+def top_level_split(text):
+    """`text` split at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c == "("
+        depth -= c == ")"
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [p.strip() for p in parts + [text[start:]] if p.strip()]
+
+
+def check_layers():
+    """docs/architecture.md's layer table against tools/layers and the
+    layers' CMakeLists.txt."""
+    layers = []  # (folder, [may include])
+    for line in read("tools/layers").splitlines():
+        words = line.split("#")[0].split()
+        if words and words[0] != "outside":
+            layers.append((words[0], words[1:]))
+    rows = []
+    for number, line in enumerate(read("docs/architecture.md").splitlines(), 1):
+        m = re.match(r"^\| `(\w+)/` \| `(\w+)` \|.*\| ([^|]*) \| ([^|]*) \|$", line)
+        if m:
+            rows.append((number, m.group(1), m.group(2), m.group(3).strip(), m.group(4).strip()))
+    where = "docs/architecture.md"
+    if [r[1] for r in rows] != [f for f, _ in layers]:
+        errors.append("%s: the layer table's rows are %s, tools/layers has %s (in that order)"
+                      % (where, " ".join(r[1] for r in rows), " ".join(f for f, _ in layers)))
+    may = dict(layers)
+    below = []
+    for folder, _ in layers:
+        below.append(folder)
+        may.setdefault(folder, [])
+    for number, folder, library, includes, links in rows:
+        if folder not in may:
+            continue
+        if library != "ibfx_" + folder:
+            errors.append("%s:%d: %s/ builds ibfx_%s, not %s" % (where, number, folder, folder, library))
+        if includes == "every layer":
+            said = [f for f, _ in layers[:[f for f, _ in layers].index(folder)]]
+            want = [n.rstrip("*") for n in may[folder]]
+        else:
+            said = []
+            for part in top_level_split(includes.replace("—", "")):
+                head = part.split("(")[0].split()
+                said += [h + "*" for h in head] if "(" in part else head
+            want = may[folder]
+        if sorted(said) != sorted(want):
+            errors.append("%s:%d: %s/ may include \"%s\", tools/layers says \"%s\""
+                          % (where, number, folder, includes, " ".join(may[folder]) or "nothing"))
+        cmake = read(os.path.join(folder, "CMakeLists.txt"))
+        linked = set()
+        for m in re.finditer(r"target_link_libraries\(\s*ibfx_%s\s+([^)]*)\)" % folder, cmake):
+            visibility = "PRIVATE"
+            for word in m.group(1).split():
+                if word in ("PUBLIC", "PRIVATE", "INTERFACE"):
+                    visibility = word
+                elif not word.startswith("ibfx_"):
+                    linked.add((LINKED_AS.get(word, word), visibility == "PUBLIC"))
+        documented = set()
+        for part in top_level_split("" if links == "(none)" else links):
+            documented.add((part.split("(")[0].strip(), "(PUBLIC" in part))
+        if documented != linked:
+            errors.append("%s:%d: %s/ links \"%s\", its CMakeLists.txt links %s" % (
+                where, number, folder, links,
+                ", ".join(n + (" (PUBLIC)" if public else "") for n, public in sorted(linked)) or "(none)"))
+
 
 def check_paths():
     """Every file of the source tree a doc names (a path under one of the
@@ -300,6 +380,7 @@ def main():
     check_shipped_config(keys)
     check_figures()
     check_paths()
+    check_layers()
     for e in errors:
         print(e)
     if errors:

@@ -4,9 +4,10 @@ names are shipped (docs_check.py checks the infiniband_ families).
 
     docs_promql.py SOURCE_DIR              check (promtool check rules)
     docs_promql.py SOURCE_DIR --list       print the queries as JSON
-                                           (file, line, query), for the
-                                           dashboards test, which runs each
-                                           against a real Prometheus
+                                           (file, line, query, says), for
+                                           the dashboards and Slurm jobs
+                                           tests, which run each against a
+                                           real Prometheus
 
 A query is an indented (4-space) code block line of README.md or
 docs/*.md that reads as PromQL: it names an infiniband_ series or a
@@ -15,6 +16,12 @@ nor YAML. Lines indented deeper continue the query above; `#` starts a
 comment, as in PromQL. The queries go into one rules file as recording
 rules, and `promtool check rules` parses every expression: a typo, an
 unbalanced bracket or a wrong keyword fails with the doc's file and line.
+
+What a query `says` it returns is the doc's own sentence for it: the
+comment on its line, else the comment line just above it in the block,
+else the prose paragraph before the block. The integration tests key
+their expectations on it, so a query whose sentence changes needs its
+check looked at again.
 """
 
 import json
@@ -31,8 +38,9 @@ NOT_PROMQL = re.compile(r"^(\$|sudo |curl |wget |ibfabric_exporter|systemctl |[A
 SERIES = re.compile(r"\binfiniband_\w+|\b[a-z_]+:[a-z_]+:[a-z0-9_]+\b")
 
 
-def strip_comment(line):
-    """The line without a trailing PromQL comment (# outside a string)."""
+def split_comment(line):
+    """(the line without a trailing PromQL comment, the comment's text):
+    `#` outside a string starts it."""
     quoted = None
     for i, c in enumerate(line):
         if quoted:
@@ -41,15 +49,19 @@ def strip_comment(line):
         elif c in "\"'`":
             quoted = c
         elif c == "#":
-            return line[:i]
-    return line
+            return line[:i], line[i + 1:].strip()
+    return line, ""
 
 
 def queries(path):
-    """(line number, query) of each PromQL query in the file's code blocks."""
+    """(line number, query, says) of each PromQL query in the file's code
+    blocks."""
     out = []
     fenced = False
-    current = None  # [line, text]
+    current = None  # [line, text, says]
+    comment = ""  # the comment line just above, in this block
+    paragraph = []  # the prose paragraph before the block
+    prose = []  # the prose lines read since the last blank line
     with open(path, encoding="utf-8") as f:
         for number, raw in enumerate(f, 1):
             line = raw.rstrip("\n")
@@ -64,9 +76,19 @@ def queries(path):
                 if current:
                     out.append(tuple(current))
                 current = None
+                comment = ""
+                if line.strip():
+                    prose.append(line.strip())
+                elif prose:
+                    paragraph, prose = prose, []
                 continue
-            body = strip_comment(line[4:]).rstrip()
+            if prose:  # a block right under its paragraph
+                paragraph, prose = prose, []
+            body, said = split_comment(line[4:])
+            body = body.rstrip()
             if not body.strip():
+                if said and not line.startswith("     "):
+                    comment = said
                 continue
             if line.startswith("     "):
                 # Continues the line above: the query's, or what was not one.
@@ -77,7 +99,8 @@ def queries(path):
                 out.append(tuple(current))
                 current = None
             if SERIES.search(body) and not NOT_PROMQL.match(body):
-                current = [number, body.strip()]
+                current = [number, body.strip(), said or comment or " ".join(paragraph)]
+            comment = ""
         if current:
             out.append(tuple(current))
     return out
@@ -89,8 +112,9 @@ def all_queries():
     files += sorted(os.path.join(docs, f) for f in os.listdir(docs) if f.endswith(".md"))
     found = []
     for path in files:
-        for number, query in queries(path):
-            found.append({"file": os.path.relpath(path, SRC), "line": number, "query": query})
+        for number, query, says in queries(path):
+            found.append({"file": os.path.relpath(path, SRC), "line": number, "query": query,
+                          "says": says})
     return found
 
 

@@ -22,6 +22,7 @@
 #include "animation.h"
 #include "daemon_fixture.h"
 #include "dashboard_queries.h"
+#include "doc_queries.h"
 #include "prometheus_fixture.h"
 #include "shell.h"
 #include "test/scenario/scenario.h"
@@ -102,6 +103,134 @@ std::string link_up_expr(const std::string& node, int port) {
          node + "\"})";
 }
 
+// What the docs' queries (docs/jobs.md's aside) say they return, on the
+// scenario here: spine-02 port 3 congested and its port 1 counting symbol
+// errors, the cable gpu0003 mlx5_1 - leaf-r1-01 down, gpu0005 mlx5_0's
+// cable trained at 1x. Read when Prometheus has seen all of it.
+std::vector<DocClaim> dashboards_doc_claims(const Prometheus& prom) {
+  auto guid_of = [&prom](const std::string& node) {
+    const auto info = samples(prom.query("infiniband_node_info{node_name=\"" + node + "\"}"));
+    REQUIRE(info.size() == 1);
+    return doc_label(info[0], "node_guid");
+  };
+  auto count_of = [&prom](const std::string& promql) { return samples(prom.query(promql)).size(); };
+  const std::string culprit = guid_of(kCulprit);
+  // The flapped cable, one series with both ends named and both ports
+  // (dashboards.md: "one series per cable, with both ends as labels").
+  auto flapped_cable = [](const std::vector<Sample>& found) {
+    CHECK(std::count_if(found.begin(), found.end(), [](const Sample& s) {
+            return std::set<std::string>{doc_label(s, "node_name"),
+                                         doc_label(s, "remote_node_name")} ==
+                       std::set<std::string>{"gpu0003 mlx5_1", "leaf-r1-01"} &&
+                   !doc_label(s, "port").empty() && !doc_label(s, "remote_port").empty();
+          }) == 1);
+    for (const Sample& s : found) CHECK(s.labels.count("condition") == 1);
+  };
+  // Each (tier, rail) the stall histogram has.
+  auto tiers_and_rails = [](const std::vector<Sample>& found) {
+    std::multiset<std::pair<std::string, std::string>> out;
+    for (const Sample& s : found) out.insert({doc_label(s, "tier"), doc_label(s, "rail")});
+    return out;
+  };
+  const auto histogram_groups = tiers_and_rails(
+      samples(prom.query("count by (tier, rail) (infiniband_port_stall_ratio_bucket)")));
+  return {
+      {"docs/dashboards.md",
+       "The 10 most stalled ports right now",
+       {},
+       [=](const std::vector<Sample>& found) {
+         CHECK(found.size() ==
+               std::min<std::size_t>(10, count_of("infiniband_port_transmit_wait_seconds_total")));
+         const auto top =
+             std::max_element(found.begin(), found.end(),
+                              [](const Sample& a, const Sample& b) { return a.value < b.value; });
+         REQUIRE(top != found.end());
+         CHECK(doc_label(*top, "node_guid") == culprit);
+         CHECK(doc_label(*top, "port") == "3");
+       }},
+      {"docs/dashboards.md",
+       "The p99 stall of each tier and rail over the last day",
+       {},
+       [=](const std::vector<Sample>& found) {
+         // One series per tier and rail, labelled by them only (spines
+         // and cores serving several rails have no rail).
+         CHECK(tiers_and_rails(found) == histogram_groups);
+         for (const Sample& s : found) {
+           INFO(doc_listing({s}));
+           for (const auto& label : s.labels)
+             CHECK((label.first == "tier" || label.first == "rail"));
+           CHECK(s.value >= 0);  // false for NaN
+           CHECK(s.value <= 1);
+         }
+       }},
+      {"docs/dashboards.md",
+       "Ports whose link errors are rising (a recording rule)",
+       {},
+       [=](const std::vector<Sample>& found) {
+         for (const Sample& s : found) CHECK(s.value > 0);
+         CHECK(std::any_of(found.begin(), found.end(), [](const Sample& s) {
+           return doc_label(s, "node_name") == kCulprit && doc_label(s, "port") == "1";
+         }));
+       }},
+      {"docs/dashboards.md",
+       "Links down, both ends named (a recording rule over the daemon's "
+       "infiniband_link_unhealthy)",
+       {},
+       flapped_cable},
+      {"docs/dashboards.md",
+       "The same without the rules: node_name and port at one end, remote_node_name and "
+       "remote_port at the other",
+       {},
+       flapped_cable},
+      {"docs/metrics.md",
+       "any per-port series with its node's name, tier and rail, and the far end of the cable "
+       "(a port whose link is down may have none)",
+       {},
+       [=](const std::vector<Sample>& found) {
+         // Every cabled port, each with its node's labels and its far end.
+         CHECK(found.size() == count_of("infiniband_port_transmit_data_bytes_total and on "
+                                        "(instance, node_guid, port) infiniband_port_info"));
+         for (const Sample& s : found) {
+           INFO(doc_listing({s}));
+           CHECK(!doc_label(s, "node_name").empty());
+           CHECK(!doc_label(s, "tier").empty());
+           // The far end of every port whose link is up (discovery loses a
+           // down cable's far end at one end or both: docs/dashboards.md).
+           const bool up =
+               count_of("infiniband_port_physical_state{node_guid=\"" + doc_label(s, "node_guid") +
+                        "\",port=\"" + doc_label(s, "port") + "\"} == 5") == 1;
+           if (up) {
+             CHECK(!doc_label(s, "remote_node_name").empty());
+             CHECK(!doc_label(s, "remote_port").empty());
+           }
+           CHECK(count_of("infiniband_node_info{node_guid=\"" + doc_label(s, "node_guid") +
+                          "\",node_name=\"" + doc_label(s, "node_name") + "\",tier=\"" +
+                          doc_label(s, "tier") + "\",rail=\"" + doc_label(s, "rail") + "\"}") == 1);
+         }
+       }},
+      {"docs/nodes.md",
+       "how many hosts it drains (empty when none)",
+       {},
+       [=, &prom](const std::vector<Sample>& found) {
+         // None: the three unhealthy hosts are a fabric incident, which
+         // drains nobody, and count() of nothing is nothing, not 0.
+         CHECK(count_of("infiniband_node_fabric_incident") == 3);
+         CHECK(found.empty());
+         CHECK(samples(prom.query("infiniband_node_unhealthy")).empty());
+       }},
+      {"docs/nodes.md",
+       "each host short of rails, by how many",
+       {},
+       [=](const std::vector<Sample>& found) {
+         // gpu0003, whose mlx5_1 is down, and gpu0007, whose mlx5_0 does
+         // not answer: 1 of 2 rails each. gpu0005's 1x cable is up.
+         std::map<std::string, double> short_of;
+         for (const Sample& s : found) short_of[doc_label(s, "host")] = s.value;
+         CHECK(short_of == std::map<std::string, double>{{"gpu0003", 1}, {"gpu0007", 1}});
+       }},
+  };
+}
+
 }  // namespace
 
 TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scraping the daemon",
@@ -147,16 +276,19 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
     try {
       out << prom.targets();
       out << "prometheus samples of the last 60 s (value@-seconds):\n";
+      const std::string flapped_states =
+          "infiniband_port_physical_state{port=~\"1|3\"} * on (instance, node_guid) "
+          "group_left (node_name) infiniband_node_info{node_name=~\"gpu0003 mlx5_1|leaf-r1-01\"}";
       const std::vector<std::string> selectors = {
           "up",
           "scrape_duration_seconds",
-          "infiniband_port_physical_state{port=~\"1|3\"} * on (instance, node_guid) "
-          "group_left (node_name) infiniband_node_info{node_name=~\"gpu0003 mlx5_1|leaf-r1-01\"}",
+          flapped_states,
           "infiniband_exporter_node_up * on (instance, node_guid) group_left (node_name) "
           "infiniband_node_info{node_name=~\"" +
               faulted + "\"}",
           "infiniband_exporter_node_up == 0",
           "infiniband_exporter_nodes_not_answering",
+          "{__name__=~\"infiniband_node_unhealthy|infiniband_node_fabric_incident\"}",
           "topk(3, rate(infiniband_port_transmit_wait_seconds_total[30s]))"};
       for (const std::string& selector : selectors) {
         // A plain selector's raw samples; an expression's, through a subquery.
@@ -208,11 +340,17 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
        "link:infiniband_link_unhealthy:named{condition=\"down\"}"},
       {"the link rule has the 1x link degraded",
        "link:infiniband_link_unhealthy:named{condition=\"degraded\"}"},
+      // Node health (docs/nodes.md): the hosts of the down and the 1x
+      // cable and the one whose HCA stopped answering are unhealthy, three
+      // within nodes.incident_window: the blast-radius guard holds them.
+      {"gpu0003, gpu0005 and gpu0007 are held as a fabric incident",
+       "count(infiniband_node_fabric_incident{host=~\"gpu0003|gpu0005|gpu0007\"}) == 3"},
   };
   auto unsettled = [&] {
     std::string out;
     for (const auto& [what, promql] : settled) {
-      if (samples(prom.query(promql)).empty()) out += "not yet: " + what + " (" + promql + ")\n";
+      if (samples(prom.query(promql)).empty())
+        out.append("not yet: ").append(what).append(" (").append(promql).append(")\n");
     }
     return out;
   };
@@ -271,52 +409,19 @@ TEST_CASE("Every dashboard panel returns sane data from a real Prometheus scrapi
     CHECK(cable("InfinibandLinkBerError", kCulprit, "1", ""));
     CHECK(cable("InfinibandLinkDown", "gpu0003 mlx5_1", "", "leaf-r1-01"));
     CHECK(cable("InfinibandLinkDegraded", "gpu0005 mlx5_0", "", "leaf-r0-02"));
-    // docs/dashboards.md's two queries for links down, as the page prints
-    // them (each the indented lines after its comment): the flapped cable,
-    // with both ends named and both ports.
-    const std::string page = read_file(source + "/docs/dashboards.md");
-    auto doc_query = [&](const std::string& comment) {
-      const auto at = page.find("    # " + comment);
-      REQUIRE(at != std::string::npos);
-      std::istringstream lines(page.substr(page.find('\n', at) + 1));
-      std::string query;
-      for (std::string line; std::getline(lines, line);) {
-        const auto text = line.find_first_not_of(' ');
-        if (line.rfind("    ", 0) != 0 || text == std::string::npos || line[text] == '#') break;
-        query += line.substr(text) + " ";
-      }
-      return query;
-    };
-    for (const char* comment : {"Links down, both ends named", "The same without the rules"}) {
-      const std::string query = doc_query(comment);
-      const auto found = samples(prom.query(query));
-      std::string listing;
-      for (const Sample& s : found) listing += describe(s) + "\n";
-      INFO(comment << ": " << query << "\n" << listing);
-      const bool flapped = std::any_of(found.begin(), found.end(), [](const Sample& s) {
-        auto label = [&](const char* k) {
-          const auto it = s.labels.find(k);
-          return it == s.labels.end() ? std::string() : it->second;
-        };
-        return std::set<std::string>{label("node_name"), label("remote_node_name")} ==
-                   std::set<std::string>{"gpu0003 mlx5_1", "leaf-r1-01"} &&
-               !label("port").empty() && !label("remote_port").empty();
-      });
-      CHECK(flapped);
-    }
-    // Every PromQL query the docs show (test/docs_promql.py finds them)
-    // runs on a real Prometheus: a query a reader copies never answers an
-    // error (a label matcher or a function Prometheus refuses at run time).
-    const Shell listed = shell("python3 " + source + "/test/docs_promql.py " + source + " --list");
-    REQUIRE(listed.exit_code == 0);
-    const Json doc_queries = parse_json(listed.out);
-    REQUIRE(doc_queries.array.size() >= 10);
-    for (const Json& q : doc_queries.array) {
-      INFO(q["file"].str() << ":" << q["line"].number << ": " << q["query"].str());
-      const Json reply = prom.query(q["query"].str());
+    // Every PromQL query the docs show runs on a real Prometheus: a query a
+    // reader copies never answers an error (a label matcher or a function
+    // Prometheus refuses at run time).
+    for (const DocQuery& q : doc_queries()) {
+      INFO(q.file << ":" << q.line << ": " << q.query);
+      const Json reply = prom.query(q.query);
       INFO(reply["error"].str());
       CHECK(reply["status"].str() == "success");
     }
+    // And returns what its sentence says, on this fabric (docs/jobs.md's,
+    // which need jobs: slurm_jobs_test.cpp).
+    check_doc_claims(prom, {"README.md", "docs/dashboards.md", "docs/metrics.md", "docs/nodes.md"},
+                     dashboards_doc_claims(prom));
     // The BER itself, of the receiving port only (sparse), and the events
     // each condition opened.
     const auto ber = samples(

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "daemon_fixture.h"
+#include "doc_queries.h"
 #include "prometheus_fixture.h"
 #include "slurm_fixture.h"
 #include "test/scenario/scenario.h"
@@ -94,6 +95,47 @@ void check_jobs_dashboard(const Prometheus& prom, std::uint64_t job) {
     }
   }
   CHECK(queries >= 9);
+}
+
+// What docs/jobs.md's queries say they return, for the job `job` (the
+// page's 4711) that the incast's root (`root_guid`, `root_name` port
+// `root_port`) faces; the unrelated job is in no root's tree.
+std::vector<DocClaim> jobs_doc_claims(std::uint64_t job, const std::string& root_guid,
+                                      const std::string& root_name, int root_port) {
+  const std::string id = std::to_string(job);
+  const std::map<std::string, std::string> this_job = {{"\"4711\"", "\"" + id + "\""}};
+  auto one_series_of_the_job = [id](const std::vector<Sample>& found) {
+    REQUIRE(found.size() == 1);
+    CHECK(doc_label(found[0], "job_id") == id);
+    CHECK(found[0].value >= 0);  // false for NaN
+  };
+  return {
+      // The job's stall seconds per second and its worst port's W: one
+      // series each.
+      {"docs/jobs.md", "Is the network slowing job 4711, and since when?", this_job,
+       one_series_of_the_job},
+      {"docs/jobs.md", "Which roots hit it, and what are they?", this_job,
+       [=](const std::vector<Sample>& found) {
+         // The incast's root, named, with its cause.
+         CHECK(std::any_of(found.begin(), found.end(), [&](const Sample& s) {
+           return doc_label(s, "node_name") == root_name &&
+                  doc_label(s, "port") == std::to_string(root_port) &&
+                  doc_label(s, "cause") == "incast";
+         }));
+         for (const Sample& s : found) CHECK(doc_label(s, "job_id") == id);
+       }},
+      {"docs/jobs.md",
+       "Whose jobs does this root slow down?",
+       {{"\"0x...\"", "\"" + root_guid + "\""},
+        {"port=\"1\"", "port=\"" + std::to_string(root_port) + "\""}},
+       [=](const std::vector<Sample>& found) {
+         // The job, with its name and user; not the unrelated one.
+         REQUIRE(found.size() == 1);
+         CHECK(doc_label(found[0], "job_id") == id);
+         CHECK(doc_label(found[0], "job_name") == "train");
+         CHECK(!doc_label(found[0], "user").empty());
+       }},
+  };
 }
 
 }  // namespace
@@ -177,6 +219,9 @@ TEST_CASE(
   // still growing: then the dashboard's panels.
   for (int i = 0; i < 6; ++i) step();
   check_jobs_dashboard(prom, train);
+  check_doc_claims(prom, {"docs/jobs.md"},
+                   jobs_doc_claims(train, guid_of(rest.series(), trees[0].root.node),
+                                   trees[0].root.node, trees[0].root.port));
   CHECK(s.at(root_prefix + std::to_string(train) + "\"}") >= 1);
   // The unrelated job is in no root's tree.
   CHECK(series_of_job(s, "infiniband_congestion_root_jobs", other) == 0);
