@@ -67,8 +67,12 @@ using ibfx::bench::since;
 using ibfx::bench::thread_cpu_seconds;
 
 // The generator's wiring as the daemon's discovery would report it: every
-// cabled port Active/LinkUp at 4x NDR, LIDs in file order.
-std::shared_ptr<const ibfx::Fabric> discovered(const ibfx::test::Fabric& spec) {
+// cabled port Active/LinkUp at 4x NDR, LIDs in file order. `real_names`:
+// the node descriptions as long as real clusters' ("MF0;LG04-07:MQM8700/U1"
+// on a switch, "pg-spd031 mlx5_6" on an HCA), for the exposition's size:
+// each port's remote_node_name carries one.
+std::shared_ptr<const ibfx::Fabric> discovered(const ibfx::test::Fabric& spec,
+                                               bool real_names = false) {
   ibfx::test::DiscoveredLinks links;
   links.speed_ext_active = 8;  // NDR
   links.vendor_id = 0x02c9;
@@ -76,6 +80,13 @@ std::shared_ptr<const ibfx::Fabric> discovered(const ibfx::test::Fabric& spec) {
   links.hca_device_id = 4129;
   auto f = std::make_shared<ibfx::Fabric>(ibfx::test::discovered_fabric(spec, links));
   f->discovered_at = std::chrono::system_clock::now();
+  if (real_names) {
+    for (ibfx::FabricNode& node : f->nodes) {
+      node.description = node.type == ibfx::NodeType::kSwitch
+                             ? "MF0;" + node.description + ":MQM8700/U1"
+                             : "pg-" + node.description;
+    }
+  }
   return f;
 }
 
@@ -537,9 +548,10 @@ int main(int argc, char** argv) {
   bool scrape_groups = false;  // --scrape-groups: samples and bytes per collect[] group, then exit
   int cadence = 0;             // --cadence SECONDS: the Exporter's own threads at --interval
   int interval_ms = 1000;
-  int service_us = 20;  // --pma-service-us: a node's PMA time per MAD
-  int wire_us = 10;     // --wire-us: the round trip through the switches
-  bool routes = false;  // --routes: the switches' SMAs answer, routes.enabled on (--cadence)
+  int service_us = 20;      // --pma-service-us: a node's PMA time per MAD
+  int wire_us = 10;         // --wire-us: the round trip through the switches
+  bool routes = false;      // --routes: the switches' SMAs answer, routes.enabled on (--cadence)
+  bool real_names = false;  // --real-names: node descriptions as long as real clusters'
   try {
     ibfx::test::ArgReader args(argc, argv);
     auto number = [&args] { return static_cast<int>(args.integer(1, 1 << 20)); };
@@ -566,6 +578,9 @@ int main(int argc, char** argv) {
       else if (args.is("--routes")) {
         args.no_value();
         routes = true;
+      } else if (args.is("--real-names")) {
+        args.no_value();
+        real_names = true;
       } else
         args.unknown();
     }
@@ -574,7 +589,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   ibfx::set_log_level(ibfx::LogLevel::kWarn);
-  const auto fabric = discovered(ibfx::test::make_fat_tree(spec));
+  const auto fabric = discovered(ibfx::test::make_fat_tree(spec), real_names);
   std::printf("fabric: %d servers x %d rails, %d tiers: %zu nodes, %zu ports; RSS %.0f MiB\n",
               spec.servers, spec.rails, spec.tiers, fabric->nodes.size(), fabric->port_count(),
               peak_resident_mib());
