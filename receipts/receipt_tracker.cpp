@@ -160,6 +160,26 @@ struct ReceiptTracker::Running {
     return out;
   }
 
+  // ReceiptTracker::accumulate's steps for HCA port p (an analysed port
+  // index) of job j (an index into the join) this sweep. add_port: all of
+  // them for the port; the bytes it sent.
+  double add_port(const ReceiptSweepInput& in, const ReceiptSweepIndex& x, std::size_t j,
+                  std::size_t p, const std::unordered_map<std::uint64_t, std::size_t>& leaf_into);
+  // Uplinks basis: the share of the leaf's up bytes, when the job has it alone.
+  void add_uplink_share(const ReceiptSweepInput& in, const ReceiptSweepIndex& x, std::size_t j,
+                        std::size_t p, double sent);
+  void add_traffic(int rail_number, double sent, double received);
+  // The port's entry (made on its first sweep), and its id.
+  PortLife& port_life(const ReceiptSweepInput& in, const PortScore& s, PortId& id);
+  void note_link(const PortId& id, const ReceiptPort& name, const LinkReport& report, double now);
+  // The port's stall of the interval, and whose tree it was in.
+  void add_stall(const ReceiptSweepInput& in, const ReceiptSweepIndex& x, std::size_t j,
+                 std::size_t p, PortLife& life);
+  // Routes basis: the job's pair fraction (traced again for a new model or
+  // another port count, within the sweep's budget) times what it sent.
+  void note_pairs(const RouteModel& model, std::uint64_t generation, const ReceiptSweepInput& in,
+                  const std::vector<std::size_t>& hca, double sent_now, std::size_t& pair_budget);
+
   // A list has the job: its names and hosts as the list has them, and seen
   // in this sweep.
   void note_listed(const SlurmJob& job, const ReceiptSweepInput& in);
@@ -554,28 +574,23 @@ std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
   return finished;
 }
 
-void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const SweepIndex& x,
-                                std::size_t j, double dt, double minute, const RouteModel* model,
-                                std::size_t& pair_budget) {
-  const JobPorts& jp = in.join->jobs[j];
-  const std::vector<PortScore>& scores = in.analysis->result.ports;
-  const std::vector<PortSample>& samples = in.analysis->samples;
-  const CongestionForest& forest = in.analysis->result.congestion;
-  JobReceipt& r = run.r;
-  r.observed_seconds += dt;
-  if (minute != run.minute) {
-    run.close_minute();
-    run.minute = minute;
-  }
+namespace {
 
-  // The leaf ports into its HCAs, by the HCA port they are cabled to: the
-  // bytes they transmit are the bytes the HCA received.
+// A job's HCA ports among its analysed ports, and the leaf ports into them
+// by the HCA port they are cabled to: the bytes they transmit are the bytes
+// the HCA received.
+struct JobHcas {
   std::vector<std::size_t> hca;
   std::unordered_map<std::uint64_t, std::size_t> leaf_into;
+};
+
+JobHcas job_hcas(const ReceiptSweepInput& in, const JobPorts& jp) {
+  const std::vector<PortScore>& scores = in.analysis->result.ports;
+  JobHcas out;
   for (const std::size_t p : jp.ports) {
     if (p >= scores.size()) continue;
     if (is_hca_port(in, p)) {
-      hca.push_back(p);
+      out.hca.push_back(p);
       continue;
     }
     if (in.fabric == nullptr) continue;
@@ -588,116 +603,160 @@ void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const
     const FabricNode& far = in.fabric->nodes[static_cast<std::size_t>(fp.remote_node)];
     for (std::size_t i = 0; i < far.ports.size(); ++i) {
       if (far.ports[i].number == fp.remote_port) {
-        leaf_into[node_port_key(fp.remote_node, static_cast<std::int64_t>(i))] = p;
+        out.leaf_into[node_port_key(fp.remote_node, static_cast<std::int64_t>(i))] = p;
         break;
       }
     }
   }
+  return out;
+}
 
-  double sent_now = 0;
-  for (const std::size_t p : hca) {
-    const PortScore& s = scores[p];
-    const PortSample& sample = samples[p];
-    const double sent = static_cast<double>(sample.xmit_data_words) * 4;
-    if (!x.leaves.empty()) {
-      const std::int32_t at = switch_of(in, p);
-      if (at >= 0 && static_cast<std::size_t>(at) < x.leaves.size()) {
-        const ReceiptSweepIndex::Leaf& leaf = x.leaves[static_cast<std::size_t>(at)];
-        // The leaf's up bytes shared over the job's ports on it by what
-        // each sent: over them all, the leaf's up bytes once.
-        if (leaf.alone(j)) {
-          run.uplink_known_bytes += sent;
-          run.uplink_crossing_bytes += leaf.up_bytes * sent / leaf.top_bytes;
-        }
-      }
-    }
-    double received = 0;
-    if (const auto leaf = leaf_into.find(node_port_key(s.node, s.port_index));
-        leaf != leaf_into.end()) {
-      received = static_cast<double>(samples[leaf->second].xmit_data_words) * 4;
-    }
-    sent_now += sent;
-    r.bytes_sent += sent;
-    r.bytes_received += received;
-    ReceiptRail& rail = run.rails[s.rail];
-    rail.rail = s.rail;
-    rail.bytes_sent += sent;
-    rail.bytes_received += received;
+}  // namespace
 
-    const FabricNode* node = in.fabric != nullptr && s.node >= 0 &&
-                                     static_cast<std::size_t>(s.node) < in.fabric->nodes.size()
-                                 ? &in.fabric->nodes[static_cast<std::size_t>(s.node)]
-                                 : nullptr;
-    const std::uint8_t number = node != nullptr && s.port_index < node->ports.size()
-                                    ? node->ports[s.port_index].number
-                                    : static_cast<std::uint8_t>(s.port_index + 1);
-    const PortId id{node != nullptr ? node->guid : static_cast<std::uint64_t>(s.node), number};
-    auto [life, added] = run.ports.try_emplace(id);
-    if (added) {
-      if (node != nullptr) {
-        life->second.name = name_port(*node, number);
-      } else {
-        life->second.name.guid = id.first;
-        life->second.name.port = number;
-      }
-    }
+void ReceiptTracker::Running::add_uplink_share(const ReceiptSweepInput& in,
+                                               const ReceiptSweepIndex& x, std::size_t j,
+                                               std::size_t p, double sent) {
+  const std::int32_t at = switch_of(in, p);
+  if (at < 0 || static_cast<std::size_t>(at) >= x.leaves.size()) return;
+  const ReceiptSweepIndex::Leaf& leaf = x.leaves[static_cast<std::size_t>(at)];
+  // The leaf's up bytes shared over the job's ports on it by what
+  // each sent: over them all, the leaf's up bytes once.
+  if (leaf.alone(j)) {
+    uplink_known_bytes += sent;
+    uplink_crossing_bytes += leaf.up_bytes * sent / leaf.top_bytes;
+  }
+}
 
-    // Link conditions on its cable (the HCA's end or the leaf's: one link).
-    if (const auto l = x.link_at.find(node_port_key(s.node, s.port_index)); l != x.link_at.end()) {
-      const LinkReport& report = *l->second;
-      auto [link, fresh] = run.links.try_emplace(id);
-      ReceiptLinkIssue& issue = link->second.issue;
-      if (fresh) {
-        issue.port = life->second.name;
-        issue.first_seen = in.now;
-        issue.downs = report.downs_last_hour;
-      } else if (report.downs_last_hour > link->second.last_downs) {
-        issue.downs += report.downs_last_hour - link->second.last_downs;
-      }
-      link->second.last_downs = report.downs_last_hour;
-      issue.condition = over_a_run(issue.condition, report.condition);
-      issue.last_seen = in.now;
-    }
+void ReceiptTracker::Running::add_traffic(int rail_number, double sent, double received) {
+  r.bytes_sent += sent;
+  r.bytes_received += received;
+  ReceiptRail& rail = rails[rail_number];
+  rail.rail = rail_number;
+  rail.bytes_sent += sent;
+  rail.bytes_received += received;
+}
 
-    if (!s.valid || sample.interval_seconds <= 0) continue;
-    const double seconds = sample.interval_seconds;
-    const double stall = std::clamp(s.stall, 0.0, 1.0) * seconds;
-    r.port_seconds += seconds;
-    r.stall_seconds += stall;
-    life->second.port_seconds += seconds;
-    life->second.stall_seconds += stall;
-    run.minute_port_seconds += seconds;
-    run.minute_stall_seconds += stall;
-    if (stall <= 0) continue;
-
-    // Whose congestion: the tree this port stalled in, and who fed it.
-    const std::size_t root = p < forest.root.size() ? forest.root[p] : kNoPort;
-    const auto exported = root == kNoPort ? x.exported.end() : x.exported.find(root);
-    if (exported == x.exported.end()) {
-      r.outside_trees_stall_seconds += stall;
-      continue;
-    }
-    const Split split = split_tree(in, x, j, root, exported->second, stall);
-    r.self_stall_seconds += split.self;
-    r.unattributed_stall_seconds += split.unattributed;
-    for (const auto& [id_of_job, part] : split.others) {
-      r.other_jobs_stall_seconds += part;
-      run.culprits[id_of_job] += part;
+ReceiptTracker::Running::PortLife& ReceiptTracker::Running::port_life(const ReceiptSweepInput& in,
+                                                                      const PortScore& s,
+                                                                      PortId& id) {
+  const FabricNode* node = in.fabric != nullptr && s.node >= 0 &&
+                                   static_cast<std::size_t>(s.node) < in.fabric->nodes.size()
+                               ? &in.fabric->nodes[static_cast<std::size_t>(s.node)]
+                               : nullptr;
+  const std::uint8_t number = node != nullptr && s.port_index < node->ports.size()
+                                  ? node->ports[s.port_index].number
+                                  : static_cast<std::uint8_t>(s.port_index + 1);
+  id = PortId{node != nullptr ? node->guid : static_cast<std::uint64_t>(s.node), number};
+  auto [life, added] = ports.try_emplace(id);
+  if (added) {
+    if (node != nullptr) {
+      life->second.name = name_port(*node, number);
+    } else {
+      life->second.name.guid = id.first;
+      life->second.name.port = number;
     }
   }
+  return life->second;
+}
 
+void ReceiptTracker::Running::note_link(const PortId& id, const ReceiptPort& name,
+                                        const LinkReport& report, double now) {
+  auto [link, fresh] = links.try_emplace(id);
+  ReceiptLinkIssue& issue = link->second.issue;
+  if (fresh) {
+    issue.port = name;
+    issue.first_seen = now;
+    issue.downs = report.downs_last_hour;
+  } else if (report.downs_last_hour > link->second.last_downs) {
+    issue.downs += report.downs_last_hour - link->second.last_downs;
+  }
+  link->second.last_downs = report.downs_last_hour;
+  issue.condition = over_a_run(issue.condition, report.condition);
+  issue.last_seen = now;
+}
+
+void ReceiptTracker::Running::add_stall(const ReceiptSweepInput& in, const ReceiptSweepIndex& x,
+                                        std::size_t j, std::size_t p, PortLife& life) {
+  const PortScore& s = in.analysis->result.ports[p];
+  const double seconds = in.analysis->samples[p].interval_seconds;
+  const double stall = std::clamp(s.stall, 0.0, 1.0) * seconds;
+  r.port_seconds += seconds;
+  r.stall_seconds += stall;
+  life.port_seconds += seconds;
+  life.stall_seconds += stall;
+  minute_port_seconds += seconds;
+  minute_stall_seconds += stall;
+  if (stall <= 0) return;
+
+  // Whose congestion: the tree this port stalled in, and who fed it.
+  const CongestionForest& forest = in.analysis->result.congestion;
+  const std::size_t root = p < forest.root.size() ? forest.root[p] : kNoPort;
+  const auto exported = root == kNoPort ? x.exported.end() : x.exported.find(root);
+  if (exported == x.exported.end()) {
+    r.outside_trees_stall_seconds += stall;
+    return;
+  }
+  const Split split = split_tree(in, x, j, root, exported->second, stall);
+  r.self_stall_seconds += split.self;
+  r.unattributed_stall_seconds += split.unattributed;
+  for (const auto& [id_of_job, part] : split.others) {
+    r.other_jobs_stall_seconds += part;
+    culprits[id_of_job] += part;
+  }
+}
+
+double ReceiptTracker::Running::add_port(
+    const ReceiptSweepInput& in, const ReceiptSweepIndex& x, std::size_t j, std::size_t p,
+    const std::unordered_map<std::uint64_t, std::size_t>& leaf_into) {
+  const PortScore& s = in.analysis->result.ports[p];
+  const PortSample& sample = in.analysis->samples[p];
+  const double sent = static_cast<double>(sample.xmit_data_words) * 4;
+  if (!x.leaves.empty()) add_uplink_share(in, x, j, p, sent);
+  double received = 0;
+  if (const auto leaf = leaf_into.find(node_port_key(s.node, s.port_index));
+      leaf != leaf_into.end()) {
+    received = static_cast<double>(in.analysis->samples[leaf->second].xmit_data_words) * 4;
+  }
+  add_traffic(s.rail, sent, received);
+  PortId id;
+  PortLife& life = port_life(in, s, id);
+  // Link conditions on its cable (the HCA's end or the leaf's: one link).
+  if (const auto l = x.link_at.find(node_port_key(s.node, s.port_index)); l != x.link_at.end()) {
+    note_link(id, life.name, *l->second, in.now);
+  }
+  if (s.valid && sample.interval_seconds > 0) add_stall(in, x, j, p, life);
+  return sent;
+}
+
+void ReceiptTracker::Running::note_pairs(const RouteModel& model, std::uint64_t generation,
+                                         const ReceiptSweepInput& in,
+                                         const std::vector<std::size_t>& hca, double sent_now,
+                                         std::size_t& pair_budget) {
+  if ((pairs_model != generation || pairs_ports != hca.size()) && pair_budget > 0) {
+    --pair_budget;
+    pairs_model = generation;
+    pairs_ports = hca.size();
+    pair_fraction = crossing_pair_fraction(model, in, hca);
+  }
+  if (pairs_model == generation && pair_fraction >= 0) {
+    known_bytes += sent_now;
+    crossing_bytes += sent_now * pair_fraction;
+  }
+}
+
+void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const SweepIndex& x,
+                                std::size_t j, double dt, double minute, const RouteModel* model,
+                                std::size_t& pair_budget) {
+  run.r.observed_seconds += dt;
+  if (minute != run.minute) {
+    run.close_minute();
+    run.minute = minute;
+  }
+  const JobHcas hcas = job_hcas(in, in.join->jobs[j]);
+  double sent_now = 0;
+  for (const std::size_t p : hcas.hca) sent_now += run.add_port(in, x, j, p, hcas.leaf_into);
   if (model != nullptr) {
-    if ((run.pairs_model != model_generation_ || run.pairs_ports != hca.size()) &&
-        pair_budget > 0) {
-      --pair_budget;
-      run.pairs_model = model_generation_;
-      run.pairs_ports = hca.size();
-      run.pair_fraction = crossing_pair_fraction(*model, in, hca);
-    }
-    if (run.pairs_model == model_generation_ && run.pair_fraction >= 0) {
-      run.known_bytes += sent_now;
-      run.crossing_bytes += sent_now * run.pair_fraction;
-    }
+    run.note_pairs(*model, model_generation_, in, hcas.hca, sent_now, pair_budget);
   }
 }
 
