@@ -42,15 +42,18 @@ EventNode event_node(const json& object, const std::string& where) {
   return EventNode{guid(object, "node_guid", where), text(object, "node_name", where)};
 }
 
-CongestionEvent decode_event(const json& j, const std::string& where) {
-  CongestionEvent e;
-  e.id = count(j, "id", where);
+// The root port and its far end.
+void decode_root(const json& j, const std::string& where, CongestionEvent& e) {
   const json& root = field(j, "root", where);
   e.root = event_node(root, where + ".root");
   e.root_port = static_cast<std::uint8_t>(count(root, "port", where + ".root", 255));
   e.far = EventNode{guid(root, "remote_node_guid", where + ".root"),
                     text(root, "remote_node_name", where + ".root")};
   e.far_port = static_cast<std::uint8_t>(count(root, "remote_port", where + ".root", 255));
+}
+
+// The cause, the times, the peak and the counts.
+void decode_numbers(const json& j, const std::string& where, CongestionEvent& e) {
   e.cause = cause(j, "cause", where);
   e.start = number(j, "start", where);
   e.last_seen = number(j, "last_seen", where);
@@ -61,14 +64,24 @@ CongestionEvent decode_event(const json& j, const std::string& where) {
   e.sweeps = count(j, "sweeps", where);
   e.congested_seconds = number(j, "congested_seconds", where);
   e.absent_sweeps = static_cast<std::uint32_t>(count(j, "absent_sweeps", where, UINT32_MAX));
+}
+
+std::vector<int> decode_rails(const json& j, const std::string& where) {
   const json& rails = field(j, "rails", where);
   if (!rails.is_array()) throw BadField(where + ".rails: not an array");
+  std::vector<int> out;
   for (const json& r : rails) {
     if (!r.is_number_unsigned() || r.get<std::uint64_t>() > 1u << 20) {
       throw BadField(where + ".rails: not a rail number");
     }
-    e.rails.push_back(r.get<int>());
+    out.push_back(r.get<int>());
   }
+  return out;
+}
+
+// The leaves under the root (at most kMaxLeavesPerEvent), and whether
+// there were more.
+void decode_leaves(const json& j, const std::string& where, CongestionEvent& e) {
   const json& leaves = field(j, "leaves", where);
   if (!leaves.is_array() || leaves.size() > kMaxLeavesPerEvent) {
     throw BadField(where + ".leaves: not an array of at most " +
@@ -80,48 +93,65 @@ CongestionEvent decode_event(const json& j, const std::string& where) {
   const json& truncated = field(j, "leaves_truncated", where);
   if (!truncated.is_boolean()) throw BadField(where + ".leaves_truncated: not a boolean");
   e.leaves_truncated = truncated.get<bool>();
-  // The jobs came with the Slurm join: a file without them has none.
-  if (j.contains("jobs")) {
-    const json& jobs = j["jobs"];
-    if (!jobs.is_array() || jobs.size() > kMaxJobsPerEvent) {
-      throw BadField(where + ".jobs: not an array of at most " + std::to_string(kMaxJobsPerEvent));
-    }
-    for (const json& id : jobs) {
-      if (!id.is_number_unsigned()) throw BadField(where + ".jobs: not a job id");
-      e.jobs.push_back(id.get<std::uint64_t>());
-    }
-    if (!std::is_sorted(e.jobs.begin(), e.jobs.end()) ||
-        std::adjacent_find(e.jobs.begin(), e.jobs.end()) != e.jobs.end()) {
-      throw BadField(where + ".jobs: not ascending");
-    }
-    const json& jobs_truncated = field(j, "jobs_truncated", where);
-    if (!jobs_truncated.is_boolean()) throw BadField(where + ".jobs_truncated: not a boolean");
-    e.jobs_truncated = jobs_truncated.get<bool>();
+}
+
+// A list of at most kMaxJobsPerEvent job ids; `where` names the list.
+std::vector<std::uint64_t> decode_job_ids(const json& jobs, const std::string& where) {
+  if (!jobs.is_array() || jobs.size() > kMaxJobsPerEvent) {
+    throw BadField(where + ": not an array of at most " + std::to_string(kMaxJobsPerEvent));
   }
-  // The senders came with the routes (issue #41): a file without them has none.
-  if (j.contains("senders")) {
-    const json& senders = j["senders"];
-    if (!senders.is_array() || senders.size() > kMaxSendersPerEvent) {
-      throw BadField(where + ".senders: not an array of at most " +
-                     std::to_string(kMaxSendersPerEvent));
-    }
-    for (std::size_t i = 0; i < senders.size(); ++i) {
-      const std::string at = where + ".senders[" + std::to_string(i) + "]";
-      EventSender s;
-      s.node = event_node(senders[i], at);
-      s.port = static_cast<std::uint8_t>(count(senders[i], "port", at, 255));
-      s.bytes_per_second = number(senders[i], "bytes_per_second", at);
-      const json& jobs = field(senders[i], "jobs", at);
-      if (!jobs.is_array() || jobs.size() > kMaxJobsPerEvent) {
-        throw BadField(at + ".jobs: not an array of at most " + std::to_string(kMaxJobsPerEvent));
-      }
-      for (const json& id : jobs) {
-        if (!id.is_number_unsigned()) throw BadField(at + ".jobs: not a job id");
-        s.jobs.push_back(id.get<std::uint64_t>());
-      }
-      e.senders.push_back(std::move(s));
-    }
+  std::vector<std::uint64_t> ids;
+  for (const json& id : jobs) {
+    if (!id.is_number_unsigned()) throw BadField(where + ": not a job id");
+    ids.push_back(id.get<std::uint64_t>());
   }
+  return ids;
+}
+
+// The jobs came with the Slurm join: a file without them has none.
+void decode_jobs(const json& j, const std::string& where, CongestionEvent& e) {
+  if (!j.contains("jobs")) return;
+  e.jobs = decode_job_ids(j["jobs"], where + ".jobs");
+  if (!std::is_sorted(e.jobs.begin(), e.jobs.end()) ||
+      std::adjacent_find(e.jobs.begin(), e.jobs.end()) != e.jobs.end()) {
+    throw BadField(where + ".jobs: not ascending");
+  }
+  const json& jobs_truncated = field(j, "jobs_truncated", where);
+  if (!jobs_truncated.is_boolean()) throw BadField(where + ".jobs_truncated: not a boolean");
+  e.jobs_truncated = jobs_truncated.get<bool>();
+}
+
+EventSender decode_sender(const json& sender, const std::string& at) {
+  EventSender s;
+  s.node = event_node(sender, at);
+  s.port = static_cast<std::uint8_t>(count(sender, "port", at, 255));
+  s.bytes_per_second = number(sender, "bytes_per_second", at);
+  s.jobs = decode_job_ids(field(sender, "jobs", at), at + ".jobs");
+  return s;
+}
+
+// The senders came with the routes (issue #41): a file without them has none.
+void decode_senders(const json& j, const std::string& where, CongestionEvent& e) {
+  if (!j.contains("senders")) return;
+  const json& senders = j["senders"];
+  if (!senders.is_array() || senders.size() > kMaxSendersPerEvent) {
+    throw BadField(where + ".senders: not an array of at most " +
+                   std::to_string(kMaxSendersPerEvent));
+  }
+  for (std::size_t i = 0; i < senders.size(); ++i) {
+    e.senders.push_back(decode_sender(senders[i], where + ".senders[" + std::to_string(i) + "]"));
+  }
+}
+
+CongestionEvent decode_event(const json& j, const std::string& where) {
+  CongestionEvent e;
+  e.id = count(j, "id", where);
+  decode_root(j, where, e);
+  decode_numbers(j, where, e);
+  e.rails = decode_rails(j, where);
+  decode_leaves(j, where, e);
+  decode_jobs(j, where, e);
+  decode_senders(j, where, e);
   return e;
 }
 

@@ -4,6 +4,27 @@
 #include <unordered_map>
 
 namespace ibfx {
+
+// What one sweep's forest says of one of its roots.
+struct CongestionEventTracker::TreeSeen {
+  const CongestionRoot* root = nullptr;
+  std::int32_t node = kNoNode;
+  const FabricPort* port = nullptr;
+  std::vector<int> rails;            // ascending, unique
+  std::vector<std::int32_t> leaves;  // node indices, unique, in port order
+};
+
+// The sweep observe() is given, as its steps read it.
+struct CongestionEventTracker::SweepSeen {
+  const CongestionForest* forest = nullptr;
+  const Fabric* fabric = nullptr;
+  const std::vector<std::string>* node_names = nullptr;
+  double now = 0;
+  double interval = 0;
+  const std::vector<std::vector<std::uint64_t>>* root_jobs = nullptr;
+  const std::vector<std::vector<EventSender>>* root_senders = nullptr;
+};
+
 namespace {
 
 EventNode event_node(const Fabric& fabric, const std::vector<std::string>& names,
@@ -14,15 +35,6 @@ EventNode event_node(const Fabric& fabric, const std::vector<std::string>& names
       n < names.size() && !names[n].empty() ? names[n] : fabric.nodes[n].description;
   return EventNode{fabric.nodes[n].guid, name};
 }
-
-// What one sweep's forest says of one of its roots.
-struct TreeSeen {
-  const CongestionRoot* root = nullptr;
-  std::int32_t node = kNoNode;
-  const FabricPort* port = nullptr;
-  std::vector<int> rails;            // ascending, unique
-  std::vector<std::int32_t> leaves;  // node indices, unique, in port order
-};
 
 void add_rail(std::vector<int>& rails, int rail) {
   if (rail < 0) return;
@@ -56,11 +68,15 @@ void add_leaf(std::vector<EventNode>& leaves, bool& truncated, const EventNode& 
 
 std::size_t cause_index(CongestionCause c) { return static_cast<std::size_t>(c); }
 
-// One sweep's tree into its event (or pending event): seen now, for one
-// more interval, its peak, and what its tree touched.
-void absorb(CongestionEvent& e, const TreeSeen& tree, const EventNode& root, const Fabric& fabric,
-            const std::vector<std::string>& node_names, double now, double interval,
-            const std::vector<std::uint64_t>* jobs, const std::vector<EventSender>* senders) {
+}  // namespace
+
+void CongestionEventTracker::absorb(CongestionEvent& e, const TreeSeen& tree, const EventNode& root,
+                                    const SweepSeen& sweep, const std::vector<std::uint64_t>* jobs,
+                                    const std::vector<EventSender>* senders) {
+  const Fabric& fabric = *sweep.fabric;
+  const std::vector<std::string>& node_names = *sweep.node_names;
+  const double now = sweep.now;
+  const double interval = sweep.interval;
   const CongestionRoot& r = *tree.root;
   e.root.name = root.name;
   e.far =
@@ -94,20 +110,11 @@ void absorb(CongestionEvent& e, const TreeSeen& tree, const EventNode& root, con
   }
 }
 
-}  // namespace
-
-void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric& fabric,
-                                     const std::vector<std::string>& node_names, double now,
-                                     const std::vector<std::vector<std::uint64_t>>& root_jobs,
-                                     const std::vector<std::vector<EventSender>>& root_senders) {
+std::vector<CongestionEventTracker::TreeSeen> CongestionEventTracker::trees_of(
+    const SweepAnalysis& analysis, const Fabric& fabric) {
   const AnalysisResult& result = analysis.result;
-  if (result.ports.empty()) return;
   const CongestionForest& forest = result.congestion;
   const Topology* topology = analysis.topology.get();
-  const double interval = analysis.interval_seconds;
-  bool changed = false;
-
-  // The trees of this sweep: each top-K root and the ports chained to it.
   std::vector<TreeSeen> trees;
   trees.reserve(forest.roots.size());
   std::unordered_map<std::size_t, std::size_t> tree_of_root;  // root port -> trees index
@@ -129,6 +136,7 @@ void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric
     }
     trees.push_back(std::move(tree));
   }
+  // The ports chained to each root: their rails, and their leaves.
   const std::size_t members = std::min(forest.root.size(), result.ports.size());
   for (std::size_t q = 0; q < members && !trees.empty(); ++q) {
     if (forest.root[q] == kNoPort) continue;
@@ -144,57 +152,82 @@ void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric
       tree.leaves.push_back(ps.node);
     }
   }
+  return trees;
+}
 
-  // Each root continues its event, or its pending one, or starts one.
-  std::vector<bool> seen(active_.size(), false);
-  std::vector<CongestionEvent> still_pending;
-  for (const TreeSeen& tree : trees) {
-    const CongestionRoot& r = *tree.root;
-    const EventNode root = event_node(fabric, node_names, tree.node);
-    const std::uint8_t port = tree.port->number;
-    auto same_root = [&](const CongestionEvent& e) {
-      return e.root.guid == root.guid && e.root_port == port;
-    };
-    const auto k = static_cast<std::size_t>(tree.root - forest.roots.data());
-    const std::vector<std::uint64_t>* jobs = k < root_jobs.size() ? &root_jobs[k] : nullptr;
-    const std::vector<EventSender>* senders = k < root_senders.size() ? &root_senders[k] : nullptr;
-    if (auto it = std::find_if(active_.begin(), active_.end(), same_root); it != active_.end()) {
-      seen[static_cast<std::size_t>(it - active_.begin())] = true;
-      absorb(*it, tree, root, fabric, node_names, now, interval, jobs, senders);
-      counters_.seconds[cause_index(r.cause)] += interval;
-      changed = true;
-      continue;
-    }
-    CongestionEvent draft;
-    if (auto it = std::find_if(pending_.begin(), pending_.end(), same_root); it != pending_.end()) {
-      draft = std::move(*it);
-    } else {
-      draft.root = root;
-      draft.root_port = port;
-      draft.cause = r.cause;
-      draft.start = now - interval;
-      draft.peak_score = r.score;
-      draft.peak_at = now;
-    }
-    absorb(draft, tree, root, fabric, node_names, now, interval, jobs, senders);
-    // A named mechanism opens at once (and takes the pending sweeps with
-    // it); `unexplained` only once it has persisted.
-    if (r.cause != CongestionCause::kUnexplained || draft.sweeps >= kPersistSweeps) {
-      open(std::move(draft));
-      seen.push_back(true);
-      changed = true;
-    } else {
-      still_pending.push_back(std::move(draft));
-    }
+bool CongestionEventTracker::follow_tree(const TreeSeen& tree, const SweepSeen& sweep,
+                                         std::vector<bool>& seen,
+                                         std::vector<CongestionEvent>& still_pending) {
+  const CongestionRoot& r = *tree.root;
+  const Fabric& fabric = *sweep.fabric;
+  const std::vector<std::string>& node_names = *sweep.node_names;
+  const EventNode root = event_node(fabric, node_names, tree.node);
+  const std::uint8_t port = tree.port->number;
+  auto same_root = [&](const CongestionEvent& e) {
+    return e.root.guid == root.guid && e.root_port == port;
+  };
+  const auto k = static_cast<std::size_t>(tree.root - sweep.forest->roots.data());
+  const std::vector<std::uint64_t>* jobs =
+      k < sweep.root_jobs->size() ? &(*sweep.root_jobs)[k] : nullptr;
+  const std::vector<EventSender>* senders =
+      k < sweep.root_senders->size() ? &(*sweep.root_senders)[k] : nullptr;
+  if (auto it = std::find_if(active_.begin(), active_.end(), same_root); it != active_.end()) {
+    seen[static_cast<std::size_t>(it - active_.begin())] = true;
+    absorb(*it, tree, root, sweep, jobs, senders);
+    counters_.seconds[cause_index(r.cause)] += sweep.interval;
+    return true;
   }
-  // A pending root absent from one sweep was no incident (nothing of it
-  // was published).
-  pending_ = std::move(still_pending);
+  CongestionEvent draft;
+  if (auto it = std::find_if(pending_.begin(), pending_.end(), same_root); it != pending_.end()) {
+    draft = std::move(*it);
+  } else {
+    draft.root = root;
+    draft.root_port = port;
+    draft.cause = r.cause;
+    draft.start = sweep.now - sweep.interval;
+    draft.peak_score = r.score;
+    draft.peak_at = sweep.now;
+  }
+  absorb(draft, tree, root, sweep, jobs, senders);
+  // A named mechanism opens at once (and takes the pending sweeps with
+  // it); `unexplained` only once it has persisted.
+  if (r.cause != CongestionCause::kUnexplained || draft.sweeps >= kPersistSweeps) {
+    open(std::move(draft));
+    seen.push_back(true);
+    return true;
+  }
+  still_pending.push_back(std::move(draft));
+  return false;
+}
+
+bool CongestionEventTracker::mark_absent(const std::vector<bool>& seen) {
+  bool changed = false;
   for (std::size_t i = 0; i < active_.size(); ++i) {
     if (seen[i]) continue;
     ++active_[i].absent_sweeps;
     changed = true;
   }
+  return changed;
+}
+
+void CongestionEventTracker::observe(const SweepAnalysis& analysis, const Fabric& fabric,
+                                     const std::vector<std::string>& node_names, double now,
+                                     const std::vector<std::vector<std::uint64_t>>& root_jobs,
+                                     const std::vector<std::vector<EventSender>>& root_senders) {
+  if (analysis.result.ports.empty()) return;
+  const SweepSeen sweep{&analysis.result.congestion, &fabric,    &node_names,  now,
+                        analysis.interval_seconds,   &root_jobs, &root_senders};
+  bool changed = false;
+  // Each root continues its event, or its pending one, or starts one.
+  std::vector<bool> seen(active_.size(), false);
+  std::vector<CongestionEvent> still_pending;
+  for (const TreeSeen& tree : trees_of(analysis, fabric)) {
+    changed = follow_tree(tree, sweep, seen, still_pending) || changed;
+  }
+  // A pending root absent from one sweep was no incident (nothing of it
+  // was published).
+  pending_ = std::move(still_pending);
+  changed = mark_absent(seen) || changed;
   const std::size_t ended_before = ended_.size();
   end_expired(now);
   trim(now);

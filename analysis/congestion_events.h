@@ -170,6 +170,25 @@ class CongestionEventTracker {
   std::size_t pending() const { return pending_.size(); }
 
  private:
+  // observe's steps (congestion_events.cpp) and what they share: one
+  // sweep's tree of one root, and the sweep.
+  struct TreeSeen;
+  struct SweepSeen;
+  // The trees of this sweep: each top-K root and the ports chained to it.
+  static std::vector<TreeSeen> trees_of(const SweepAnalysis& analysis, const Fabric& fabric);
+  // One tree continues its event, or its pending event (into
+  // `still_pending` while it waits), or starts one; true when an event
+  // changed.
+  bool follow_tree(const TreeSeen& tree, const SweepSeen& sweep, std::vector<bool>& seen,
+                   std::vector<CongestionEvent>& still_pending);
+  // One sweep's tree into its event (or pending event): seen now, for one
+  // more interval, its peak, and what its tree touched.
+  static void absorb(CongestionEvent& e, const TreeSeen& tree, const EventNode& root,
+                     const SweepSeen& sweep, const std::vector<std::uint64_t>* jobs,
+                     const std::vector<EventSender>* senders);
+  // One more sweep absent for the active events this sweep did not see;
+  // true when there were any.
+  bool mark_absent(const std::vector<bool>& seen);
   // Opens an event for `draft` (a new root, or a pending one that has
   // persisted): its id, and the counters its sweeps so far add up to.
   void open(CongestionEvent draft);

@@ -187,68 +187,84 @@ Failure trace_failure(const Snapshot& s, const RouteTrace& t, const End& to) {
   return {500, "internal", "no error"};
 }
 
-}  // namespace
-
-RouteAnswer render_switch_routes(const Snapshot& s, const std::string& node, bool text,
-                                 double now) {
-  Failure failure;
-  const RouteModel* model = s.routes.model.get();
-  if (!s.fabric) return answer_failure({503, "no_fabric", "no fabric discovered yet"}, text);
-  if (model == nullptr) {
-    return answer_failure(
-        {503, "no_routes", "no forwarding table has been read yet (or routes.enabled is off)"},
-        text);
+// No fabric yet, or no route model: neither request can be answered.
+std::optional<Failure> routes_unavailable(const Snapshot& s) {
+  if (!s.fabric) return Failure{503, "no_fabric", "no fabric discovered yet"};
+  if (s.routes.model == nullptr) {
+    return Failure{503, "no_routes",
+                   "no forwarding table has been read yet (or routes.enabled is off)"};
   }
+  return std::nullopt;
+}
+
+// The switch a /routes request names, provided the model is of the
+// snapshot's fabric and holds its complete table.
+std::optional<std::int32_t> find_routed_switch(const Snapshot& s, const std::string& node,
+                                               Failure& failure) {
+  const RouteModel* model = s.routes.model.get();
   if (&model->fabric() != s.fabric.get()) {
     // Of an earlier discovery: its node indices are not the snapshot's.
-    return answer_failure(kRebuilding, text);
+    failure = kRebuilding;
+    return std::nullopt;
   }
   const auto n = find_node(s, node, "node", failure);
-  if (!n) return answer_failure(failure, text);
-  const FabricNode& fn = s.fabric->nodes[static_cast<std::size_t>(*n)];
-  if (fn.type != NodeType::kSwitch) {
-    return answer_failure(
-        {400, "not_a_switch", "node=" + printable(node) + " is not a switch: only switches route"},
-        text);
+  if (!n) return std::nullopt;
+  if (s.fabric->nodes[static_cast<std::size_t>(*n)].type != NodeType::kSwitch) {
+    failure = {400, "not_a_switch",
+               "node=" + printable(node) + " is not a switch: only switches route"};
+    return std::nullopt;
   }
   const SwitchRoutes* table = model->table(*n);
   if (table == nullptr || !table->complete) {
-    return answer_failure(
-        {503, "no_table",
-         "the forwarding table of " + printable(name_of(s, *n)) + " has not been read yet"},
-        text);
+    failure = {503, "no_table",
+               "the forwarding table of " + printable(name_of(s, *n)) + " has not been read yet"};
+    return std::nullopt;
   }
-  const double age =
-      std::max(0.0, now - std::chrono::duration<double>(table->read_at.time_since_epoch()).count());
-  const std::vector<PortRoutes>& routes = model->port_routes(*n);
+  return n;
+}
+
+// The seconds since a table was read.
+double table_age(const SwitchRoutes& table, double now) {
+  return std::max(0.0,
+                  now - std::chrono::duration<double>(table.read_at.time_since_epoch()).count());
+}
+
+// A switch's port counts as a table for a person: one line a port.
+std::string switch_routes_text(const Snapshot& s, std::int32_t n, const SwitchRoutes& table,
+                               double age) {
+  const FabricNode& fn = s.fabric->nodes[static_cast<std::size_t>(n)];
+  const std::vector<PortRoutes>& routes = s.routes.model->port_routes(n);
+  std::string body = "routes of " + printable(name_of(s, n)) + " (LID " + std::to_string(fn.lid) +
+                     ", LinearFDBTop " + std::to_string(table.linear_fdb_top) + "): table " +
+                     std::to_string(static_cast<long long>(age)) + " s old" +
+                     (table.stale ? ", STALE (the switch stopped answering)" : "") + "\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "%-5s %12s %14s  %s\n", "PORT", "DESTINATIONS", "PAIRS",
+                "FAR END");
+  body += line;
+  for (std::size_t i = 0; i < fn.ports.size() && i < routes.size(); ++i) {
+    const FabricPort& p = fn.ports[i];
+    const std::string far =
+        p.linked() ? printable(name_of(s, p.remote_node)) + " port " + std::to_string(p.remote_port)
+                   : "-";
+    std::snprintf(line, sizeof line, "%-5u %12u %14llu  %s\n", unsigned{p.number},
+                  routes[i].destinations, static_cast<unsigned long long>(routes[i].pairs),
+                  far.c_str());
+    body += line;
+  }
+  return body;
+}
+
+// A switch's port counts as JSON, with its route imbalance (null when the
+// balance does not list it).
+std::string switch_routes_json(const Snapshot& s, std::int32_t n, const SwitchRoutes& table,
+                               double age) {
+  const FabricNode& fn = s.fabric->nodes[static_cast<std::size_t>(n)];
+  const std::vector<PortRoutes>& routes = s.routes.model->port_routes(n);
   double ratio = 0;
   for (const SwitchRouteBalance& b : s.routes.balance) {
-    if (b.node == *n) ratio = b.ratio;
+    if (b.node == n) ratio = b.ratio;
   }
-  RouteAnswer a;
-  if (text) {
-    a.content_type = "text/plain; charset=utf-8";
-    a.body = "routes of " + printable(name_of(s, *n)) + " (LID " + std::to_string(fn.lid) +
-             ", LinearFDBTop " + std::to_string(table->linear_fdb_top) + "): table " +
-             std::to_string(static_cast<long long>(age)) + " s old" +
-             (table->stale ? ", STALE (the switch stopped answering)" : "") + "\n";
-    char line[200];
-    std::snprintf(line, sizeof line, "%-5s %12s %14s  %s\n", "PORT", "DESTINATIONS", "PAIRS",
-                  "FAR END");
-    a.body += line;
-    for (std::size_t i = 0; i < fn.ports.size() && i < routes.size(); ++i) {
-      const FabricPort& p = fn.ports[i];
-      const std::string far = p.linked() ? printable(name_of(s, p.remote_node)) + " port " +
-                                               std::to_string(p.remote_port)
-                                         : "-";
-      std::snprintf(line, sizeof line, "%-5u %12u %14llu  %s\n", unsigned{p.number},
-                    routes[i].destinations, static_cast<unsigned long long>(routes[i].pairs),
-                    far.c_str());
-      a.body += line;
-    }
-    return a;
-  }
-  a.content_type = "application/json";
   json ports = json::array();
   for (std::size_t i = 0; i < fn.ports.size() && i < routes.size(); ++i) {
     const FabricPort& p = fn.ports[i];
@@ -267,50 +283,52 @@ RouteAnswer render_switch_routes(const Snapshot& s, const std::string& node, boo
     ports.push_back(std::move(j));
   }
   json body{{"node_guid", guid_hex(fn.guid)},
-            {"node_name", name_of(s, *n)},
+            {"node_name", name_of(s, n)},
             {"lid", fn.lid},
-            {"linear_fdb_top", table->linear_fdb_top},
+            {"linear_fdb_top", table.linear_fdb_top},
             {"routes_age_seconds", age},
-            {"stale", table->stale},
+            {"stale", table.stale},
             {"route_imbalance", ratio > 0 ? json(ratio) : json(nullptr)},
             {"ports", std::move(ports)}};
-  a.body = body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  return a;
+  return body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-RouteAnswer render_route(const Snapshot& s, const RouteQuery& q, double now) {
-  Failure failure;
-  const RouteModel* model = s.routes.model.get();
-  if (!s.fabric) return answer_failure({503, "no_fabric", "no fabric discovered yet"}, q.text);
-  if (model == nullptr) {
-    return answer_failure(
-        {503, "no_routes", "no forwarding table has been read yet (or routes.enabled is off)"},
-        q.text);
-  }
+// The two ends a /route request names: from an HCA port, to a port or a
+// switch's LID; and a model of the snapshot's fabric to trace them in.
+std::optional<std::pair<End, End>> find_route_ends(const Snapshot& s, const RouteQuery& q,
+                                                   Failure& failure) {
   const auto from_node = find_node(s, q.from, "from", failure);
-  if (!from_node) return answer_failure(failure, q.text);
+  if (!from_node) return std::nullopt;
   if (s.fabric->nodes[static_cast<std::size_t>(*from_node)].type != NodeType::kHca) {
-    return answer_failure(
-        {400, "not_an_hca",
-         "from=" + printable(q.from) + " is not an HCA: a route starts at an HCA port"},
-        q.text);
+    failure = {400, "not_an_hca",
+               "from=" + printable(q.from) + " is not an HCA: a route starts at an HCA port"};
+    return std::nullopt;
   }
   const auto to_node = find_node(s, q.to, "to", failure);
-  if (!to_node) return answer_failure(failure, q.text);
+  if (!to_node) return std::nullopt;
   const auto from = find_port(s, *from_node, q.from_port, "from", failure);
-  if (!from) return answer_failure(failure, q.text);
+  if (!from) return std::nullopt;
   const auto to = find_port(s, *to_node, q.to_port, "to", failure);
-  if (!to) return answer_failure(failure, q.text);
-  if (&model->fabric() != s.fabric.get()) {
+  if (!to) return std::nullopt;
+  if (&s.routes.model->fabric() != s.fabric.get()) {
     // The model is of an earlier discovery than the snapshot's fabric: its
     // node indices would not match (RouteTracker builds the new one in the
     // background; it lands within a sweep or two).
-    return answer_failure(kRebuilding, q.text);
+    failure = kRebuilding;
+    return std::nullopt;
   }
-  const RouteTrace trace = model->trace({from->node, from->port}, to->lid);
+  return std::pair{*from, *to};
+}
 
-  // W and U of each hop's egress port, and the oldest table on the way.
+// The hops of a trace, each with the W and U of its egress port; and the
+// age of the oldest table on the way.
+struct ScoredPath {
   std::vector<Hop> hops;
+  double age = 0;
+};
+
+ScoredPath scored_path(const Snapshot& s, const RouteTrace& trace, double now) {
+  ScoredPath path;
   double oldest = now;
   for (const RouteHop& h : trace.hops) {
     Hop hop{h, nullptr};
@@ -322,54 +340,56 @@ RouteAnswer render_route(const Snapshot& s, const RouteQuery& q, double now) {
         break;
       }
     }
-    if (const SwitchRoutes* t = model->table(h.node)) {
+    if (const SwitchRoutes* t = s.routes.model->table(h.node)) {
       oldest =
           std::min(oldest, std::chrono::duration<double>(t->read_at.time_since_epoch()).count());
     }
-    hops.push_back(hop);
+    path.hops.push_back(hop);
   }
-  const double age = std::max(0.0, now - oldest);
-  const bool ok = trace.ok();
-  const Failure broken = ok ? Failure{} : trace_failure(s, trace, *to);
+  path.age = std::max(0.0, now - oldest);
+  return path;
+}
 
-  RouteAnswer a;
-  a.status = ok ? 200 : broken.status;
-  if (q.text) {
-    a.content_type = "text/plain; charset=utf-8";
-    auto end_text = [&s](const End& e) {
-      std::string t = printable(name_of(s, e.node));
-      if (e.port != 0) t += " port " + std::to_string(e.port);
-      return t + " (LID " + std::to_string(e.lid) + ")";
-    };
-    a.body = "route " + end_text(*from) + " -> " + end_text(*to) + ": " +
-             std::to_string(hops.size()) + (hops.size() == 1 ? " switch" : " switches") +
-             ", tables " + std::to_string(static_cast<long long>(age)) + " s old\n";
-    char line[160];
-    std::snprintf(line, sizeof line, "%-4s %-40s %4s %4s %7s %7s\n", "HOP", "SWITCH", "IN", "OUT",
-                  "W", "U");
-    a.body += line;
-    for (std::size_t i = 0; i < hops.size(); ++i) {
-      const Hop& h = hops[i];
-      std::string w = "-";
-      std::string u = "-";
-      if (h.egress != nullptr && h.egress->valid) {
-        w = std::to_string(h.egress->stall).substr(0, 5);
-      }
-      if (h.egress != nullptr && h.egress->utilization_valid) {
-        u = std::to_string(h.egress->utilization).substr(0, 5);
-      }
-      std::string name = printable(name_of(s, h.hop.node));
-      if (name.size() > 40) name.resize(40);
-      std::snprintf(line, sizeof line, "%-4zu %-40s %4u %4u %7s %7s\n", i + 1, name.c_str(),
-                    unsigned{h.hop.in_port}, unsigned{h.hop.out_port}, w.c_str(), u.c_str());
-      a.body += line;
+// The route for a person: a line a hop, then why it broke, if it did.
+std::string route_text(const Snapshot& s, const End& from, const End& to, const ScoredPath& path,
+                       const Failure* broken) {
+  auto end_text = [&s](const End& e) {
+    std::string t = printable(name_of(s, e.node));
+    if (e.port != 0) t += " port " + std::to_string(e.port);
+    return t + " (LID " + std::to_string(e.lid) + ")";
+  };
+  const std::vector<Hop>& hops = path.hops;
+  std::string body = "route " + end_text(from) + " -> " + end_text(to) + ": " +
+                     std::to_string(hops.size()) + (hops.size() == 1 ? " switch" : " switches") +
+                     ", tables " + std::to_string(static_cast<long long>(path.age)) + " s old\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "%-4s %-40s %4s %4s %7s %7s\n", "HOP", "SWITCH", "IN", "OUT",
+                "W", "U");
+  body += line;
+  for (std::size_t i = 0; i < hops.size(); ++i) {
+    const Hop& h = hops[i];
+    std::string w = "-";
+    std::string u = "-";
+    if (h.egress != nullptr && h.egress->valid) {
+      w = std::to_string(h.egress->stall).substr(0, 5);
     }
-    if (!ok) a.body += failure_text(broken);
-    return a;
+    if (h.egress != nullptr && h.egress->utilization_valid) {
+      u = std::to_string(h.egress->utilization).substr(0, 5);
+    }
+    std::string name = printable(name_of(s, h.hop.node));
+    if (name.size() > 40) name.resize(40);
+    std::snprintf(line, sizeof line, "%-4zu %-40s %4u %4u %7s %7s\n", i + 1, name.c_str(),
+                  unsigned{h.hop.in_port}, unsigned{h.hop.out_port}, w.c_str(), u.c_str());
+    body += line;
   }
-  a.content_type = "application/json";
+  if (broken != nullptr) body += failure_text(*broken);
+  return body;
+}
+
+std::string route_json(const Snapshot& s, const End& from, const End& to, const ScoredPath& path,
+                       const RouteTrace& trace, const Failure* broken) {
   json hop_list = json::array();
-  for (const Hop& h : hops) {
+  for (const Hop& h : path.hops) {
     const FabricNode& fn = s.fabric->nodes[static_cast<std::size_t>(h.hop.node)];
     hop_list.push_back(json{{"node_guid", guid_hex(fn.guid)},
                             {"node_name", name_of(s, h.hop.node)},
@@ -378,22 +398,56 @@ RouteAnswer render_route(const Snapshot& s, const RouteQuery& q, double now) {
                             {"stall_ratio", number_or_null(h.egress, false)},
                             {"utilization", number_or_null(h.egress, true)}});
   }
-  json body{{"from", end_json(s, *from)},
-            {"to", end_json(s, *to)},
+  json body{{"from", end_json(s, from)},
+            {"to", end_json(s, to)},
             {"hops", std::move(hop_list)},
-            {"routes_age_seconds", age}};
-  if (!ok) {
+            {"routes_age_seconds", path.age}};
+  if (broken != nullptr) {
     // The hops up to where the tables fail, then why: a partial path is
     // labelled as such, never passed off as the route.
-    body["error"] = broken.code;
-    body["message"] = broken.message;
+    body["error"] = broken->code;
+    body["message"] = broken->message;
     if (trace.at_node != kNoNode) {
       body["error_at"] = json{
           {"node_guid", guid_hex(s.fabric->nodes[static_cast<std::size_t>(trace.at_node)].guid)},
           {"node_name", name_of(s, trace.at_node)}};
     }
   }
-  a.body = body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  return body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+RouteAnswer render_switch_routes(const Snapshot& s, const std::string& node, bool text,
+                                 double now) {
+  if (const auto unavailable = routes_unavailable(s)) return answer_failure(*unavailable, text);
+  Failure failure;
+  const auto n = find_routed_switch(s, node, failure);
+  if (!n) return answer_failure(failure, text);
+  const SwitchRoutes& table = *s.routes.model->table(*n);
+  const double age = table_age(table, now);
+  RouteAnswer a;
+  a.content_type = text ? "text/plain; charset=utf-8" : "application/json";
+  a.body = text ? switch_routes_text(s, *n, table, age) : switch_routes_json(s, *n, table, age);
+  return a;
+}
+
+RouteAnswer render_route(const Snapshot& s, const RouteQuery& q, double now) {
+  if (const auto unavailable = routes_unavailable(s)) return answer_failure(*unavailable, q.text);
+  Failure failure;
+  const auto ends = find_route_ends(s, q, failure);
+  if (!ends) return answer_failure(failure, q.text);
+  const auto& [from, to] = *ends;
+  const RouteTrace trace = s.routes.model->trace({from.node, from.port}, to.lid);
+  const ScoredPath path = scored_path(s, trace, now);
+  const std::optional<Failure> broken =
+      trace.ok() ? std::nullopt : std::optional<Failure>(trace_failure(s, trace, to));
+
+  RouteAnswer a;
+  a.status = broken ? broken->status : 200;
+  a.content_type = q.text ? "text/plain; charset=utf-8" : "application/json";
+  a.body = q.text ? route_text(s, from, to, path, broken ? &*broken : nullptr)
+                  : route_json(s, from, to, path, trace, broken ? &*broken : nullptr);
   return a;
 }
 

@@ -194,21 +194,20 @@ std::string top_jobs(const Snapshot& s, std::size_t rows) {
   return out;
 }
 
-}  // namespace
+// The fabric port a score is of.
+const FabricPort& scored_port(const Snapshot& s, const PortScore& ps) {
+  return s.fabric->nodes[static_cast<std::size_t>(ps.node)].ports[ps.port_index];
+}
 
-std::string render_top(const Snapshot& s, std::size_t rows) {
-  std::string out;
-  if (!s.fabric) return "no fabric discovered yet\n";
+// "leaf01:17": the port's node name and number.
+std::string scored_port_name(const Snapshot& s, const PortScore& ps) {
+  return s.node_names[static_cast<std::size_t>(ps.node)] + ":" +
+         std::to_string(scored_port(s, ps).number);
+}
+
+void render_roots_table(std::string& out, const Snapshot& s, std::size_t rows) {
   const Fabric& f = *s.fabric;
   const AnalysisResult& a = s.analysis.result;
-  auto port_of = [&](const PortScore& ps) -> const FabricPort& {
-    return f.nodes[static_cast<std::size_t>(ps.node)].ports[ps.port_index];
-  };
-  auto name_of = [&](const PortScore& ps) {
-    return s.node_names[static_cast<std::size_t>(ps.node)] + ":" +
-           std::to_string(port_of(ps).number);
-  };
-
   out += "ROOTS OF CONGESTION (docs/scores.md, \"Root or victim\")\n";
   if (a.ports.empty()) {
     out += "  (none yet: scores need two sweeps)\n";
@@ -233,17 +232,29 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
     char job_column[16] = "";
     if (jobs) std::snprintf(job_column, sizeof job_column, " %8zu", root_jobs[k]);
     const std::string link = link_trouble_at(
-        *s.links, f.nodes[static_cast<std::size_t>(ps.node)].guid, port_of(ps).number);
-    line(out, "  %-32s %-20s %7.3f %8zu%s %-11s  %s\n", name_of(ps).c_str(),
+        *s.links, f.nodes[static_cast<std::size_t>(ps.node)].guid, scored_port(s, ps).number);
+    line(out, "  %-32s %-20s %7.3f %8zu%s %-11s  %s\n", scored_port_name(s, ps).c_str(),
          std::string(cause_name(r.cause)).c_str(), r.score, static_cast<std::size_t>(r.victims),
-         job_column, link.empty() ? "-" : link.c_str(), far_end(s, port_of(ps)).c_str());
+         job_column, link.empty() ? "-" : link.c_str(), far_end(s, scored_port(s, ps)).c_str());
   }
-  if (jobs) out += top_jobs(s, rows);
-  render_senders(out, s, rows);
+}
 
-  render_events_table(out, s, rows);
-  render_links_table(out, s, rows);
+// Cumulative error counts of each port (the per-port counters' error half),
+// by (node, port index).
+std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> port_errors(const Snapshot& s) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> errors;
+  for (const PortView& p : s.ports) {
+    std::uint64_t e = 0;
+    for (std::size_t c = static_cast<std::size_t>(Counter::kSymbolErrors); c < kCounterCount; ++c) {
+      e += p.totals[c];
+    }
+    errors[{p.node, p.port_index}] = e;
+  }
+  return errors;
+}
 
+void render_hottest_ports(std::string& out, const Snapshot& s, std::size_t rows) {
+  const AnalysisResult& a = s.analysis.result;
   out += "\nHOTTEST PORTS (W: stall ratio, U: utilisation, last interval)\n";
   std::vector<std::size_t> order(a.ports.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -256,28 +267,23 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
   if (!order.empty()) {
     line(out, "  %-32s %6s %6s %-8s %12s  %s\n", "PORT", "W", "U", "TIER", "ERRORS", "FAR END");
   }
-  // Cumulative error counts of each port (the per-port counters' error half).
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> errors;
-  for (const PortView& p : s.ports) {
-    std::uint64_t e = 0;
-    for (std::size_t c = static_cast<std::size_t>(Counter::kSymbolErrors); c < kCounterCount; ++c) {
-      e += p.totals[c];
-    }
-    errors[{p.node, p.port_index}] = e;
-  }
+  const auto errors = port_errors(s);
   for (std::size_t k = 0; k < order.size() && k < rows; ++k) {
     const PortScore& ps = a.ports[order[k]];
     char u[16] = "-";
     if (ps.utilization_valid) std::snprintf(u, sizeof u, "%.3f", ps.utilization);
     const auto e = errors.find({static_cast<std::uint32_t>(ps.node), ps.port_index});
-    line(out, "  %-32s %6.3f %6s %-8s %12llu  %s\n", name_of(ps).c_str(), ps.stall, u,
+    line(out, "  %-32s %6.3f %6s %-8s %12llu  %s\n", scored_port_name(s, ps).c_str(), ps.stall, u,
          std::string(tier_name(ps.tier)).c_str(),
          static_cast<unsigned long long>(e == errors.end() ? 0 : e->second),
-         far_end(s, port_of(ps)).c_str());
+         far_end(s, scored_port(s, ps)).c_str());
   }
+}
 
-  // Why nothing may answer: the daemon's own port below Active passes no
-  // PMA MAD (the subnet manager has not brought it up).
+// Why nothing may answer: the daemon's own port below Active passes no
+// PMA MAD (the subnet manager has not brought it up).
+void render_local_port(std::string& out, const Snapshot& s) {
+  const Fabric& f = *s.fabric;
   out += "\nLOCAL PORT (the daemon's own HCA port, PortInfo:PortState at the last discovery)\n";
   std::string local = "-";
   if (const auto it = f.by_guid.find(f.local_node); f.local_node != 0 && it != f.by_guid.end()) {
@@ -289,7 +295,10 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
        state == 0   ? ""
        : state == 4 ? ""
                     : ": not Active, no PMA MAD passes (is the subnet manager bringing it up?)");
+}
 
+void render_silent_nodes(std::string& out, const Snapshot& s, std::size_t rows) {
+  const Fabric& f = *s.fabric;
   out += "\nNODES NOT ANSWERING\n";
   std::size_t silent = 0;
   for (std::size_t n = 0; n < f.nodes.size() && n < s.node_status.size(); ++n) {
@@ -300,6 +309,21 @@ std::string render_top(const Snapshot& s, std::size_t rows) {
   }
   if (silent == 0) out += "  (none)\n";
   if (silent > rows) line(out, "  ... and %zu more\n", silent - rows);
+}
+
+}  // namespace
+
+std::string render_top(const Snapshot& s, std::size_t rows) {
+  if (!s.fabric) return "no fabric discovered yet\n";
+  std::string out;
+  render_roots_table(out, s, rows);
+  if (s.jobs.enabled) out += top_jobs(s, rows);
+  render_senders(out, s, rows);
+  render_events_table(out, s, rows);
+  render_links_table(out, s, rows);
+  render_hottest_ports(out, s, rows);
+  render_local_port(out, s);
+  render_silent_nodes(out, s, rows);
   return out;
 }
 

@@ -281,104 +281,121 @@ HttpResponse jobs_page(const Exporter& exporter, const HttpRequest& request) {
       },
       exporter.receipts_on()));
 }
+// The exposition: every group, or the families and nodes the query
+// selects.
+HttpResponse telemetry_page(const Exporter& exporter, const HttpRequest& request) {
+  auto pub = exporter.publication();
+  if (!pub) return no_sweep_yet();
+  if (request.target.find('?') != std::string::npos) {
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    if (!q.error.empty()) return bad_request(q.error + "\n");
+    if (!q.collect.empty() || !q.nodes.empty()) return targeted(pub, q, request.accepts_gzip);
+  }
+  // Every group: the same member a selection of all three makes. Each
+  // scrape streams it (or inflates it) in pieces: no per-scrape copy of a
+  // body that can be hundreds of MB.
+  return serve_groups(pub, kAllGroups, request.accepts_gzip);
+}
+
+// /top: the worst n rows of each table, as text.
+HttpResponse top_page(const Exporter& exporter, const HttpRequest& request) {
+  auto snap = exporter.snapshot();
+  if (!snap) return no_sweep_yet();
+  const ScrapeQuery q = parse_scrape_query(request.target);
+  std::size_t rows = kTopDefaultRows;
+  if (!q.n.empty()) {
+    const auto n = std::strtoul(q.n.c_str(), nullptr, 10);
+    if (q.n.find_first_not_of("0123456789") != std::string::npos || n == 0 || n > kTopMaxRows) {
+      return bad_request("n must be a number from 1 to " + std::to_string(kTopMaxRows) + "\n");
+    }
+    rows = n;
+  }
+  HttpResponse r;
+  r.body = render_top(*snap, rows);
+  return r;
+}
+
+HttpResponse events_page(const Exporter& exporter, const HttpRequest& request) {
+  // Before the first sweep, the events restored from the state directory:
+  // right after a restart they are what an operator looks for.
+  auto snap = exporter.snapshot();
+  const auto restored = exporter.restored_events();
+  const auto restored_links = exporter.restored_link_events();
+  if (!snap && !restored) return no_sweep_yet();
+  const ScrapeQuery q = parse_scrape_query(request.target);
+  if (!q.error.empty()) return bad_request(q.error + "\n");
+  std::optional<double> since;
+  if (!q.since.empty()) {
+    std::string error;
+    since = parse_events_since(q.since, error);
+    if (!since) return bad_request(error + "\n");
+  }
+  HttpResponse r;
+  r.content_type = "application/json";
+  r.body = snap ? render_events_json(*snap->events, snap->sweep_timestamp_seconds, since,
+                                     *snap->link_events, *snap->routes.changes, snap->fabric.get(),
+                                     &snap->node_names)
+                : render_events_json(*restored, std::nullopt, since,
+                                     restored_links ? *restored_links : LinkEventList{});
+  return r;
+}
+
+// /status.json: the last sweep's, or the history's for a window or a time.
+HttpResponse status_json_page(const Exporter& exporter, const HttpRequest& request,
+                              std::string_view telemetry_path) {
+  auto pub = exporter.publication();
+  if (!pub) return no_sweep_yet();
+  if (request.target.find('?') != std::string::npos) {
+    const ScrapeQuery q = parse_scrape_query(request.target);
+    if (!q.error.empty()) return bad_request(q.error + "\n");
+    if (wants_history(q)) {
+      return history_response(status_view(*pub, q, false, telemetry_path));
+    }
+  }
+  return serve_status_body(pub->status.json, "application/json", request.accepts_gzip);
+}
+
+HttpResponse history_json_page(const Exporter& exporter, const HttpRequest& request) {
+  auto pub = exporter.publication();
+  if (!pub) return no_sweep_yet();
+  const ScrapeQuery q = parse_scrape_query(request.target);
+  if (!q.error.empty()) return bad_request(q.error + "\n");
+  return history_response(history_json(*pub, q));
+}
+
+// /-/ready: 503 until the first sweep has completed.
+HttpResponse ready_page(const Exporter& exporter) {
+  HttpResponse r;
+  if (exporter.ready()) {
+    r.body = "Ready\n";
+  } else {
+    r.status = 503;
+    r.body = "Not ready: the first sweep has not completed\n";
+  }
+  return r;
+}
+
 }  // namespace
 
 HttpResponse handle_web(const Exporter& exporter, const HttpRequest& request,
                         std::string_view telemetry_path) {
-  HttpResponse r;
-  if (request.path == telemetry_path) {
-    auto pub = exporter.publication();
-    if (!pub) return no_sweep_yet();
-    if (request.target.find('?') != std::string::npos) {
-      const ScrapeQuery q = parse_scrape_query(request.target);
-      if (!q.error.empty()) return bad_request(q.error + "\n");
-      if (!q.collect.empty() || !q.nodes.empty()) return targeted(pub, q, request.accepts_gzip);
-    }
-    // Every group: the same member a selection of all three makes. Each
-    // scrape streams it (or inflates it) in pieces: no per-scrape copy of a
-    // body that can be hundreds of MB.
-    return serve_groups(pub, kAllGroups, request.accepts_gzip);
-  }
-  if (request.path == "/top") {
-    auto snap = exporter.snapshot();
-    if (!snap) return no_sweep_yet();
-    const ScrapeQuery q = parse_scrape_query(request.target);
-    std::size_t rows = kTopDefaultRows;
-    if (!q.n.empty()) {
-      const auto n = std::strtoul(q.n.c_str(), nullptr, 10);
-      if (q.n.find_first_not_of("0123456789") != std::string::npos || n == 0 || n > kTopMaxRows) {
-        return bad_request("n must be a number from 1 to " + std::to_string(kTopMaxRows) + "\n");
-      }
-      rows = n;
-    }
-    r.body = render_top(*snap, rows);
-    return r;
-  }
-  if (request.path == "/route" || request.path == "/routes") {
-    return routes_page(exporter, request);
-  }
-  if (request.path == "/events") {
-    // Before the first sweep, the events restored from the state directory:
-    // right after a restart they are what an operator looks for.
-    auto snap = exporter.snapshot();
-    const auto restored = exporter.restored_events();
-    const auto restored_links = exporter.restored_link_events();
-    if (!snap && !restored) return no_sweep_yet();
-    const ScrapeQuery q = parse_scrape_query(request.target);
-    if (!q.error.empty()) return bad_request(q.error + "\n");
-    std::optional<double> since;
-    if (!q.since.empty()) {
-      std::string error;
-      since = parse_events_since(q.since, error);
-      if (!since) return bad_request(error + "\n");
-    }
-    r.content_type = "application/json";
-    r.body = snap ? render_events_json(*snap->events, snap->sweep_timestamp_seconds, since,
-                                       *snap->link_events, *snap->routes.changes,
-                                       snap->fabric.get(), &snap->node_names)
-                  : render_events_json(*restored, std::nullopt, since,
-                                       restored_links ? *restored_links : LinkEventList{});
-    return r;
-  }
-  if (request.path == "/nodes" || request.path.starts_with("/nodes/")) {
+  if (request.path == telemetry_path) return telemetry_page(exporter, request);
+  if (request.path == "/top") return top_page(exporter, request);
+  if (request.path == "/route" || request.path == "/routes") return routes_page(exporter, request);
+  if (request.path == "/events") return events_page(exporter, request);
+  if (request.path == "/nodes" || request.path.starts_with("/nodes/"))
     return nodes_page(exporter, request);
-  }
-  if (request.path == "/jobs" || request.path.starts_with("/jobs/")) {
+  if (request.path == "/jobs" || request.path.starts_with("/jobs/"))
     return jobs_page(exporter, request);
-  }
   if (request.path == "/") return status_page(exporter, request, telemetry_path);
-  if (request.path == "/status.json") {
-    auto pub = exporter.publication();
-    if (!pub) return no_sweep_yet();
-    if (request.target.find('?') != std::string::npos) {
-      const ScrapeQuery q = parse_scrape_query(request.target);
-      if (!q.error.empty()) return bad_request(q.error + "\n");
-      if (wants_history(q)) {
-        return history_response(status_view(*pub, q, false, telemetry_path));
-      }
-    }
-    return serve_status_body(pub->status.json, "application/json", request.accepts_gzip);
-  }
-  if (request.path == "/history.json") {
-    auto pub = exporter.publication();
-    if (!pub) return no_sweep_yet();
-    const ScrapeQuery q = parse_scrape_query(request.target);
-    if (!q.error.empty()) return bad_request(q.error + "\n");
-    return history_response(history_json(*pub, q));
-  }
+  if (request.path == "/status.json") return status_json_page(exporter, request, telemetry_path);
+  if (request.path == "/history.json") return history_json_page(exporter, request);
+  HttpResponse r;
   if (request.path == "/-/healthy") {
     r.body = "OK\n";
     return r;
   }
-  if (request.path == "/-/ready") {
-    if (exporter.ready()) {
-      r.body = "Ready\n";
-    } else {
-      r.status = 503;
-      r.body = "Not ready: the first sweep has not completed\n";
-    }
-    return r;
-  }
+  if (request.path == "/-/ready") return ready_page(exporter);
   r.status = 404;
   r.body = "404 page not found\n";
   return r;

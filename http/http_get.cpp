@@ -55,120 +55,145 @@ void exchange(Stream& stream, Request& request, Response& response, boost::beast
   });
 }
 
-}  // namespace
-
-HttpGetResult http_get(const HttpGetRequest& get) {
-  const auto end = get.deadline;
-  const std::string& url = get.url;
-  const bool is_unix = url.starts_with("unix://");
-  const bool tls = url.starts_with("https://");
+// Where a URL points: a Unix socket, or a host and port (TLS for https).
+struct Target {
+  bool is_unix = false;
+  bool tls = false;
   std::string host = "localhost";
   std::string port;
-  if (!is_unix) {
-    const std::string rest = url.substr(tls ? 8 : 7);
+};
+
+Target parse_target(const std::string& url) {
+  Target t;
+  t.is_unix = url.starts_with("unix://");
+  t.tls = url.starts_with("https://");
+  if (!t.is_unix) {
+    const std::string rest = url.substr(t.tls ? 8 : 7);
     const std::size_t colon = rest.rfind(':');
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);  // [v6]:port
+    t.host = rest.substr(0, colon);
+    t.port = rest.substr(colon + 1);
+    if (t.host.size() > 2 && t.host.front() == '[' && t.host.back() == ']') {
+      t.host = t.host.substr(1, t.host.size() - 2);  // [v6]:port
     }
   }
+  return t;
+}
 
+Request make_request(const HttpGetRequest& get, const Target& t) {
   Request request{http::verb::get, get.target, 11};
-  request.set(http::field::host, is_unix ? std::string("localhost") : host + ":" + port);
+  request.set(http::field::host, t.is_unix ? std::string("localhost") : t.host + ":" + t.port);
   request.set(http::field::user_agent, "ibfabric_exporter");
   for (const auto& [name, value] : get.headers) request.set(name, value);
   request.keep_alive(false);
+  return request;
+}
 
+// One request's exchange, whatever the transport: what the handlers fill.
+struct Exchange {
   asio::io_context io;
+  Request request;
   Response response;
-  response.body_limit(get.body_limit);
   boost::beast::flat_buffer buf;
   error_code result;
   bool done = false;
+
+  // A step failed: the exchange ends with its error.
+  void fail(error_code ec) {
+    result = ec;
+    done = true;
+  }
+};
+
+// Over the Unix socket of a unix:// URL; false past the deadline.
+bool exchange_unix(Exchange& x, const std::string& url, std::chrono::steady_clock::time_point end) {
+  asio::local::stream_protocol::socket socket(x.io);
+  socket.async_connect(asio::local::stream_protocol::endpoint(url.substr(7)), [&](error_code ec) {
+    if (ec) return x.fail(ec);
+    exchange(socket, x.request, x.response, x.buf, x.result, x.done);
+  });
+  return run_until(x.io, x.done, end, [&] { socket.close(); });
+}
+
+// The peer's certificate must be of the system's CAs, or of ca_file's; an
+// error when ca_file cannot be read.
+std::optional<std::string> set_up_tls(asio::ssl::context& ssl, const std::string& ca_file) {
+  if (ca_file.empty()) {
+    ssl.set_default_verify_paths();
+  } else {
+    error_code ec;
+    ssl.load_verify_file(ca_file, ec);
+    if (ec) return ca_file + ": " + ec.message();
+  }
+  ssl.set_verify_mode(asio::ssl::verify_peer);
+  return std::nullopt;
+}
+
+// Over TCP, resolved and connected, then TLS for https://; false past the
+// deadline. `error`: why TLS could not be set up.
+bool exchange_tcp(Exchange& x, const HttpGetRequest& get, const Target& t,
+                  std::optional<std::string>& error) {
+  asio::ip::tcp::resolver resolver(x.io);
+  asio::ssl::context ssl(asio::ssl::context::tls_client);
+  std::optional<asio::ssl::stream<asio::ip::tcp::socket>> tls_stream;
+  asio::ip::tcp::socket plain(x.io);
+  std::string host = t.host;  // SSL_ctrl takes it as void*
+  if (t.tls) {
+    error = set_up_tls(ssl, get.ca_file);
+    if (error) return true;
+    tls_stream.emplace(x.io, ssl);
+    // SNI, and the certificate must name the host (RFC 6125).
+    // SSL_set_tlsext_host_name is a macro with a C cast; its function.
+    SSL_ctrl(tls_stream->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+             host.data());
+    tls_stream->set_verify_callback(asio::ssl::host_name_verification(t.host));
+  }
+  auto& socket = t.tls ? tls_stream->next_layer() : plain;
+  resolver.async_resolve(
+      t.host, t.port, [&](error_code ec, const asio::ip::tcp::resolver::results_type& r) {
+        if (ec) return x.fail(ec);
+        asio::async_connect(socket, r, [&](error_code connect_ec, const asio::ip::tcp::endpoint&) {
+          if (connect_ec) return x.fail(connect_ec);
+          if (!t.tls) return exchange(plain, x.request, x.response, x.buf, x.result, x.done);
+          tls_stream->async_handshake(asio::ssl::stream_base::client, [&](error_code hs_ec) {
+            if (hs_ec) return x.fail(hs_ec);
+            exchange(*tls_stream, x.request, x.response, x.buf, x.result, x.done);
+          });
+        });
+      });
+  return run_until(x.io, x.done, get.deadline, [&] {
+    resolver.cancel();
+    error_code ignored;
+    socket.close(ignored);
+  });
+}
+
+}  // namespace
+
+HttpGetResult http_get(const HttpGetRequest& get) {
+  const Target t = parse_target(get.url);
+  Exchange x;
+  x.request = make_request(get, t);
+  x.response.body_limit(get.body_limit);
   HttpGetResult out;
-  out.where = is_unix ? url : host + ":" + port;
+  out.where = t.is_unix ? get.url : t.host + ":" + t.port;
   auto failed = [&](const std::string& what) {
     out.outcome = HttpGetResult::Outcome::kFailed;
     out.error = what;
     return out;
   };
-  auto timed_out = [&]() {
+  std::optional<std::string> setup_error;
+  const bool in_time =
+      t.is_unix ? exchange_unix(x, get.url, get.deadline) : exchange_tcp(x, get, t, setup_error);
+  if (setup_error) return failed(*setup_error);
+  if (!in_time) {
     out.outcome = HttpGetResult::Outcome::kTimedOut;
     return out;
-  };
-
-  if (is_unix) {
-    asio::local::stream_protocol::socket socket(io);
-    socket.async_connect(asio::local::stream_protocol::endpoint(url.substr(7)), [&](error_code ec) {
-      if (ec) {
-        result = ec;
-        done = true;
-        return;
-      }
-      exchange(socket, request, response, buf, result, done);
-    });
-    if (!run_until(io, done, end, [&] { socket.close(); })) return timed_out();
-  } else {
-    asio::ip::tcp::resolver resolver(io);
-    asio::ssl::context ssl(asio::ssl::context::tls_client);
-    std::optional<asio::ssl::stream<asio::ip::tcp::socket>> tls_stream;
-    asio::ip::tcp::socket plain(io);
-    if (tls) {
-      if (get.ca_file.empty()) {
-        ssl.set_default_verify_paths();
-      } else {
-        error_code ec;
-        ssl.load_verify_file(get.ca_file, ec);
-        if (ec) return failed(get.ca_file + ": " + ec.message());
-      }
-      ssl.set_verify_mode(asio::ssl::verify_peer);
-      tls_stream.emplace(io, ssl);
-      // SNI, and the certificate must name the host (RFC 6125).
-      // SSL_set_tlsext_host_name is a macro with a C cast; its function.
-      SSL_ctrl(tls_stream->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-               host.data());
-      tls_stream->set_verify_callback(asio::ssl::host_name_verification(host));
-    }
-    auto& socket = tls ? tls_stream->next_layer() : plain;
-    resolver.async_resolve(
-        host, port, [&](error_code ec, const asio::ip::tcp::resolver::results_type& r) {
-          if (ec) {
-            result = ec;
-            done = true;
-            return;
-          }
-          asio::async_connect(
-              socket, r, [&](error_code connect_ec, const asio::ip::tcp::endpoint&) {
-                if (connect_ec) {
-                  result = connect_ec;
-                  done = true;
-                  return;
-                }
-                if (!tls) return exchange(plain, request, response, buf, result, done);
-                tls_stream->async_handshake(asio::ssl::stream_base::client, [&](error_code hs_ec) {
-                  if (hs_ec) {
-                    result = hs_ec;
-                    done = true;
-                    return;
-                  }
-                  exchange(*tls_stream, request, response, buf, result, done);
-                });
-              });
-        });
-    if (!run_until(io, done, end, [&] {
-          resolver.cancel();
-          error_code ignored;
-          socket.close(ignored);
-        })) {
-      return timed_out();
-    }
   }
-  if (result && result != http::error::end_of_stream) return failed(result.message());
-  if (!response.is_done()) return failed("answer cut short");
+  if (x.result && x.result != http::error::end_of_stream) return failed(x.result.message());
+  if (!x.response.is_done()) return failed("answer cut short");
   out.outcome = HttpGetResult::Outcome::kAnswered;
-  out.status = response.get().result_int();
-  out.body = response.release().body();
+  out.status = x.response.get().result_int();
+  out.body = x.response.release().body();
   return out;
 }
 

@@ -99,6 +99,91 @@ void JobJoin::index_fabric(const Fabric& fabric) {
   }
 }
 
+void JobJoin::index_analysed(const std::vector<PortScore>& ports) {
+  analysed_.assign(first_slot_.back(), kNoPort);
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    const auto node = static_cast<std::size_t>(ports[i].node);
+    if (node + 1 >= first_slot_.size()) continue;
+    const std::uint32_t slot = first_slot_[node] + ports[i].port_index;
+    if (slot < first_slot_[node + 1]) analysed_[slot] = i;
+  }
+}
+
+std::size_t JobJoin::analysed(std::int32_t node, std::uint32_t port_index) const {
+  return analysed_[first_slot_[static_cast<std::size_t>(node)] + port_index];
+}
+
+void JobJoin::find_ports(const SlurmJob& job, JobPorts& j, JobJoinResult& out) const {
+  std::vector<std::size_t> leaf;
+  for (const std::string& slurm_host : job.hosts) {
+    const auto mapped = config_.host_map.find(slurm_host);
+    const auto it = by_host_.find(mapped == config_.host_map.end() ? slurm_host : mapped->second);
+    if (it == by_host_.end()) {
+      ++j.hosts_unknown;
+      if (out.unknown_host_examples.size() < kUnknownHostExamples &&
+          std::find(out.unknown_host_examples.begin(), out.unknown_host_examples.end(),
+                    slurm_host) == out.unknown_host_examples.end()) {
+        out.unknown_host_examples.push_back(slurm_host);
+      }
+      continue;
+    }
+    for (const HcaPort& h : it->second) {
+      ++j.hca_ports;
+      if (const std::size_t i = analysed(h.node, h.port_index); i != kNoPort) j.ports.push_back(i);
+      if (h.leaf_node == kNoNode) continue;
+      if (const std::size_t i = analysed(h.leaf_node, h.leaf_port_index); i != kNoPort) {
+        leaf.push_back(i);
+      }
+    }
+  }
+  j.ports.insert(j.ports.end(), leaf.begin(), leaf.end());
+  // A host listed twice (Slurm allows it in an expression) counts once.
+  std::sort(j.ports.begin(), j.ports.end());
+  j.ports.erase(std::unique(j.ports.begin(), j.ports.end()), j.ports.end());
+}
+
+namespace {
+
+// What a job's ports stalled this interval, and which exported roots'
+// trees they are in.
+struct JobStall {
+  double seconds = 0;
+  std::unordered_map<std::size_t, std::size_t> in_root;  // exported root -> job ports in its tree
+};
+
+// W x interval is the stall seconds of the interval, the same
+// PortXmitWait-to-seconds conversion as the per-port series
+// (analysis/xmit_wait_model.h). Also sets the job's worst W.
+JobStall measure_stall(JobPorts& j, const std::vector<PortScore>& ports,
+                       const std::vector<PortSample>& samples, const CongestionForest& forest,
+                       const std::unordered_map<std::size_t, std::size_t>& root_rank) {
+  JobStall stall;
+  for (const std::size_t i : j.ports) {
+    const PortScore& p = ports[i];
+    if (p.valid) {
+      stall.seconds += p.stall * samples[i].interval_seconds;
+      j.stall_ratio_max = std::max(j.stall_ratio_max, p.stall);
+    }
+    if (i < forest.root.size() && forest.root[i] != kNoPort) {
+      if (const auto r = root_rank.find(forest.root[i]); r != root_rank.end())
+        ++stall.in_root[r->second];
+    }
+  }
+  return stall;
+}
+
+// The exported roots any job is in, each with its jobs in index order.
+void collect_roots(std::vector<RootJobs>& by_root, JobJoinResult& out) {
+  for (std::size_t r = 0; r < by_root.size(); ++r) {
+    if (by_root[r].jobs.empty()) continue;
+    by_root[r].root = r;
+    std::sort(by_root[r].jobs.begin(), by_root[r].jobs.end());
+    out.roots.push_back(std::move(by_root[r]));
+  }
+}
+
+}  // namespace
+
 JobJoinResult JobJoin::join(const std::shared_ptr<const Fabric>& fabric,
                             const std::vector<PortScore>& ports,
                             const std::vector<PortSample>& samples, const CongestionForest& forest,
@@ -112,17 +197,7 @@ JobJoinResult JobJoin::join(const std::shared_ptr<const Fabric>& fabric,
     index_fabric(*fabric);
     indexed_ = fabric;
   }
-  // Analysed index of each (node, port index) of this sweep.
-  analysed_.assign(first_slot_.back(), kNoPort);
-  for (std::size_t i = 0; i < ports.size(); ++i) {
-    const auto node = static_cast<std::size_t>(ports[i].node);
-    if (node + 1 >= first_slot_.size()) continue;
-    const std::uint32_t slot = first_slot_[node] + ports[i].port_index;
-    if (slot < first_slot_[node + 1]) analysed_[slot] = i;
-  }
-  auto analysed = [&](std::int32_t node, std::uint32_t port_index) {
-    return analysed_[first_slot_[static_cast<std::size_t>(node)] + port_index];
-  };
+  index_analysed(ports);
   // Root port -> its place among the exported roots.
   std::unordered_map<std::size_t, std::size_t> root_rank;
   for (std::size_t r = 0; r < forest.roots.size(); ++r) root_rank.emplace(forest.roots[r].port, r);
@@ -136,65 +211,19 @@ JobJoinResult JobJoin::join(const std::shared_ptr<const Fabric>& fabric,
     j.name = job.name;
     j.user = job.user;
     j.partition = job.partition;
-    std::vector<std::size_t> leaf;
-    for (const std::string& slurm_host : job.hosts) {
-      const auto mapped = config_.host_map.find(slurm_host);
-      const auto it = by_host_.find(mapped == config_.host_map.end() ? slurm_host : mapped->second);
-      if (it == by_host_.end()) {
-        ++j.hosts_unknown;
-        if (out.unknown_host_examples.size() < kUnknownHostExamples &&
-            std::find(out.unknown_host_examples.begin(), out.unknown_host_examples.end(),
-                      slurm_host) == out.unknown_host_examples.end()) {
-          out.unknown_host_examples.push_back(slurm_host);
-        }
-        continue;
-      }
-      for (const HcaPort& h : it->second) {
-        ++j.hca_ports;
-        if (const std::size_t i = analysed(h.node, h.port_index); i != kNoPort)
-          j.ports.push_back(i);
-        if (h.leaf_node == kNoNode) continue;
-        if (const std::size_t i = analysed(h.leaf_node, h.leaf_port_index); i != kNoPort) {
-          leaf.push_back(i);
-        }
-      }
-    }
-    j.ports.insert(j.ports.end(), leaf.begin(), leaf.end());
-    // A host listed twice (Slurm allows it in an expression) counts once.
-    std::sort(j.ports.begin(), j.ports.end());
-    j.ports.erase(std::unique(j.ports.begin(), j.ports.end()), j.ports.end());
-
-    // W x interval is the stall seconds of the interval, the same
-    // PortXmitWait-to-seconds conversion as the per-port series
-    // (analysis/xmit_wait_model.h); summed since the job was first seen.
-    double seconds = 0;
-    std::unordered_map<std::size_t, std::size_t> in_root;  // exported root -> job ports in its tree
-    for (const std::size_t i : j.ports) {
-      const PortScore& p = ports[i];
-      if (p.valid) {
-        seconds += p.stall * samples[i].interval_seconds;
-        j.stall_ratio_max = std::max(j.stall_ratio_max, p.stall);
-      }
-      if (i < forest.root.size() && forest.root[i] != kNoPort) {
-        if (const auto r = root_rank.find(forest.root[i]); r != root_rank.end())
-          ++in_root[r->second];
-      }
-    }
+    find_ports(job, j, out);
+    const JobStall stall = measure_stall(j, ports, samples, forest, root_rank);
+    // Summed since the job was first seen.
     const auto before = wait_seconds_.find(j.job_id);
-    j.transmit_wait_seconds = (before == wait_seconds_.end() ? 0 : before->second) + seconds;
+    j.transmit_wait_seconds = (before == wait_seconds_.end() ? 0 : before->second) + stall.seconds;
     kept[j.job_id] = j.transmit_wait_seconds;
     out.unknown_hosts += j.hosts_unknown;
     const std::size_t index = out.jobs.size();
-    for (const auto& [root, count] : in_root) by_root[root].jobs.emplace_back(index, count);
+    for (const auto& [root, count] : stall.in_root) by_root[root].jobs.emplace_back(index, count);
     out.jobs.push_back(std::move(j));
   }
   wait_seconds_ = std::move(kept);  // ended jobs are forgotten
-  for (std::size_t r = 0; r < by_root.size(); ++r) {
-    if (by_root[r].jobs.empty()) continue;
-    by_root[r].root = r;
-    std::sort(by_root[r].jobs.begin(), by_root[r].jobs.end());
-    out.roots.push_back(std::move(by_root[r]));
-  }
+  collect_roots(by_root, out);
   return out;
 }
 

@@ -97,6 +97,13 @@ class JobJoin {
     std::uint32_t leaf_port_index;
   };
   void index_fabric(const Fabric& fabric);
+  // join's steps. The analysed index of each (node, port index) of this
+  // sweep, and one of them (kNoPort: not analysed).
+  void index_analysed(const std::vector<PortScore>& ports);
+  std::size_t analysed(std::int32_t node, std::uint32_t port_index) const;
+  // The job's analysed ports: its HCA ports, then the leaf ports cabled to
+  // them; the hosts not found are counted (a few named in `out`).
+  void find_ports(const SlurmJob& job, JobPorts& j, JobJoinResult& out) const;
 
   JobJoinConfig config_;
   std::regex host_re_;

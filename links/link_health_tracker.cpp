@@ -41,10 +41,7 @@ LinkCondition worst_of(std::uint8_t conditions) {
 
 }  // namespace
 
-void LinkHealthTracker::adopt(const std::shared_ptr<const Fabric>& fabric,
-                              const Topology* topology) {
-  // A new fabric (a discovery): the per-port memory follows its ports by
-  // (GUID, port), the cables it sees up are learnt, the slow ones found.
+void LinkHealthTracker::carry_memory(const Fabric& fabric) {
   std::unordered_map<PortKey, std::size_t, PortKeyHash> old_index;
   if (fabric_) {
     old_index.reserve(memory_.size());
@@ -56,69 +53,88 @@ void LinkHealthTracker::adopt(const std::shared_ptr<const Fabric>& fabric,
     }
   }
   std::vector<PortMemory> memory;
-  memory.reserve(fabric->port_count());
-  first_port_.assign(fabric->nodes.size(), 0);
-  for (std::size_t n = 0; n < fabric->nodes.size(); ++n) {
-    const FabricNode& node = fabric->nodes[n];
+  memory.reserve(fabric.port_count());
+  first_port_.assign(fabric.nodes.size(), 0);
+  for (std::size_t n = 0; n < fabric.nodes.size(); ++n) {
+    const FabricNode& node = fabric.nodes[n];
     first_port_[n] = memory.size();
     for (const FabricPort& p : node.ports) {
       auto it = old_index.find(PortKey{node.guid, p.number});
       memory.push_back(it != old_index.end() ? memory_[it->second] : PortMemory{});
-      if (p.linked() && p.up() && static_cast<std::size_t>(p.remote_node) < fabric->nodes.size()) {
-        const FabricNode& far = fabric->nodes[static_cast<std::size_t>(p.remote_node)];
+      if (p.linked() && p.up() && static_cast<std::size_t>(p.remote_node) < fabric.nodes.size()) {
+        const FabricNode& far = fabric.nodes[static_cast<std::size_t>(p.remote_node)];
         learn_cable(PortKey{node.guid, p.number}, PortKey{far.guid, p.remote_port});
       }
     }
   }
   memory_ = std::move(memory);
-  observed_.assign(memory_.size(), 0);
-  // Each linked port's far end, found once per discovery rather than by a
-  // scan of the far node's ports every sweep.
+}
+
+// Each linked port's far end, found once per discovery rather than by a
+// scan of the far node's ports every sweep.
+void LinkHealthTracker::index_far_ports(const Fabric& fabric) {
   far_port_.assign(memory_.size(), kNoPort);
-  for (std::size_t n = 0; n < fabric->nodes.size(); ++n) {
-    const FabricNode& node = fabric->nodes[n];
+  for (std::size_t n = 0; n < fabric.nodes.size(); ++n) {
+    const FabricNode& node = fabric.nodes[n];
     for (std::size_t i = 0; i < node.ports.size(); ++i) {
       const FabricPort& p = node.ports[i];
-      if (!p.linked() || static_cast<std::size_t>(p.remote_node) >= fabric->nodes.size()) continue;
+      if (!p.linked() || static_cast<std::size_t>(p.remote_node) >= fabric.nodes.size()) continue;
       const auto r = static_cast<std::size_t>(p.remote_node);
-      const auto& far_ports = fabric->nodes[r].ports;
+      const auto& far_ports = fabric.nodes[r].ports;
       for (std::size_t j = 0; j < far_ports.size(); ++j) {
         if (far_ports[j].number == p.remote_port)
           far_port_[first_port_[n] + i] = first_port_[r] + j;
       }
     }
   }
-  fabric_ = fabric;
-  discovery_started_ =
-      std::chrono::duration<double>(fabric->discovered_at.time_since_epoch()).count() -
-      fabric->discovery_seconds;
+}
+
+void LinkHealthTracker::find_odd_links(const Fabric& fabric, const Topology* topology) {
   slower_.clear();
-  for (const SlowerLink& s : links_slower_than_they_should(*fabric, topology)) {
+  for (const SlowerLink& s : links_slower_than_they_should(fabric, topology)) {
     slower_.emplace(first_port_[static_cast<std::size_t>(s.node)] + s.port_index, s);
   }
   longer_.clear();
-  for (const LongerLink& l : links_longer_than_their_peers(*fabric, topology)) {
+  for (const LongerLink& l : links_longer_than_their_peers(fabric, topology)) {
     longer_.emplace(first_port_[static_cast<std::size_t>(l.node)] + l.port_index, l);
   }
-  state_.assign(memory_.size(), nullptr);
+}
+
+void LinkHealthTracker::mark_plain_cables(const Fabric& fabric) {
   cable_.assign(memory_.size(), 0);
-  for (std::size_t n = 0; n < fabric->nodes.size(); ++n) {
-    const FabricNode& node = fabric->nodes[n];
+  for (std::size_t n = 0; n < fabric.nodes.size(); ++n) {
+    const FabricNode& node = fabric.nodes[n];
     for (std::size_t i = 0; i < node.ports.size(); ++i) {
       const FabricPort& p = node.ports[i];
       const std::size_t k = first_port_[n] + i;
-      if (!p.linked() || static_cast<std::size_t>(p.remote_node) >= fabric->nodes.size()) continue;
+      if (!p.linked() || static_cast<std::size_t>(p.remote_node) >= fabric.nodes.size()) continue;
       const auto r = static_cast<std::size_t>(p.remote_node);
       // Once per cable, from the end with the smaller (GUID, port).
-      const std::uint64_t far_guid = fabric->nodes[r].guid;
+      const std::uint64_t far_guid = fabric.nodes[r].guid;
       if (std::tie(far_guid, p.remote_port) < std::tie(node.guid, p.number)) continue;
       const std::size_t kf = far_port_[k];
-      const bool far_up = kf != kNoPort && fabric->nodes[r].ports[kf - first_port_[r]].up();
+      const bool far_up = kf != kNoPort && fabric.nodes[r].ports[kf - first_port_[r]].up();
       const bool plain =
           p.up() && far_up && !slower_.contains(k) && !slower_.contains(kf) && !longer_.contains(k);
       cable_[k] = plain ? 1 : 2;
     }
   }
+}
+
+void LinkHealthTracker::adopt(const std::shared_ptr<const Fabric>& fabric,
+                              const Topology* topology) {
+  // A new fabric (a discovery): the per-port memory follows its ports by
+  // (GUID, port), the cables it sees up are learnt, the slow ones found.
+  carry_memory(*fabric);
+  observed_.assign(memory_.size(), 0);
+  index_far_ports(*fabric);
+  fabric_ = fabric;
+  discovery_started_ =
+      std::chrono::duration<double>(fabric->discovered_at.time_since_epoch()).count() -
+      fabric->discovery_seconds;
+  find_odd_links(*fabric, topology);
+  state_.assign(memory_.size(), nullptr);
+  mark_plain_cables(*fabric);
   for (auto& [key, state] : links_) {
     state.ka = flat_index(state.a);
     state.kb = flat_index(state.b);

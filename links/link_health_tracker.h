@@ -81,6 +81,15 @@ class LinkHealthTracker {
   static constexpr std::size_t kNoPort = ~std::size_t{0};
 
   void adopt(const std::shared_ptr<const Fabric>& fabric, const Topology* topology);
+  // adopt's steps. The per-port memory, carried over to the new fabric's
+  // ports by (GUID, port); its cables up learnt.
+  void carry_memory(const Fabric& fabric);
+  void index_far_ports(const Fabric& fabric);
+  // The links slower than they should be, and longer than their peers.
+  void find_odd_links(const Fabric& fabric, const Topology* topology);
+  // cable_ (below) of each cable's listing end, the one with the smaller
+  // (GUID, port).
+  void mark_plain_cables(const Fabric& fabric);
   void learn_cable(const PortKey& a, const PortKey& b);
   void read_ports(const CounterAccumulator& accumulator,
                   const std::vector<std::vector<bool>>& port_read, double now);

@@ -45,7 +45,7 @@ std::unique_ptr<MadTransport> MadWorker::transport() {
   return std::make_unique<WorkerTransport>(*this);
 }
 
-std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
+std::shared_ptr<MadWorker::Connection> MadWorker::launch(std::string& error) {
   int mad[2];
   int ctl[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, mad) != 0) {
@@ -77,22 +77,28 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     std::lock_guard lock(mu_);
     starting_pid_ = pid;
   }
-  auto reaped = [&] {
-    std::lock_guard lock(mu_);
-    starting_pid_ = -1;
-    conn->reaped = true;
-    conn->dead = true;
-  };
-  auto reap = [&](bool kill) {
-    if (kill) ::kill(pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    reaped();
-    return status;
-  };
-  // The worker may wait a long time to open the port (under the simulator
-  // it waits for ibsim to come back): no deadline, but stop() cuts it short.
+  return conn;
+}
+
+void MadWorker::reaped_starting(Connection& conn) {
+  std::lock_guard lock(mu_);
+  starting_pid_ = -1;
+  conn.reaped = true;
+  conn.dead = true;
+}
+
+int MadWorker::reap_starting(Connection& conn, bool kill) {
+  if (kill) ::kill(conn.pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(conn.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_starting(conn);
+  return status;
+}
+
+// The worker may wait a long time to open the port (under the simulator
+// it waits for ibsim to come back): no deadline, but stop() cuts it short.
+bool MadWorker::await_control(Connection& conn, std::string& error) {
   for (;;) {
     bool stopping = false;
     {
@@ -101,41 +107,48 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
     }
     if (stopping) {
       error = "stopping";
-      reap(true);
-      return nullptr;
+      reap_starting(conn, true);
+      return false;
     }
-    pollfd p{conn->ctl_fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) > 0) break;
+    pollfd p{conn.ctl_fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) return true;
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      reaped();
+    if (::waitpid(conn.pid, &status, WNOHANG) == conn.pid) {
+      reaped_starting(conn);
       error = "the MAD worker " + describe_status(status) + " before opening the port";
-      return nullptr;
+      return false;
     }
   }
+}
+
+bool MadWorker::read_ready(Connection& conn, ReadyMessage& ready, std::string& error) {
   ControlType type{};
   std::string payload;
-  if (!read_control(conn->ctl_fd, type, payload) || type != ControlType::kReady) {
-    error = "the MAD worker " + describe_status(reap(true)) + " before opening the port";
-    return nullptr;
+  if (!read_control(conn.ctl_fd, type, payload) || type != ControlType::kReady) {
+    error =
+        "the MAD worker " + describe_status(reap_starting(conn, true)) + " before opening the port";
+    return false;
   }
-  ReadyMessage ready;
   if (!decode_ready(payload, ready)) {
     error = "malformed ready message from the MAD worker";
-    reap(true);
-    return nullptr;
+    reap_starting(conn, true);
+    return false;
   }
   if (!ready.ok) {
     error = ready.error;
-    reap(false);  // it exits by itself after saying why
-    return nullptr;
+    reap_starting(conn, false);  // it exits by itself after saying why
+    return false;
   }
-  conn->smp = ready.smp;
-  conn->local = ready.local;
+  return true;
+}
+
+void MadWorker::adopt_ready(Connection& conn, const ReadyMessage& ready) {
+  conn.smp = ready.smp;
+  conn.local = ready.local;
   const std::string& ca = ready.ca;
   const std::uint32_t port = ready.port;
   const std::string& why_no_smp = ready.why_no_smp;
-  if (!conn->smp) {
+  if (!conn.smp) {
     std::lock_guard lock(mu_);
     // Once per daemon: every respawn would say the same.
     if (!smp_reason_logged_) {
@@ -154,6 +167,14 @@ std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
       ca_port_ = static_cast<int>(port);
     }
   }
+}
+
+std::shared_ptr<MadWorker::Connection> MadWorker::spawn(std::string& error) {
+  auto conn = launch(error);
+  if (!conn || !await_control(*conn, error)) return nullptr;
+  ReadyMessage ready;
+  if (!read_ready(*conn, ready, error)) return nullptr;
+  adopt_ready(*conn, ready);
   return conn;
 }
 

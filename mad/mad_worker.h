@@ -43,6 +43,8 @@
 
 namespace ibfx {
 
+struct ReadyMessage;  // mad/worker_control.h
+
 // ---- worker side ----------------------------------------------------------
 // True when argv asks for the worker mode (argv[1] == "--mad-worker").
 bool is_mad_worker_invocation(int argc, char** argv);
@@ -106,6 +108,20 @@ class MadWorker final : public TransportHealth {
   // Spawns a worker and waits for its ready message; null and `error` set
   // when it could not open the port or died first.
   std::shared_ptr<Connection> spawn(std::string& error);
+  // spawn's steps. Starts the worker process on two new socket pairs.
+  std::shared_ptr<Connection> launch(std::string& error);
+  // Waits until the worker says something on its control channel; false
+  // (and the worker reaped) when it died first or stop() was called.
+  bool await_control(Connection& conn, std::string& error);
+  // The worker's ready message; false, the worker reaped, when it is not one
+  // or says the port could not be opened.
+  bool read_ready(Connection& conn, ReadyMessage& ready, std::string& error);
+  // The worker's SMP agent, local port and CA into the connection and here.
+  void adopt_ready(Connection& conn, const ReadyMessage& ready);
+  // The worker being started has been reaped: its pid may be reused.
+  void reaped_starting(Connection& conn);
+  // Reaps the worker being started (killed first if `kill`): its status.
+  int reap_starting(Connection& conn, bool kill);
   void supervise();
   // Under mu_, with the current worker reaped: marks it dead, wakes whoever
   // waits on its channels, and forgets it.

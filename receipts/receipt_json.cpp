@@ -181,9 +181,12 @@ Json receipt_json_value(const JobReceipt& r) {
               {"line", r.line}};
 }
 
-bool receipt_from_json_value(const Json& v, JobReceipt& out, std::string& error) {
-  error.clear();
-  Reader in(error);
+namespace {
+
+// receipt_from_json_value's steps, each a group of fields in the order
+// receipt_json_value writes them; the first field amiss is the error.
+
+bool version_readable(Reader& in, const Json& v, std::string& error) {
   int version = 0;
   in.signed_int(v, "version", version);
   if (in.ok() && version != kReceiptJsonVersion) {
@@ -191,7 +194,11 @@ bool receipt_from_json_value(const Json& v, JobReceipt& out, std::string& error)
             std::to_string(kReceiptJsonVersion);
     return false;
   }
-  JobReceipt r;
+  return true;
+}
+
+// The job: its id, name, user, partition and hosts.
+void read_identity(Reader& in, const Json& v, JobReceipt& r) {
   in.integer(v, "job_id", r.job_id);
   in.text(v, "name", r.name);
   in.text(v, "user", r.user);
@@ -205,6 +212,10 @@ bool receipt_from_json_value(const Json& v, JobReceipt& out, std::string& error)
       r.hosts.push_back(h.get<std::string>());
     }
   }
+}
+
+// When it ran, what it sent by rail, and what share crossed a spine.
+void read_traffic(Reader& in, const Json& v, JobReceipt& r) {
   in.number(v, "start", r.start);
   in.number(v, "end", r.end);
   in.flag(v, "end_known", r.end_known);
@@ -231,6 +242,10 @@ bool receipt_from_json_value(const Json& v, JobReceipt& out, std::string& error)
   } else if (basis != "unknown" && in.ok()) {
     in.fail("cross_spine_basis", "not routes, uplinks or unknown");
   }
+}
+
+// Its ports' stall: the sums, the worst port and minute, and whose it was.
+void read_stall(Reader& in, const Json& v, JobReceipt& r) {
   in.number(v, "port_seconds", r.port_seconds);
   in.number(v, "stall_seconds", r.stall_seconds);
   in.port(v, "worst_port", r.worst_port);
@@ -248,29 +263,50 @@ bool receipt_from_json_value(const Json& v, JobReceipt& out, std::string& error)
       r.culprits.push_back(c);
     }
   }
-  if (const Json* links = in.array(v, "links")) {
-    for (const Json& j : *links) {
-      ReceiptLinkIssue l;
-      in.port(j, "port", l.port);
-      std::string condition;
-      in.text(j, "condition", condition);
-      if (!in.ok()) break;
-      const auto c = parse_link_condition(condition);
-      if (!c) {
-        in.fail("condition", "not a link condition");
-        break;
-      }
-      l.condition = *c;
-      in.integer(j, "downs", l.downs);
-      in.number(j, "first_seen", l.first_seen);
-      in.number(j, "last_seen", l.last_seen);
-      r.links.push_back(std::move(l));
+}
+
+// The link conditions seen on its ports.
+void read_links(Reader& in, const Json& v, JobReceipt& r) {
+  const Json* links = in.array(v, "links");
+  if (links == nullptr) return;
+  for (const Json& j : *links) {
+    ReceiptLinkIssue l;
+    in.port(j, "port", l.port);
+    std::string condition;
+    in.text(j, "condition", condition);
+    if (!in.ok()) break;
+    const auto c = parse_link_condition(condition);
+    if (!c) {
+      in.fail("condition", "not a link condition");
+      break;
     }
+    l.condition = *c;
+    in.integer(j, "downs", l.downs);
+    in.number(j, "first_seen", l.first_seen);
+    in.number(j, "last_seen", l.last_seen);
+    r.links.push_back(std::move(l));
   }
+}
+
+void read_verdict(Reader& in, const Json& v, JobReceipt& r) {
   std::string verdict;
   in.text(v, "verdict", verdict);
   if (in.ok() && !parse_receipt_verdict(verdict, r.verdict)) in.fail("verdict", "unknown");
   in.text(v, "line", r.line);
+}
+
+}  // namespace
+
+bool receipt_from_json_value(const Json& v, JobReceipt& out, std::string& error) {
+  error.clear();
+  Reader in(error);
+  if (!version_readable(in, v, error)) return false;
+  JobReceipt r;
+  read_identity(in, v, r);
+  read_traffic(in, v, r);
+  read_stall(in, v, r);
+  read_links(in, v, r);
+  read_verdict(in, v, r);
   if (!in.ok()) return false;
   out = std::move(r);
   return true;

@@ -159,6 +159,41 @@ struct ReceiptTracker::Running {
     judge_receipt(out, config);
     return out;
   }
+
+  // ReceiptTracker::accumulate's steps for HCA port p (an analysed port
+  // index) of job j (an index into the join) this sweep. add_port: all of
+  // them for the port; the bytes it sent.
+  double add_port(const ReceiptSweepInput& in, const ReceiptSweepIndex& x, std::size_t j,
+                  std::size_t p, const std::unordered_map<std::uint64_t, std::size_t>& leaf_into);
+  // Uplinks basis: the share of the leaf's up bytes, when the job has it alone.
+  void add_uplink_share(const ReceiptSweepInput& in, const ReceiptSweepIndex& x, std::size_t j,
+                        std::size_t p, double sent);
+  void add_traffic(int rail_number, double sent, double received);
+  // The port's entry (made on its first sweep), and its id.
+  PortLife& port_life(const ReceiptSweepInput& in, const PortScore& s, PortId& id);
+  void note_link(const PortId& id, const ReceiptPort& name, const LinkReport& report, double now);
+  // The port's stall of the interval, and whose tree it was in.
+  void add_stall(const ReceiptSweepInput& in, const ReceiptSweepIndex& x, std::size_t j,
+                 std::size_t p, PortLife& life);
+  // Routes basis: the job's pair fraction (traced again for a new model or
+  // another port count, within the sweep's budget) times what it sent.
+  void note_pairs(const RouteModel& model, std::uint64_t generation, const ReceiptSweepInput& in,
+                  const std::vector<std::size_t>& hca, double sent_now, std::size_t& pair_budget);
+
+  // A list has the job: its names and hosts as the list has them, and seen
+  // in this sweep.
+  void note_listed(const SlurmJob& job, const ReceiptSweepInput& in);
+
+  // One saved job as save() wrote it; null, and `error` set, when it is
+  // not.
+  static std::unique_ptr<Running> restored(const Json& j, std::string& error);
+  // restored's steps (its "receipt" read already): each sets `error` when
+  // its part is not as save() wrote it.
+  void restore_times(const Json& j, std::string& error);
+  void restore_ports(const Json& ports, std::string& error);
+  void restore_rails(const Json& rails, std::string& error);
+  void restore_culprits(const Json& culprits, std::string& error);
+  void restore_links(const Json& links, std::string& error);
 };
 
 namespace {
@@ -428,25 +463,30 @@ ReceiptTracker& ReceiptTracker::operator=(ReceiptTracker&&) noexcept = default;
 
 void ReceiptTracker::reload(const ReceiptsConfig& config) { config_ = config; }
 
-std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
-  std::vector<JobReceipt> finished;
-  const double limit = seconds_of(config_.unknown_end_after);
-  // A list older than unknown_end_after is no list: its jobs may have
-  // ended any time since.
-  const bool listed = in.jobs != nullptr && in.now - in.jobs_polled_at <= limit;
-  if (listed) last_polled_ = std::max(last_polled_, in.jobs_polled_at);
+namespace {
 
-  if (!listed) {
-    if (!running_.empty() && in.now - last_polled_ > limit) {
-      for (const auto& run : running_) {
-        if (run->seen_in_sweep) finished.push_back(run->finish(run->last_seen, false, config_));
-      }
-      running_.clear();
+// The route model of the sweep's fabric; null when there is none, or it is
+// of an earlier discovery.
+const RouteModel* route_model_of(const ReceiptSweepInput& in) {
+  return in.routes != nullptr && in.routes->model && in.analysis != nullptr &&
+                 in.fabric != nullptr && &in.routes->model->fabric() == in.fabric
+             ? in.routes->model.get()
+             : nullptr;
+}
+
+}  // namespace
+
+void ReceiptTracker::end_all_unlisted(double now, double limit, std::vector<JobReceipt>& finished) {
+  if (!running_.empty() && now - last_polled_ > limit) {
+    for (const auto& run : running_) {
+      if (run->seen_in_sweep) finished.push_back(run->finish(run->last_seen, false, config_));
     }
-    return finished;
+    running_.clear();
   }
+}
 
-  // Jobs a newer list left out ended when that list was polled.
+// Jobs a newer list left out ended when that list was polled.
+void ReceiptTracker::end_left_out(const ReceiptSweepInput& in, std::vector<JobReceipt>& finished) {
   std::unordered_set<std::uint64_t> in_list;
   in_list.reserve(in.jobs->size());
   for (const SlurmJob& j : *in.jobs) in_list.insert(j.job_id);
@@ -455,7 +495,28 @@ std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
     if (run->seen_in_sweep) finished.push_back(run->finish(in.jobs_polled_at, true, config_));
     return true;
   });
+}
 
+ReceiptTracker::Running* ReceiptTracker::start_running(const SlurmJob& job, double now) {
+  running_.push_back(std::make_unique<Running>());
+  Running* run = running_.back().get();
+  run->r.job_id = job.job_id;
+  run->first_seen = now;
+  run->r.start = job.start_time > 0 ? std::min(static_cast<double>(job.start_time), now) : now;
+  return run;
+}
+
+void ReceiptTracker::Running::note_listed(const SlurmJob& job, const ReceiptSweepInput& in) {
+  r.name = job.name;
+  r.user = job.user;
+  r.partition = job.partition;
+  r.hosts = job.hosts;
+  listed_at = std::max(listed_at, in.jobs_polled_at);
+  last_seen = in.now;
+  seen_in_sweep = true;
+}
+
+void ReceiptTracker::follow_listed(const ReceiptSweepInput& in) {
   std::unordered_map<std::uint64_t, Running*> by_id;
   by_id.reserve(running_.size());
   for (const auto& run : running_) by_id[run->r.job_id] = run.get();
@@ -463,10 +524,7 @@ std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
   const bool usable = in.join != nullptr && in.analysis != nullptr &&
                       in.join->jobs.size() == in.jobs->size() &&
                       in.analysis->samples.size() == in.analysis->result.ports.size();
-  const RouteModel* model = in.routes != nullptr && in.routes->model && in.analysis != nullptr &&
-                                    in.fabric != nullptr && &in.routes->model->fabric() == in.fabric
-                                ? in.routes->model.get()
-                                : nullptr;
+  const RouteModel* model = route_model_of(in);
   SweepIndex x;
   // Without a route model (routes off, or one being built) the leaves'
   // up ports say what crossed, for jobs alone on their leaves.
@@ -486,22 +544,11 @@ std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
     if (const auto it = by_id.find(job.job_id); it != by_id.end()) {
       run = it->second;
     } else {
-      running_.push_back(std::make_unique<Running>());
-      run = running_.back().get();
+      run = start_running(job, in.now);
       by_id[job.job_id] = run;
       was_running = false;
-      run->r.job_id = job.job_id;
-      run->first_seen = in.now;
-      run->r.start =
-          job.start_time > 0 ? std::min(static_cast<double>(job.start_time), in.now) : in.now;
     }
-    run->r.name = job.name;
-    run->r.user = job.user;
-    run->r.partition = job.partition;
-    run->r.hosts = job.hosts;
-    run->listed_at = std::max(run->listed_at, in.jobs_polled_at);
-    run->last_seen = in.now;
-    run->seen_in_sweep = true;
+    run->note_listed(job, in);
     // The interval ending now counts only if the job ran all of it: it was
     // running at the previous sweep, or Slurm says it started before.
     if (!usable || dt <= 0) continue;
@@ -509,31 +556,41 @@ std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
       continue;
     accumulate(*run, in, x, j, dt, minute, model, pair_budget);
   }
+}
+
+std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
+  std::vector<JobReceipt> finished;
+  const double limit = seconds_of(config_.unknown_end_after);
+  // A list older than unknown_end_after is no list: its jobs may have
+  // ended any time since.
+  const bool listed = in.jobs != nullptr && in.now - in.jobs_polled_at <= limit;
+  if (!listed) {
+    end_all_unlisted(in.now, limit, finished);
+    return finished;
+  }
+  last_polled_ = std::max(last_polled_, in.jobs_polled_at);
+  end_left_out(in, finished);
+  follow_listed(in);
   return finished;
 }
 
-void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const SweepIndex& x,
-                                std::size_t j, double dt, double minute, const RouteModel* model,
-                                std::size_t& pair_budget) {
-  const JobPorts& jp = in.join->jobs[j];
-  const std::vector<PortScore>& scores = in.analysis->result.ports;
-  const std::vector<PortSample>& samples = in.analysis->samples;
-  const CongestionForest& forest = in.analysis->result.congestion;
-  JobReceipt& r = run.r;
-  r.observed_seconds += dt;
-  if (minute != run.minute) {
-    run.close_minute();
-    run.minute = minute;
-  }
+namespace {
 
-  // The leaf ports into its HCAs, by the HCA port they are cabled to: the
-  // bytes they transmit are the bytes the HCA received.
+// A job's HCA ports among its analysed ports, and the leaf ports into them
+// by the HCA port they are cabled to: the bytes they transmit are the bytes
+// the HCA received.
+struct JobHcas {
   std::vector<std::size_t> hca;
   std::unordered_map<std::uint64_t, std::size_t> leaf_into;
+};
+
+JobHcas job_hcas(const ReceiptSweepInput& in, const JobPorts& jp) {
+  const std::vector<PortScore>& scores = in.analysis->result.ports;
+  JobHcas out;
   for (const std::size_t p : jp.ports) {
     if (p >= scores.size()) continue;
     if (is_hca_port(in, p)) {
-      hca.push_back(p);
+      out.hca.push_back(p);
       continue;
     }
     if (in.fabric == nullptr) continue;
@@ -546,116 +603,160 @@ void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const
     const FabricNode& far = in.fabric->nodes[static_cast<std::size_t>(fp.remote_node)];
     for (std::size_t i = 0; i < far.ports.size(); ++i) {
       if (far.ports[i].number == fp.remote_port) {
-        leaf_into[node_port_key(fp.remote_node, static_cast<std::int64_t>(i))] = p;
+        out.leaf_into[node_port_key(fp.remote_node, static_cast<std::int64_t>(i))] = p;
         break;
       }
     }
   }
+  return out;
+}
 
-  double sent_now = 0;
-  for (const std::size_t p : hca) {
-    const PortScore& s = scores[p];
-    const PortSample& sample = samples[p];
-    const double sent = static_cast<double>(sample.xmit_data_words) * 4;
-    if (!x.leaves.empty()) {
-      const std::int32_t at = switch_of(in, p);
-      if (at >= 0 && static_cast<std::size_t>(at) < x.leaves.size()) {
-        const ReceiptSweepIndex::Leaf& leaf = x.leaves[static_cast<std::size_t>(at)];
-        // The leaf's up bytes shared over the job's ports on it by what
-        // each sent: over them all, the leaf's up bytes once.
-        if (leaf.alone(j)) {
-          run.uplink_known_bytes += sent;
-          run.uplink_crossing_bytes += leaf.up_bytes * sent / leaf.top_bytes;
-        }
-      }
-    }
-    double received = 0;
-    if (const auto leaf = leaf_into.find(node_port_key(s.node, s.port_index));
-        leaf != leaf_into.end()) {
-      received = static_cast<double>(samples[leaf->second].xmit_data_words) * 4;
-    }
-    sent_now += sent;
-    r.bytes_sent += sent;
-    r.bytes_received += received;
-    ReceiptRail& rail = run.rails[s.rail];
-    rail.rail = s.rail;
-    rail.bytes_sent += sent;
-    rail.bytes_received += received;
+}  // namespace
 
-    const FabricNode* node = in.fabric != nullptr && s.node >= 0 &&
-                                     static_cast<std::size_t>(s.node) < in.fabric->nodes.size()
-                                 ? &in.fabric->nodes[static_cast<std::size_t>(s.node)]
-                                 : nullptr;
-    const std::uint8_t number = node != nullptr && s.port_index < node->ports.size()
-                                    ? node->ports[s.port_index].number
-                                    : static_cast<std::uint8_t>(s.port_index + 1);
-    const PortId id{node != nullptr ? node->guid : static_cast<std::uint64_t>(s.node), number};
-    auto [life, added] = run.ports.try_emplace(id);
-    if (added) {
-      if (node != nullptr) {
-        life->second.name = name_port(*node, number);
-      } else {
-        life->second.name.guid = id.first;
-        life->second.name.port = number;
-      }
-    }
+void ReceiptTracker::Running::add_uplink_share(const ReceiptSweepInput& in,
+                                               const ReceiptSweepIndex& x, std::size_t j,
+                                               std::size_t p, double sent) {
+  const std::int32_t at = switch_of(in, p);
+  if (at < 0 || static_cast<std::size_t>(at) >= x.leaves.size()) return;
+  const ReceiptSweepIndex::Leaf& leaf = x.leaves[static_cast<std::size_t>(at)];
+  // The leaf's up bytes shared over the job's ports on it by what
+  // each sent: over them all, the leaf's up bytes once.
+  if (leaf.alone(j)) {
+    uplink_known_bytes += sent;
+    uplink_crossing_bytes += leaf.up_bytes * sent / leaf.top_bytes;
+  }
+}
 
-    // Link conditions on its cable (the HCA's end or the leaf's: one link).
-    if (const auto l = x.link_at.find(node_port_key(s.node, s.port_index)); l != x.link_at.end()) {
-      const LinkReport& report = *l->second;
-      auto [link, fresh] = run.links.try_emplace(id);
-      ReceiptLinkIssue& issue = link->second.issue;
-      if (fresh) {
-        issue.port = life->second.name;
-        issue.first_seen = in.now;
-        issue.downs = report.downs_last_hour;
-      } else if (report.downs_last_hour > link->second.last_downs) {
-        issue.downs += report.downs_last_hour - link->second.last_downs;
-      }
-      link->second.last_downs = report.downs_last_hour;
-      issue.condition = over_a_run(issue.condition, report.condition);
-      issue.last_seen = in.now;
-    }
+void ReceiptTracker::Running::add_traffic(int rail_number, double sent, double received) {
+  r.bytes_sent += sent;
+  r.bytes_received += received;
+  ReceiptRail& rail = rails[rail_number];
+  rail.rail = rail_number;
+  rail.bytes_sent += sent;
+  rail.bytes_received += received;
+}
 
-    if (!s.valid || sample.interval_seconds <= 0) continue;
-    const double seconds = sample.interval_seconds;
-    const double stall = std::clamp(s.stall, 0.0, 1.0) * seconds;
-    r.port_seconds += seconds;
-    r.stall_seconds += stall;
-    life->second.port_seconds += seconds;
-    life->second.stall_seconds += stall;
-    run.minute_port_seconds += seconds;
-    run.minute_stall_seconds += stall;
-    if (stall <= 0) continue;
-
-    // Whose congestion: the tree this port stalled in, and who fed it.
-    const std::size_t root = p < forest.root.size() ? forest.root[p] : kNoPort;
-    const auto exported = root == kNoPort ? x.exported.end() : x.exported.find(root);
-    if (exported == x.exported.end()) {
-      r.outside_trees_stall_seconds += stall;
-      continue;
-    }
-    const Split split = split_tree(in, x, j, root, exported->second, stall);
-    r.self_stall_seconds += split.self;
-    r.unattributed_stall_seconds += split.unattributed;
-    for (const auto& [id_of_job, part] : split.others) {
-      r.other_jobs_stall_seconds += part;
-      run.culprits[id_of_job] += part;
+ReceiptTracker::Running::PortLife& ReceiptTracker::Running::port_life(const ReceiptSweepInput& in,
+                                                                      const PortScore& s,
+                                                                      PortId& id) {
+  const FabricNode* node = in.fabric != nullptr && s.node >= 0 &&
+                                   static_cast<std::size_t>(s.node) < in.fabric->nodes.size()
+                               ? &in.fabric->nodes[static_cast<std::size_t>(s.node)]
+                               : nullptr;
+  const std::uint8_t number = node != nullptr && s.port_index < node->ports.size()
+                                  ? node->ports[s.port_index].number
+                                  : static_cast<std::uint8_t>(s.port_index + 1);
+  id = PortId{node != nullptr ? node->guid : static_cast<std::uint64_t>(s.node), number};
+  auto [life, added] = ports.try_emplace(id);
+  if (added) {
+    if (node != nullptr) {
+      life->second.name = name_port(*node, number);
+    } else {
+      life->second.name.guid = id.first;
+      life->second.name.port = number;
     }
   }
+  return life->second;
+}
 
+void ReceiptTracker::Running::note_link(const PortId& id, const ReceiptPort& name,
+                                        const LinkReport& report, double now) {
+  auto [link, fresh] = links.try_emplace(id);
+  ReceiptLinkIssue& issue = link->second.issue;
+  if (fresh) {
+    issue.port = name;
+    issue.first_seen = now;
+    issue.downs = report.downs_last_hour;
+  } else if (report.downs_last_hour > link->second.last_downs) {
+    issue.downs += report.downs_last_hour - link->second.last_downs;
+  }
+  link->second.last_downs = report.downs_last_hour;
+  issue.condition = over_a_run(issue.condition, report.condition);
+  issue.last_seen = now;
+}
+
+void ReceiptTracker::Running::add_stall(const ReceiptSweepInput& in, const ReceiptSweepIndex& x,
+                                        std::size_t j, std::size_t p, PortLife& life) {
+  const PortScore& s = in.analysis->result.ports[p];
+  const double seconds = in.analysis->samples[p].interval_seconds;
+  const double stall = std::clamp(s.stall, 0.0, 1.0) * seconds;
+  r.port_seconds += seconds;
+  r.stall_seconds += stall;
+  life.port_seconds += seconds;
+  life.stall_seconds += stall;
+  minute_port_seconds += seconds;
+  minute_stall_seconds += stall;
+  if (stall <= 0) return;
+
+  // Whose congestion: the tree this port stalled in, and who fed it.
+  const CongestionForest& forest = in.analysis->result.congestion;
+  const std::size_t root = p < forest.root.size() ? forest.root[p] : kNoPort;
+  const auto exported = root == kNoPort ? x.exported.end() : x.exported.find(root);
+  if (exported == x.exported.end()) {
+    r.outside_trees_stall_seconds += stall;
+    return;
+  }
+  const Split split = split_tree(in, x, j, root, exported->second, stall);
+  r.self_stall_seconds += split.self;
+  r.unattributed_stall_seconds += split.unattributed;
+  for (const auto& [id_of_job, part] : split.others) {
+    r.other_jobs_stall_seconds += part;
+    culprits[id_of_job] += part;
+  }
+}
+
+double ReceiptTracker::Running::add_port(
+    const ReceiptSweepInput& in, const ReceiptSweepIndex& x, std::size_t j, std::size_t p,
+    const std::unordered_map<std::uint64_t, std::size_t>& leaf_into) {
+  const PortScore& s = in.analysis->result.ports[p];
+  const PortSample& sample = in.analysis->samples[p];
+  const double sent = static_cast<double>(sample.xmit_data_words) * 4;
+  if (!x.leaves.empty()) add_uplink_share(in, x, j, p, sent);
+  double received = 0;
+  if (const auto leaf = leaf_into.find(node_port_key(s.node, s.port_index));
+      leaf != leaf_into.end()) {
+    received = static_cast<double>(in.analysis->samples[leaf->second].xmit_data_words) * 4;
+  }
+  add_traffic(s.rail, sent, received);
+  PortId id;
+  PortLife& life = port_life(in, s, id);
+  // Link conditions on its cable (the HCA's end or the leaf's: one link).
+  if (const auto l = x.link_at.find(node_port_key(s.node, s.port_index)); l != x.link_at.end()) {
+    note_link(id, life.name, *l->second, in.now);
+  }
+  if (s.valid && sample.interval_seconds > 0) add_stall(in, x, j, p, life);
+  return sent;
+}
+
+void ReceiptTracker::Running::note_pairs(const RouteModel& model, std::uint64_t generation,
+                                         const ReceiptSweepInput& in,
+                                         const std::vector<std::size_t>& hca, double sent_now,
+                                         std::size_t& pair_budget) {
+  if ((pairs_model != generation || pairs_ports != hca.size()) && pair_budget > 0) {
+    --pair_budget;
+    pairs_model = generation;
+    pairs_ports = hca.size();
+    pair_fraction = crossing_pair_fraction(model, in, hca);
+  }
+  if (pairs_model == generation && pair_fraction >= 0) {
+    known_bytes += sent_now;
+    crossing_bytes += sent_now * pair_fraction;
+  }
+}
+
+void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const SweepIndex& x,
+                                std::size_t j, double dt, double minute, const RouteModel* model,
+                                std::size_t& pair_budget) {
+  run.r.observed_seconds += dt;
+  if (minute != run.minute) {
+    run.close_minute();
+    run.minute = minute;
+  }
+  const JobHcas hcas = job_hcas(in, in.join->jobs[j]);
+  double sent_now = 0;
+  for (const std::size_t p : hcas.hca) sent_now += run.add_port(in, x, j, p, hcas.leaf_into);
   if (model != nullptr) {
-    if ((run.pairs_model != model_generation_ || run.pairs_ports != hca.size()) &&
-        pair_budget > 0) {
-      --pair_budget;
-      run.pairs_model = model_generation_;
-      run.pairs_ports = hca.size();
-      run.pair_fraction = crossing_pair_fraction(*model, in, hca);
-    }
-    if (run.pairs_model == model_generation_ && run.pair_fraction >= 0) {
-      run.known_bytes += sent_now;
-      run.crossing_bytes += sent_now * run.pair_fraction;
-    }
+    run.note_pairs(*model, model_generation_, in, hcas.hca, sent_now, pair_budget);
   }
 }
 
@@ -714,6 +815,144 @@ std::string ReceiptTracker::save(double now) const {
       .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+namespace {
+
+// A saved number into `out`; the first one missing is the error.
+void read_number(const Json& o, const char* name, double& out, std::string& error) {
+  const auto it = o.find(name);
+  if (it == o.end() || !it->is_number()) {
+    if (error.empty()) error = std::string(name) + ": missing or not a number";
+    return;
+  }
+  out = it->get<double>();
+}
+
+// A saved job's list `name`, null (and the error, if the first) when it is
+// missing or not an array.
+const Json* saved_list(const Json& j, const char* name, std::string& error) {
+  const auto it = j.find(name);
+  if (it == j.end() || !it->is_array()) {
+    if (error.empty()) error = std::string(name) + ": missing or not an array";
+    return nullptr;
+  }
+  return &*it;
+}
+
+bool saved_version_readable(const Json& v, std::string& error) {
+  const auto version = v.find("version");
+  if (version == v.end() || !version->is_number_integer() ||
+      version->get<std::int64_t>() != kSavedStateVersion) {
+    error = "version: this build reads version " + std::to_string(kSavedStateVersion);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void ReceiptTracker::Running::restore_times(const Json& j, std::string& error) {
+  read_number(j, "first_seen", first_seen, error);
+  read_number(j, "last_seen", last_seen, error);
+  read_number(j, "listed_at", listed_at, error);
+  read_number(j, "minute", minute, error);
+  read_number(j, "minute_port_seconds", minute_port_seconds, error);
+  read_number(j, "minute_stall_seconds", minute_stall_seconds, error);
+  read_number(j, "known_bytes", known_bytes, error);
+  read_number(j, "crossing_bytes", crossing_bytes, error);
+  // Saved before the uplinks basis existed: none counted yet.
+  if (j.contains("uplink_known_bytes"))
+    read_number(j, "uplink_known_bytes", uplink_known_bytes, error);
+  if (j.contains("uplink_crossing_bytes"))
+    read_number(j, "uplink_crossing_bytes", uplink_crossing_bytes, error);
+}
+
+void ReceiptTracker::Running::restore_ports(const Json& saved, std::string& error) {
+  for (const Json& p : saved) {
+    // The port's name is read as a receipt's worst port would be.
+    JobReceipt holder;
+    Json wrapper = receipt_json_value(holder);
+    if (!p.is_object() || !p.contains("name")) {
+      error = "ports: an entry without a name";
+      break;
+    }
+    wrapper["worst_port"] = p["name"];
+    if (!receipt_from_json_value(wrapper, holder, error)) break;
+    PortLife life;
+    life.name = holder.worst_port;
+    read_number(p, "port_seconds", life.port_seconds, error);
+    read_number(p, "stall_seconds", life.stall_seconds, error);
+    ports[{life.name.guid, life.name.port}] = std::move(life);
+  }
+}
+
+void ReceiptTracker::Running::restore_rails(const Json& saved, std::string& error) {
+  for (const Json& rj : saved) {
+    if (!rj.is_array() || rj.size() != 3 || !rj[0].is_number_integer() || !rj[1].is_number() ||
+        !rj[2].is_number()) {
+      error = "rails: not [rail, sent, received]";
+      break;
+    }
+    ReceiptRail rail{rj[0].get<int>(), rj[1].get<double>(), rj[2].get<double>()};
+    rails[rail.rail] = rail;
+  }
+}
+
+void ReceiptTracker::Running::restore_culprits(const Json& saved, std::string& error) {
+  for (const Json& c : saved) {
+    if (!c.is_array() || c.size() != 2 || !c[0].is_number_unsigned() || !c[1].is_number()) {
+      error = "culprits: not [job_id, seconds]";
+      break;
+    }
+    culprits[c[0].get<std::uint64_t>()] = c[1].get<double>();
+  }
+}
+
+void ReceiptTracker::Running::restore_links(const Json& saved, std::string& error) {
+  for (const Json& l : saved) {
+    // The issue is read as a receipt's link issue would be.
+    JobReceipt holder;
+    Json wrapper = receipt_json_value(holder);
+    if (!l.is_object() || !l.contains("issue")) {
+      error = "links: an entry without an issue";
+      break;
+    }
+    wrapper["links"] = Json::array({l["issue"]});
+    if (!receipt_from_json_value(wrapper, holder, error)) break;
+    LinkLife life;
+    life.issue = holder.links.front();
+    const auto downs = l.find("last_downs");
+    if (downs != l.end() && downs->is_number_unsigned())
+      life.last_downs = downs->get<std::uint32_t>();
+    links[{life.issue.port.guid, life.issue.port.port}] = std::move(life);
+  }
+}
+
+std::unique_ptr<ReceiptTracker::Running> ReceiptTracker::Running::restored(const Json& j,
+                                                                           std::string& error) {
+  auto run = std::make_unique<Running>();
+  const auto receipt = j.is_object() ? j.find("receipt") : j.end();
+  if (receipt == j.end()) {
+    error = "jobs: an entry without a receipt";
+    return nullptr;
+  }
+  if (!receipt_from_json_value(*receipt, run->r, error)) {
+    error.insert(0, "jobs: ");
+    return nullptr;
+  }
+  run->r.culprits.clear();
+  run->r.rails.clear();
+  run->r.links.clear();
+  run->restore_times(j, error);
+  run->seen_in_sweep = j.value("seen_in_sweep", false);
+  if (const Json* ports = saved_list(j, "ports", error)) run->restore_ports(*ports, error);
+  if (const Json* rails = saved_list(j, "rails", error)) run->restore_rails(*rails, error);
+  if (const Json* culprits = saved_list(j, "culprits", error))
+    run->restore_culprits(*culprits, error);
+  if (const Json* links = saved_list(j, "links", error)) run->restore_links(*links, error);
+  if (!error.empty()) return nullptr;
+  return run;
+}
+
 bool ReceiptTracker::restore(const std::string& text, std::string& error) {
   error.clear();
   const Json v = Json::parse(text, nullptr, false);
@@ -721,22 +960,9 @@ bool ReceiptTracker::restore(const std::string& text, std::string& error) {
     error = "not a JSON object";
     return false;
   }
-  const auto number = [&](const Json& o, const char* name, double& out) {
-    const auto it = o.find(name);
-    if (it == o.end() || !it->is_number()) {
-      if (error.empty()) error = std::string(name) + ": missing or not a number";
-      return;
-    }
-    out = it->get<double>();
-  };
-  const auto version = v.find("version");
-  if (version == v.end() || !version->is_number_integer() ||
-      version->get<std::int64_t>() != kSavedStateVersion) {
-    error = "version: this build reads version " + std::to_string(kSavedStateVersion);
-    return false;
-  }
+  if (!saved_version_readable(v, error)) return false;
   double last_polled = 0;
-  number(v, "last_polled", last_polled);
+  read_number(v, "last_polled", last_polled, error);
   const auto jobs = v.find("jobs");
   if (jobs == v.end() || !jobs->is_array()) {
     if (error.empty()) error = "jobs: missing or not an array";
@@ -744,97 +970,8 @@ bool ReceiptTracker::restore(const std::string& text, std::string& error) {
   }
   std::vector<std::unique_ptr<Running>> restored;
   for (const Json& j : *jobs) {
-    auto run = std::make_unique<Running>();
-    const auto receipt = j.is_object() ? j.find("receipt") : j.end();
-    if (receipt == j.end()) {
-      error = "jobs: an entry without a receipt";
-      return false;
-    }
-    if (!receipt_from_json_value(*receipt, run->r, error)) {
-      error.insert(0, "jobs: ");
-      return false;
-    }
-    run->r.culprits.clear();
-    run->r.rails.clear();
-    run->r.links.clear();
-    number(j, "first_seen", run->first_seen);
-    number(j, "last_seen", run->last_seen);
-    number(j, "listed_at", run->listed_at);
-    number(j, "minute", run->minute);
-    number(j, "minute_port_seconds", run->minute_port_seconds);
-    number(j, "minute_stall_seconds", run->minute_stall_seconds);
-    number(j, "known_bytes", run->known_bytes);
-    number(j, "crossing_bytes", run->crossing_bytes);
-    // Saved before the uplinks basis existed: none counted yet.
-    if (j.contains("uplink_known_bytes")) number(j, "uplink_known_bytes", run->uplink_known_bytes);
-    if (j.contains("uplink_crossing_bytes"))
-      number(j, "uplink_crossing_bytes", run->uplink_crossing_bytes);
-    run->seen_in_sweep = j.value("seen_in_sweep", false);
-    const auto list = [&](const char* name) -> const Json* {
-      const auto it = j.find(name);
-      if (it == j.end() || !it->is_array()) {
-        if (error.empty()) error = std::string(name) + ": missing or not an array";
-        return nullptr;
-      }
-      return &*it;
-    };
-    if (const Json* ports = list("ports")) {
-      for (const Json& p : *ports) {
-        // The port's name is read as a receipt's worst port would be.
-        JobReceipt holder;
-        Json wrapper = receipt_json_value(holder);
-        if (!p.is_object() || !p.contains("name")) {
-          error = "ports: an entry without a name";
-          break;
-        }
-        wrapper["worst_port"] = p["name"];
-        if (!receipt_from_json_value(wrapper, holder, error)) break;
-        Running::PortLife life;
-        life.name = holder.worst_port;
-        number(p, "port_seconds", life.port_seconds);
-        number(p, "stall_seconds", life.stall_seconds);
-        run->ports[{life.name.guid, life.name.port}] = std::move(life);
-      }
-    }
-    if (const Json* rails = list("rails")) {
-      for (const Json& rj : *rails) {
-        if (!rj.is_array() || rj.size() != 3 || !rj[0].is_number_integer() || !rj[1].is_number() ||
-            !rj[2].is_number()) {
-          error = "rails: not [rail, sent, received]";
-          break;
-        }
-        ReceiptRail rail{rj[0].get<int>(), rj[1].get<double>(), rj[2].get<double>()};
-        run->rails[rail.rail] = rail;
-      }
-    }
-    if (const Json* culprits = list("culprits")) {
-      for (const Json& c : *culprits) {
-        if (!c.is_array() || c.size() != 2 || !c[0].is_number_unsigned() || !c[1].is_number()) {
-          error = "culprits: not [job_id, seconds]";
-          break;
-        }
-        run->culprits[c[0].get<std::uint64_t>()] = c[1].get<double>();
-      }
-    }
-    if (const Json* links = list("links")) {
-      for (const Json& l : *links) {
-        JobReceipt holder;
-        Json wrapper = receipt_json_value(holder);
-        if (!l.is_object() || !l.contains("issue")) {
-          error = "links: an entry without an issue";
-          break;
-        }
-        wrapper["links"] = Json::array({l["issue"]});
-        if (!receipt_from_json_value(wrapper, holder, error)) break;
-        Running::LinkLife life;
-        life.issue = holder.links.front();
-        const auto downs = l.find("last_downs");
-        if (downs != l.end() && downs->is_number_unsigned())
-          life.last_downs = downs->get<std::uint32_t>();
-        run->links[{life.issue.port.guid, life.issue.port.port}] = std::move(life);
-      }
-    }
-    if (!error.empty()) return false;
+    auto run = Running::restored(j, error);
+    if (!run) return false;
     restored.push_back(std::move(run));
   }
   if (!error.empty()) return false;

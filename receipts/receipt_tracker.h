@@ -82,6 +82,14 @@ class ReceiptTracker {
 
  private:
   struct Running;  // per job: its receipt so far, its ports, its minutes
+  // observe's steps. No list, or a stale one, past unknown_end_after: every
+  // job ends at its last sweep, its end unknown.
+  void end_all_unlisted(double now, double limit, std::vector<JobReceipt>& finished);
+  // Jobs the list left out end when it was polled.
+  void end_left_out(const ReceiptSweepInput& in, std::vector<JobReceipt>& finished);
+  // The listed jobs: each one's interval added, new ones started.
+  void follow_listed(const ReceiptSweepInput& in);
+  Running* start_running(const SlurmJob& job, double now);
   // Adds one sweep's interval of job `job` (index into in.join->jobs).
   void accumulate(Running& run, const ReceiptSweepInput& in, const ReceiptSweepIndex& x,
                   std::size_t job, double dt, double minute, const RouteModel* model,

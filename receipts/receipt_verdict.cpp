@@ -62,75 +62,99 @@ std::string link_phrase(const ReceiptLinkIssue& l) {
   return safe_node_word(l.port.device) + " on " + safe_node_word(l.port.host) + " " + what;
 }
 
-}  // namespace
+// The alarming link issues of a receipt, and the worst of them.
+struct AlarmingLinks {
+  const ReceiptLinkIssue* worst = nullptr;
+  std::size_t count = 0;
+};
 
-void judge_receipt(JobReceipt& r, const ReceiptsConfig& config) {
-  const ReceiptLinkIssue* worst_link = nullptr;
-  std::size_t alarming_links = 0;
+AlarmingLinks alarming_links(const JobReceipt& r) {
+  AlarmingLinks out;
   for (const ReceiptLinkIssue& l : r.links) {
     if (!alarming(l)) continue;
-    ++alarming_links;
-    if (worst_link == nullptr || l.condition > worst_link->condition) worst_link = &l;
+    ++out.count;
+    if (out.worst == nullptr || l.condition > out.worst->condition) out.worst = &l;
   }
-  const double ratio = r.stall_ratio();
-  const double blamed_elsewhere = r.unattributed_stall_seconds + r.outside_trees_stall_seconds;
-  if (r.port_seconds <= 0) {
-    r.verdict = ReceiptVerdict::kNoData;
-  } else if (ratio < config.clean_stall_ratio) {
-    r.verdict = alarming_links > 0 ? ReceiptVerdict::kLinkFault : ReceiptVerdict::kClean;
-  } else if (r.other_jobs_stall_seconds >= r.self_stall_seconds &&
-             r.other_jobs_stall_seconds >= blamed_elsewhere && r.other_jobs_stall_seconds > 0) {
-    r.verdict = ReceiptVerdict::kOtherJobs;
-  } else if (r.self_stall_seconds >= blamed_elsewhere && r.self_stall_seconds > 0) {
-    r.verdict = ReceiptVerdict::kSelfInflicted;
-  } else {
-    r.verdict = ReceiptVerdict::kUnattributed;
-  }
+  return out;
+}
 
-  std::string line = "network: ";
+// The stall seconds no job is blamed for: no sender identified, or in no
+// tree.
+double blamed_elsewhere(const JobReceipt& r) {
+  return r.unattributed_stall_seconds + r.outside_trees_stall_seconds;
+}
+
+// docs/receipts.md, "The verdict": clean below the clean stall ratio (a
+// link fault if a link alarmed), else whoever holds the most stall.
+ReceiptVerdict verdict_of(const JobReceipt& r, const ReceiptsConfig& config, std::size_t alarming) {
+  const double ratio = r.stall_ratio();
+  const double elsewhere = blamed_elsewhere(r);
+  if (r.port_seconds <= 0) return ReceiptVerdict::kNoData;
+  if (ratio < config.clean_stall_ratio) {
+    return alarming > 0 ? ReceiptVerdict::kLinkFault : ReceiptVerdict::kClean;
+  }
+  if (r.other_jobs_stall_seconds >= r.self_stall_seconds &&
+      r.other_jobs_stall_seconds >= elsewhere && r.other_jobs_stall_seconds > 0) {
+    return ReceiptVerdict::kOtherJobs;
+  }
+  if (r.self_stall_seconds >= elsewhere && r.self_stall_seconds > 0) {
+    return ReceiptVerdict::kSelfInflicted;
+  }
+  return ReceiptVerdict::kUnattributed;
+}
+
+// " by jobs 4711, 4712 and others": the culprits worth naming.
+std::string culprits_phrase(const JobReceipt& r, const ReceiptsConfig& config) {
+  // The split weighs every sender by its bytes, so a job whose hosts
+  // moved next to nothing (management traffic) is a culprit of a few
+  // nanoseconds: named beside the one that fed the tree, it would be
+  // blamed too. A second culprit, and "others", are named only when
+  // their part alone would make a receipt unclean.
+  const double named_floor = config.clean_stall_ratio * r.port_seconds;
+  std::size_t named = std::min<std::size_t>(r.culprits.size(), 1);
+  if (r.culprits.size() > 1 && r.culprits[1].stall_seconds >= named_floor) named = 2;
+  double unnamed = r.other_jobs_stall_seconds;
+  for (std::size_t i = 0; i < named; ++i) unnamed -= r.culprits[i].stall_seconds;
+  std::string line;
+  if (named > 1) line += "s";
+  for (std::size_t i = 0; i < named; ++i) {
+    line += (i == 0 ? " " : ", ") + std::to_string(r.culprits[i].job_id);
+  }
+  if (r.culprits.size() > named && unnamed >= named_floor) line += " and others";
+  return line;
+}
+
+// What the verdict rests on: the share of port-time stalled, and whose.
+std::string verdict_phrase(const JobReceipt& r, const ReceiptsConfig& config) {
+  const double ratio = r.stall_ratio();
   switch (r.verdict) {
     case ReceiptVerdict::kNoData:
-      line += "no data (no HCA port of the job was measured)";
-      break;
+      return "no data (no HCA port of the job was measured)";
     case ReceiptVerdict::kClean:
-      line += "clean";
-      break;
+      return "clean";
     case ReceiptVerdict::kLinkFault:
-      line += percent(ratio) + " of port-time stalled";
-      break;
-    case ReceiptVerdict::kOtherJobs: {
-      line += percent(ratio) + " of port-time stalled, " +
-              percent(r.other_jobs_stall_seconds / r.port_seconds) + " in trees fed by job";
-      // The split weighs every sender by its bytes, so a job whose hosts
-      // moved next to nothing (management traffic) is a culprit of a few
-      // nanoseconds: named beside the one that fed the tree, it would be
-      // blamed too. A second culprit, and "others", are named only when
-      // their part alone would make a receipt unclean.
-      const double named_floor = config.clean_stall_ratio * r.port_seconds;
-      std::size_t named = std::min<std::size_t>(r.culprits.size(), 1);
-      if (r.culprits.size() > 1 && r.culprits[1].stall_seconds >= named_floor) named = 2;
-      double unnamed = r.other_jobs_stall_seconds;
-      for (std::size_t i = 0; i < named; ++i) unnamed -= r.culprits[i].stall_seconds;
-      if (named > 1) line += "s";
-      for (std::size_t i = 0; i < named; ++i) {
-        line += (i == 0 ? " " : ", ") + std::to_string(r.culprits[i].job_id);
-      }
-      if (r.culprits.size() > named && unnamed >= named_floor) line += " and others";
-      break;
-    }
+      return percent(ratio) + " of port-time stalled";
+    case ReceiptVerdict::kOtherJobs:
+      return percent(ratio) + " of port-time stalled, " +
+             percent(r.other_jobs_stall_seconds / r.port_seconds) + " in trees fed by job" +
+             culprits_phrase(r, config);
     case ReceiptVerdict::kSelfInflicted:
-      line += percent(ratio) + " of port-time stalled, " +
-              percent(r.self_stall_seconds / r.port_seconds) +
-              " in trees its own hosts fed (self-inflicted)";
-      break;
+      return percent(ratio) + " of port-time stalled, " +
+             percent(r.self_stall_seconds / r.port_seconds) +
+             " in trees its own hosts fed (self-inflicted)";
     case ReceiptVerdict::kUnattributed:
-      line += percent(ratio) + " of port-time stalled, " +
-              percent(blamed_elsewhere / r.port_seconds) + " with no identified sender";
-      break;
+      return percent(ratio) + " of port-time stalled, " +
+             percent(blamed_elsewhere(r) / r.port_seconds) + " with no identified sender";
   }
-  if (worst_link != nullptr) {
-    line += "; " + link_phrase(*worst_link);
-    if (alarming_links > 1) line += " (+" + std::to_string(alarming_links - 1) + " more links)";
+  return "";
+}
+
+// What else the line says: the worst alarming link, a run partly not
+// observed, an end not known.
+void append_caveats(std::string& line, const JobReceipt& r, const AlarmingLinks& links) {
+  if (links.worst != nullptr) {
+    line += "; " + link_phrase(*links.worst);
+    if (links.count > 1) line += " (+" + std::to_string(links.count - 1) + " more links)";
   }
   const double duration = r.end - r.start;
   if (r.verdict != ReceiptVerdict::kNoData && duration > 0 &&
@@ -138,12 +162,25 @@ void judge_receipt(JobReceipt& r, const ReceiptsConfig& config) {
     line += "; " + percent(r.missed_seconds / duration) + " of its run not observed";
   }
   if (!r.end_known) line += "; end not known (job source down)";
-  // Printable ASCII only (the parts above are; a name made safe is too),
-  // and no longer than a comment field is read.
+}
+
+// Printable ASCII only (the parts above are; a name made safe is too),
+// and no longer than a comment field is read.
+void make_printable(std::string& line) {
   for (char& c : line) {
     if (c < ' ' || c > '~') c = '?';
   }
   if (line.size() > kReceiptLineMax) line.resize(kReceiptLineMax);
+}
+
+}  // namespace
+
+void judge_receipt(JobReceipt& r, const ReceiptsConfig& config) {
+  const AlarmingLinks links = alarming_links(r);
+  r.verdict = verdict_of(r, config, links.count);
+  std::string line = "network: " + verdict_phrase(r, config);
+  append_caveats(line, r, links);
+  make_printable(line);
   r.line = std::move(line);
 }
 

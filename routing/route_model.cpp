@@ -11,9 +11,6 @@ namespace {
 // directed route (64) bounds any sane fabric.
 constexpr std::size_t kMaxHops = 64;
 
-// What a walk from one switch towards a destination LID came to.
-enum class Reach : std::uint8_t { kUnknown, kVisiting, kReaches, kBroken, kUnread };
-
 bool table_usable(const SwitchRoutes* t) { return t != nullptr && t->complete; }
 
 }  // namespace
@@ -185,128 +182,183 @@ RouteTrace RouteModel::trace(const RouteEndpoint& source, std::uint16_t lid) con
   }
 }
 
-void RouteModel::count_routes() {
-  const Fabric& f = *fabric_;
-  // Compact switch indices: the per-destination arrays are per switch, and
-  // there are ~10x fewer switches than nodes in a fat tree.
-  std::vector<std::int32_t> switches;
-  std::vector<std::int32_t> compact(f.nodes.size(), -1);
-  for (std::size_t n = 0; n < f.nodes.size(); ++n) {
-    if (f.nodes[n].type != NodeType::kSwitch) continue;
-    compact[n] = static_cast<std::int32_t>(switches.size());
-    switches.push_back(static_cast<std::int32_t>(n));
+// count_routes's steps, per destination LID: walk from every switch
+// towards it (each switch stepped once, the walks sharing their ends), then
+// count the destinations each switch port carries and, at a port's base
+// LID, the source-destination pairs.
+class RouteModel::RouteCounter {
+ public:
+  explicit RouteCounter(RouteModel& m) : m_(m), f_(*m.fabric_) {
+    compact_switches();
+    read_tables();
+    const std::size_t s_count = switches_.size();
+    reach_.resize(s_count);
+    next_.resize(s_count);
+    out_.resize(s_count);
+    depth_.resize(s_count);
+    carried_.resize(s_count);
+    mark_base_lids();
   }
-  const std::size_t s_count = switches.size();
-  // Per switch: its table's out port per LID read straight from the table,
-  // and its ports' index by number (PortRoutes are by port index).
-  std::vector<const SwitchRoutes*> tables(s_count, nullptr);
-  std::vector<std::vector<std::int16_t>> index_of(s_count);
-  for (std::size_t k = 0; k < s_count; ++k) {
-    const SwitchRoutes* t = table(switches[k]);
-    tables[k] = table_usable(t) ? t : nullptr;
-    const FabricNode& node = f.nodes[static_cast<std::size_t>(switches[k])];
-    index_of[k].assign(links_[static_cast<std::size_t>(switches[k])].size(), -1);
-    for (std::size_t i = 0; i < node.ports.size(); ++i) {
-      index_of[k][node.ports[i].number] = static_cast<std::int16_t>(i);
+
+  void count() {
+    for (const std::uint16_t lid : m_.destination_lids_) {
+      walk_all(lid);
+      count_destinations();
+      if (!is_base_[lid]) continue;
+      count_pairs();
     }
   }
 
-  std::vector<Reach> reach(s_count);
-  std::vector<std::int32_t> next(s_count);  // compact index of the next switch; -1: delivers
-  std::vector<std::uint8_t> out(s_count);
-  std::vector<std::uint16_t> depth(s_count);
-  std::vector<std::uint64_t> carried(s_count);
-  std::vector<std::int32_t> stack;
-  std::vector<std::vector<std::int32_t>> by_depth;
+ private:
+  // Compact switch indices: the per-destination arrays are per switch, and
+  // there are ~10x fewer switches than nodes in a fat tree.
+  void compact_switches() {
+    compact_.assign(f_.nodes.size(), -1);
+    for (std::size_t n = 0; n < f_.nodes.size(); ++n) {
+      if (f_.nodes[n].type != NodeType::kSwitch) continue;
+      compact_[n] = static_cast<std::int32_t>(switches_.size());
+      switches_.push_back(static_cast<std::int32_t>(n));
+    }
+  }
+
+  // Per switch: its table's out port per LID read straight from the table,
+  // and its ports' index by number (PortRoutes are by port index).
+  void read_tables() {
+    const std::size_t s_count = switches_.size();
+    tables_.assign(s_count, nullptr);
+    index_of_.resize(s_count);
+    for (std::size_t k = 0; k < s_count; ++k) {
+      const SwitchRoutes* t = m_.table(switches_[k]);
+      tables_[k] = table_usable(t) ? t : nullptr;
+      const FabricNode& node = f_.nodes[static_cast<std::size_t>(switches_[k])];
+      index_of_[k].assign(m_.links_[static_cast<std::size_t>(switches_[k])].size(), -1);
+      for (std::size_t i = 0; i < node.ports.size(); ++i) {
+        index_of_[k][node.ports[i].number] = static_cast<std::int16_t>(i);
+      }
+    }
+  }
 
   // Base LID of each destination LID's port: pairs are counted once per
   // pair of ports, at the base LID; destinations at every LID.
-  std::vector<std::uint8_t> is_base(std::size_t{0xFFFF} + 1, 0);
-  for (std::uint16_t lid : base_lids_) is_base[lid] = 1;
+  void mark_base_lids() {
+    is_base_.assign(std::size_t{0xFFFF} + 1, 0);
+    for (std::uint16_t lid : m_.base_lids_) is_base_[lid] = 1;
+  }
 
-  for (const std::uint16_t lid : destination_lids_) {
-    const LidOwner dest = owners_[lid];
-    std::fill(reach.begin(), reach.end(), Reach::kUnknown);
-    // One step of the walk: where switch k forwards `lid`.
-    auto step = [&](std::size_t k) -> Reach {
-      if (tables[k] == nullptr) return Reach::kUnread;
-      const std::uint8_t o = tables[k]->port_for(lid);
-      const Link l = link(switches[k], o);
-      if (o == kNoRoute || o == 0 || l.node == kNoNode || !l.up) return Reach::kBroken;
-      out[k] = o;
-      const auto far = static_cast<std::size_t>(l.node);
-      if (compact[far] >= 0) {
-        next[k] = compact[far];
-        return Reach::kUnknown;  // go on
-      }
-      next[k] = -1;
-      return l.node == dest.node && l.port == dest.port ? Reach::kReaches : Reach::kBroken;
-    };
-    for (std::size_t s = 0; s < s_count; ++s) {
-      if (reach[s] != Reach::kUnknown) continue;
-      stack.clear();
-      auto k = static_cast<std::int32_t>(s);
-      Reach end = Reach::kUnknown;
-      while (end == Reach::kUnknown) {
-        const auto ku = static_cast<std::size_t>(k);
-        if (reach[ku] == Reach::kVisiting) {
-          end = Reach::kBroken;  // a loop
-          break;
-        }
-        if (reach[ku] != Reach::kUnknown) {
-          end = reach[ku];
-          break;
-        }
-        reach[ku] = Reach::kVisiting;
-        stack.push_back(k);
-        const Reach r = step(ku);
-        if (r != Reach::kUnknown) {
-          end = r;
-          if (r == Reach::kReaches) depth[ku] = 0;
-          reach[ku] = r;
-          stack.pop_back();
-          break;
-        }
-        k = next[ku];
-      }
-      // Unwind: everything on the stack shares the end; depth from the end.
-      for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-        const auto ku = static_cast<std::size_t>(*it);
-        reach[ku] = end;
-        if (end == Reach::kReaches) {
-          depth[ku] = static_cast<std::uint16_t>(depth[static_cast<std::size_t>(next[ku])] + 1);
-        }
-      }
+  // One step of the walk: where switch k forwards `lid`.
+  Reach step(std::size_t k, std::uint16_t lid, const LidOwner& dest) {
+    if (tables_[k] == nullptr) return Reach::kUnread;
+    const std::uint8_t o = tables_[k]->port_for(lid);
+    const Link l = m_.link(switches_[k], o);
+    if (o == kNoRoute || o == 0 || l.node == kNoNode || !l.up) return Reach::kBroken;
+    out_[k] = o;
+    const auto far = static_cast<std::size_t>(l.node);
+    if (compact_[far] >= 0) {
+      next_[k] = compact_[far];
+      return Reach::kUnknown;  // go on
     }
-    // Destinations per port, and the switches that reach, by depth.
-    for (auto& level : by_depth) level.clear();
-    for (std::size_t k = 0; k < s_count; ++k) {
-      if (reach[k] == Reach::kBroken) ++stats_.broken_routes;
-      if (reach[k] != Reach::kReaches) continue;
-      const auto idx = index_of[k][out[k]];
-      routes_[static_cast<std::size_t>(switches[k])][static_cast<std::size_t>(idx)].destinations++;
-      if (by_depth.size() <= depth[k]) by_depth.resize(std::size_t{depth[k]} + 1);
-      by_depth[depth[k]].push_back(static_cast<std::int32_t>(k));
+    next_[k] = -1;
+    return l.node == dest.node && l.port == dest.port ? Reach::kReaches : Reach::kBroken;
+  }
+
+  // The walk from switch s until it ends or meets a switch whose end is
+  // known; every switch on the way shares the end.
+  void walk_from(std::size_t s, std::uint16_t lid, const LidOwner& dest) {
+    stack_.clear();
+    auto k = static_cast<std::int32_t>(s);
+    Reach end = Reach::kUnknown;
+    while (end == Reach::kUnknown) {
+      const auto ku = static_cast<std::size_t>(k);
+      if (reach_[ku] == Reach::kVisiting) {
+        end = Reach::kBroken;  // a loop
+        break;
+      }
+      if (reach_[ku] != Reach::kUnknown) {
+        end = reach_[ku];
+        break;
+      }
+      reach_[ku] = Reach::kVisiting;
+      stack_.push_back(k);
+      const Reach r = step(ku, lid, dest);
+      if (r != Reach::kUnknown) {
+        end = r;
+        if (r == Reach::kReaches) depth_[ku] = 0;
+        reach_[ku] = r;
+        stack_.pop_back();
+        break;
+      }
+      k = next_[ku];
     }
-    if (!is_base[lid]) continue;
-    // Pairs: every source HCA port attached to a switch whose walk reaches
-    // the destination crosses each port on the rest of that walk. Summed
-    // from the leaves of the tree inwards (deepest first).
-    for (std::size_t d = by_depth.size(); d-- > 0;) {
-      for (const std::int32_t k : by_depth[d]) {
-        const auto ku = static_cast<std::size_t>(k);
-        std::uint64_t c = attached_[static_cast<std::size_t>(switches[ku])];
-        // The destination does not send to itself.
-        if (next[ku] == -1 && c > 0) --c;
-        c += carried[ku];
-        carried[ku] = 0;
-        const auto idx = static_cast<std::size_t>(index_of[ku][out[ku]]);
-        routes_[static_cast<std::size_t>(switches[ku])][idx].pairs += c;
-        if (next[ku] >= 0) carried[static_cast<std::size_t>(next[ku])] += c;
+    // Unwind: everything on the stack shares the end; depth from the end.
+    for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
+      const auto ku = static_cast<std::size_t>(*it);
+      reach_[ku] = end;
+      if (end == Reach::kReaches) {
+        depth_[ku] = static_cast<std::uint16_t>(depth_[static_cast<std::size_t>(next_[ku])] + 1);
       }
     }
   }
-}
+
+  void walk_all(std::uint16_t lid) {
+    const LidOwner dest = m_.owners_[lid];
+    std::fill(reach_.begin(), reach_.end(), Reach::kUnknown);
+    for (std::size_t s = 0; s < switches_.size(); ++s) {
+      if (reach_[s] != Reach::kUnknown) continue;
+      walk_from(s, lid, dest);
+    }
+  }
+
+  // Destinations per port, and the switches that reach, by depth.
+  void count_destinations() {
+    for (auto& level : by_depth_) level.clear();
+    for (std::size_t k = 0; k < switches_.size(); ++k) {
+      if (reach_[k] == Reach::kBroken) ++m_.stats_.broken_routes;
+      if (reach_[k] != Reach::kReaches) continue;
+      const auto idx = index_of_[k][out_[k]];
+      m_.routes_[static_cast<std::size_t>(switches_[k])][static_cast<std::size_t>(idx)]
+          .destinations++;
+      if (by_depth_.size() <= depth_[k]) by_depth_.resize(std::size_t{depth_[k]} + 1);
+      by_depth_[depth_[k]].push_back(static_cast<std::int32_t>(k));
+    }
+  }
+
+  // Pairs: every source HCA port attached to a switch whose walk reaches
+  // the destination crosses each port on the rest of that walk. Summed
+  // from the leaves of the tree inwards (deepest first).
+  void count_pairs() {
+    for (std::size_t d = by_depth_.size(); d-- > 0;) {
+      for (const std::int32_t k : by_depth_[d]) {
+        const auto ku = static_cast<std::size_t>(k);
+        std::uint64_t c = m_.attached_[static_cast<std::size_t>(switches_[ku])];
+        // The destination does not send to itself.
+        if (next_[ku] == -1 && c > 0) --c;
+        c += carried_[ku];
+        carried_[ku] = 0;
+        const auto idx = static_cast<std::size_t>(index_of_[ku][out_[ku]]);
+        m_.routes_[static_cast<std::size_t>(switches_[ku])][idx].pairs += c;
+        if (next_[ku] >= 0) carried_[static_cast<std::size_t>(next_[ku])] += c;
+      }
+    }
+  }
+
+  RouteModel& m_;
+  const Fabric& f_;
+  std::vector<std::int32_t> switches_;  // compact index -> node
+  std::vector<std::int32_t> compact_;   // node -> compact index, -1
+  std::vector<const SwitchRoutes*> tables_;
+  std::vector<std::vector<std::int16_t>> index_of_;
+  std::vector<std::uint8_t> is_base_;  // by LID
+  // Per destination, by compact index:
+  std::vector<Reach> reach_;
+  std::vector<std::int32_t> next_;  // compact index of the next switch; -1: delivers
+  std::vector<std::uint8_t> out_;
+  std::vector<std::uint16_t> depth_;
+  std::vector<std::uint64_t> carried_;
+  std::vector<std::int32_t> stack_;
+  std::vector<std::vector<std::int32_t>> by_depth_;
+};
+
+void RouteModel::count_routes() { RouteCounter(*this).count(); }
 
 std::vector<RouteEndpoint> RouteModel::sources_through(std::int32_t node, std::uint8_t port) const {
   const Fabric& f = *fabric_;

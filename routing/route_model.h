@@ -130,6 +130,10 @@ class RouteModel {
     std::uint8_t port = 0;
     bool up = false;
   };
+  // What a walk from one switch towards a destination LID came to.
+  enum class Reach : std::uint8_t { kUnknown, kVisiting, kReaches, kBroken, kUnread };
+  // count_routes's steps and the arrays they share (route_model.cpp).
+  class RouteCounter;
   // The far end of port `port` (number) of node `node`.
   Link link(std::int32_t node, std::uint8_t port) const;
   void index_lids();

@@ -138,48 +138,12 @@ bool Sweeper::needs_probe(const Probed& p, const SweepOptions& options) {
   return false;
 }
 
-void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n) {
-  // PortSamplesControl.Tick (IBA 16.1.3.2), once per node, for the length
-  // of a PortXmitWait tick. Optional: a PMA that does not answer keeps the
-  // configured assumption, is not counted as failing, and is not asked
-  // again; only a probe the budget cancelled is repeated.
-  // Never to the SM's node or our own (SmGuard, docs/safety.md): a PMA that
-  // does not answer it itself hands it to the software registered at the
-  // port, which there is the SM. Withheld once, then remembered as asked.
-  // The opt-in groups' attributes (PortRcvErrorDetails, ...) have no
-  // ClassPortInfo capability bit: one Get to one port says whether the PMA
-  // implements them. They are optional MADs too (an unimplemented one is
-  // handed to the software at the port): same guard, same once-per-node.
-  const FabricNode& self = fabric.nodes[n];
-  const std::uint64_t guid = self.guid;
-  auto it = capabilities_.find(guid);
-  if (it == capabilities_.end()) return;
-  Probed& probed = it->second;
-  // ClassPortInfo.CapabilityMask.IsSamplesOnlySupported (IBA 16.1.3.1):
-  // a PMA that implements PortSamples only has none of these attributes.
-  const bool samples_only = (probed.caps.cap_mask & pma_cap::kSamplesOnly) != 0;
-  std::array<bool, kOptionalAttrCount> wanted{};
-  bool any_wanted = false;
-  for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
-    wanted[a] = ctx_.options->groups.enabled(optional_attr_info(a).group) &&
-                probed.optional[a] == Support::kUnknown && !probed.probing[a];
-    if (wanted[a] && samples_only) {
-      probed.optional[a] = Support::kUnsupported;
-      wanted[a] = false;
-    }
-    any_wanted = any_wanted || wanted[a];
-  }
-  if (ctx_.options->guard.protects(guid)) {
-    if (!probed.tick_probed || any_wanted) ++ctx_.result->probes_withheld;
-    probed.tick_probed = true;
-    for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
-      if (wanted[a]) probed.optional[a] = Support::kUnsupported;  // never asked: never read
-    }
-    return;
-  }
-  // A switch answers for all its ports at its LID: ask about a cabled one
-  // (port 0 may lack what the external ports have). An HCA: the port
-  // whose LID the node's is.
+namespace {
+
+// A switch answers for all its ports at its LID: ask about a cabled one
+// (port 0 may lack what the external ports have). An HCA: the port
+// whose LID the node's is.
+std::uint8_t probe_port(const FabricNode& self) {
   std::uint8_t port = self.ports.empty() ? 1 : self.ports.front().number;
   for (const FabricPort& p : self.ports) {
     if ((self.type == NodeType::kSwitch && p.linked()) ||
@@ -188,8 +152,42 @@ void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n) {
       break;
     }
   }
+  return port;
+}
+
+}  // namespace
+
+Sweeper::WantedProbes Sweeper::wanted_probes(Probed& probed) const {
+  // ClassPortInfo.CapabilityMask.IsSamplesOnlySupported (IBA 16.1.3.1):
+  // a PMA that implements PortSamples only has none of these attributes.
+  const bool samples_only = (probed.caps.cap_mask & pma_cap::kSamplesOnly) != 0;
+  WantedProbes wanted;
   for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
-    if (!wanted[a]) continue;
+    wanted.attrs[a] = ctx_.options->groups.enabled(optional_attr_info(a).group) &&
+                      probed.optional[a] == Support::kUnknown && !probed.probing[a];
+    if (wanted.attrs[a] && samples_only) {
+      probed.optional[a] = Support::kUnsupported;
+      wanted.attrs[a] = false;
+    }
+    wanted.any = wanted.any || wanted.attrs[a];
+  }
+  return wanted;
+}
+
+void Sweeper::withhold_probes(Probed& probed, const WantedProbes& wanted) {
+  if (!probed.tick_probed || wanted.any) ++ctx_.result->probes_withheld;
+  probed.tick_probed = true;
+  for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
+    if (wanted.attrs[a]) probed.optional[a] = Support::kUnsupported;  // never asked: never read
+  }
+}
+
+void Sweeper::probe_optional_attrs(const FabricNode& self, Probed& probed,
+                                   const WantedProbes& wanted) {
+  const std::uint64_t guid = self.guid;
+  const std::uint8_t port = probe_port(self);
+  for (std::size_t a = 0; a < kOptionalAttrCount; ++a) {
+    if (!wanted.attrs[a]) continue;
     probed.probing[a] = true;
     ++ctx_.result->optional_probes;
     engine_.submit_optional(self.lid, kMethodGet, optional_attr_info(a).attr_id, 0,
@@ -206,7 +204,10 @@ void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n) {
                                                             : Support::kUnsupported;
                             });
   }
-  if (probed.tick_probed) return;
+}
+
+void Sweeper::probe_sample_tick(const FabricNode& self) {
+  const std::uint64_t guid = self.guid;
   engine_.submit_optional(self.lid, kMethodGet, kAttrPortSamplesControl, 0,
                           port_samples_control_request(
                               self.ports.empty() ? std::uint8_t{1} : self.ports.front().number),
@@ -219,6 +220,31 @@ void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n) {
                               tit->second.caps.sample_tick = decode_sample_tick(sc.data);
                             }
                           });
+}
+
+void Sweeper::probe_tick(const Fabric& fabric, std::uint32_t n) {
+  // PortSamplesControl.Tick (IBA 16.1.3.2), once per node, for the length
+  // of a PortXmitWait tick. Optional: a PMA that does not answer keeps the
+  // configured assumption, is not counted as failing, and is not asked
+  // again; only a probe the budget cancelled is repeated.
+  // Never to the SM's node or our own (SmGuard, docs/safety.md): a PMA that
+  // does not answer it itself hands it to the software registered at the
+  // port, which there is the SM. Withheld once, then remembered as asked.
+  // The opt-in groups' attributes (PortRcvErrorDetails, ...) have no
+  // ClassPortInfo capability bit: one Get to one port says whether the PMA
+  // implements them. They are optional MADs too (an unimplemented one is
+  // handed to the software at the port): same guard, same once-per-node.
+  const FabricNode& self = fabric.nodes[n];
+  auto it = capabilities_.find(self.guid);
+  if (it == capabilities_.end()) return;
+  Probed& probed = it->second;
+  const WantedProbes wanted = wanted_probes(probed);
+  if (ctx_.options->guard.protects(self.guid)) {
+    withhold_probes(probed, wanted);
+    return;
+  }
+  probe_optional_attrs(self, probed, wanted);
+  if (!probed.tick_probed) probe_sample_tick(self);
 }
 
 void Sweeper::finish_nodes(const Fabric& fabric, const std::vector<std::uint32_t>& order,

@@ -118,6 +118,17 @@ class Sweeper {
   // The optional probes the node still needs (PortSamplesControl, the
   // enabled groups' attributes), unless the guard protects the node.
   void probe_tick(const Fabric& fabric, std::uint32_t n);
+  // probe_tick's steps. The opt-in attributes still to ask about (none of
+  // them, all unsupported, for a PMA of PortSamples only).
+  struct WantedProbes {
+    std::array<bool, kOptionalAttrCount> attrs{};
+    bool any = false;
+  };
+  WantedProbes wanted_probes(Probed& probed) const;
+  // The guard protects the node: nothing is asked, counted once as withheld.
+  void withhold_probes(Probed& probed, const WantedProbes& wanted);
+  void probe_optional_attrs(const FabricNode& self, Probed& probed, const WantedProbes& wanted);
+  void probe_sample_tick(const FabricNode& self);
   void finish_nodes(const Fabric& fabric, const std::vector<std::uint32_t>& order,
                     std::chrono::steady_clock::time_point now, SweepResult& result);
 

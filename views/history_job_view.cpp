@@ -196,22 +196,25 @@ void append_receipt(std::string& out, const JobReceipt& r) {
 }
 }  // namespace
 
-std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history, std::uint64_t job,
-                            std::string_view telemetry_path, const JobReceipt* receipt) {
-  const std::string id = std::to_string(job);
-  if (!history || history->frames.empty()) {
-    if (!receipt) return {};
-    std::string out;
-    append_page_start(out, "Slurm job " + id, telemetry_path, 60, history_heatmap_style());
-    out += "<h1>Slurm job ";
-    append_html(out, id + " " + receipt->name + " (" + receipt->user + ")");
-    out += "</h1>\n<p><a href=\"/\">Back to the fabric</a>.</p>\n";
-    append_receipt(out, *receipt);
-    out += "<p>The status page's history holds nothing of it any more.</p>\n";
-    append_page_end(out);
-    return out;
-  }
-  const HistoryJob* latest = nullptr;
+namespace {
+
+// The page of a job the history no longer holds: its receipt only.
+std::string render_gone_job_html(const std::string& id, std::string_view telemetry_path,
+                                 const JobReceipt& receipt) {
+  std::string out;
+  append_page_start(out, "Slurm job " + id, telemetry_path, 60, history_heatmap_style());
+  out += "<h1>Slurm job ";
+  append_html(out, id + " " + receipt.name + " (" + receipt.user + ")");
+  out += "</h1>\n<p><a href=\"/\">Back to the fabric</a>.</p>\n";
+  append_receipt(out, receipt);
+  out += "<p>The status page's history holds nothing of it any more.</p>\n";
+  append_page_end(out);
+  return out;
+}
+
+// What the history's frames say of one job.
+struct JobSeen {
+  const HistoryJob* latest = nullptr;  // null: no frame has the job
   HistoryFramePtr latest_frame;
   double first = 0;
   double last = 0;
@@ -221,74 +224,92 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
   std::map<std::pair<std::uint64_t, int>, RootSeen> fed;  // roots its ports sent into
   std::map<std::tuple<std::uint64_t, int, std::string>, LinkSeen> links;
   std::vector<std::pair<double, double>> stall;  // (time, worst W)
-  for (const HistoryFramePtr& f : history->frames) {
-    for (const HistoryJob& j : f->jobs) {
-      if (j.id != job) continue;
-      if (!latest) first = f->time;
-      latest = &j;
-      latest_frame = f;
-      last = f->time + f->span;
-      stall.emplace_back(f->time, j.stall_max);
-      if (j.stall_max > peak) {
-        peak = j.stall_max;
-        peak_at = f->time;
-      }
-    }
-    for (const HistoryLink& l : f->links) {
-      if (!names_job(l.jobs, id)) continue;
-      auto [it, inserted] =
-          links.try_emplace({l.guid, l.port, l.condition}, LinkSeen{l, f->time, f->time});
-      it->second.link = l;
-      it->second.last = f->time + f->span;
-    }
-    for (const HistoryRoot& r : f->roots) {
-      for (auto* seen : {names_job(r.jobs, id) ? &roots : nullptr,
-                         names_job(r.sending_jobs, id) ? &fed : nullptr}) {
-        if (seen == nullptr) continue;
-        auto [it, inserted] = seen->try_emplace({r.guid, r.port}, RootSeen{r, f->time, f->time});
-        if (!inserted && r.score > it->second.peak.score) it->second.peak = r;
-        it->second.last = f->time + f->span;
-      }
+};
+
+// The job's row of frame f: when it was seen, and its worst W.
+void note_job(JobSeen& seen, const HistoryFramePtr& f, std::uint64_t job) {
+  for (const HistoryJob& j : f->jobs) {
+    if (j.id != job) continue;
+    if (!seen.latest) seen.first = f->time;
+    seen.latest = &j;
+    seen.latest_frame = f;
+    seen.last = f->time + f->span;
+    seen.stall.emplace_back(f->time, j.stall_max);
+    if (j.stall_max > seen.peak) {
+      seen.peak = j.stall_max;
+      seen.peak_at = f->time;
     }
   }
-  if (!latest) return render_job_html(nullptr, job, telemetry_path, receipt);
+}
 
-  std::string out;
-  append_page_start(out, "Slurm job " + id, telemetry_path, 60, history_heatmap_style());
-  out += "<h1>Slurm job ";
-  append_html(out, id + " " + latest->name + " (" + latest->user + ")");
-  out += "</h1>\n<p>Seen from " + utc_time(first) + " to " + utc_time(last) +
-         " in the status page's history. <a href=\"/\">Back to the fabric</a>.</p>\n";
-  if (receipt) append_receipt(out, *receipt);
+// Frame f's link conditions that name the job.
+void note_job_links(JobSeen& seen, const HistoryFrame& f, const std::string& id) {
+  for (const HistoryLink& l : f.links) {
+    if (!names_job(l.jobs, id)) continue;
+    auto [it, inserted] =
+        seen.links.try_emplace({l.guid, l.port, l.condition}, LinkSeen{l, f.time, f.time});
+    it->second.link = l;
+    it->second.last = f.time + f.span;
+  }
+}
 
-  out += "<h2>Worst stall ratio of its ports</h2>\n<p>Peak W " + fixed(peak, 3) + " at " +
-         utc_time(peak_at) + ". ";
-  const double span = std::max(last - first, 1.0);
+// Frame f's roots that held the job's ports, or that its ports sent into.
+void note_job_roots(JobSeen& seen, const HistoryFrame& f, const std::string& id) {
+  for (const HistoryRoot& r : f.roots) {
+    for (auto* held : {names_job(r.jobs, id) ? &seen.roots : nullptr,
+                       names_job(r.sending_jobs, id) ? &seen.fed : nullptr}) {
+      if (held == nullptr) continue;
+      auto [it, inserted] = held->try_emplace({r.guid, r.port}, RootSeen{r, f.time, f.time});
+      if (!inserted && r.score > it->second.peak.score) it->second.peak = r;
+      it->second.last = f.time + f.span;
+    }
+  }
+}
+
+JobSeen job_seen(const HistoryFrames& history, std::uint64_t job, const std::string& id) {
+  JobSeen seen;
+  for (const HistoryFramePtr& f : history.frames) {
+    note_job(seen, f, job);
+    note_job_links(seen, *f, id);
+    note_job_roots(seen, *f, id);
+  }
+  return seen;
+}
+
+// The job's worst W over its lifetime, as a sparkline of kSparkPoints.
+void append_job_stall(std::string& out, const JobSeen& seen) {
+  out += "<h2>Worst stall ratio of its ports</h2>\n<p>Peak W " + fixed(seen.peak, 3) + " at " +
+         utc_time(seen.peak_at) + ". ";
+  const double span = std::max(seen.last - seen.first, 1.0);
   std::vector<double> values(kSparkPoints, 0);
-  std::vector<bool> seen(kSparkPoints, false);
-  for (const auto& [t, w] : stall) {
+  std::vector<bool> filled(kSparkPoints, false);
+  for (const auto& [t, w] : seen.stall) {
     const auto k = static_cast<std::size_t>(
-        std::clamp(static_cast<int>((t - first) / span * kSparkPoints), 0, kSparkPoints - 1));
+        std::clamp(static_cast<int>((t - seen.first) / span * kSparkPoints), 0, kSparkPoints - 1));
     values[k] = std::max(values[k], w);
-    seen[k] = true;
+    filled[k] = true;
   }
-  append_sparkline(out, values, seen, "worst W of the job's ports over its lifetime");
+  append_sparkline(out, values, filled, "worst W of the job's ports over its lifetime");
   out += "</p>\n";
+}
 
+void append_job_root_tables(std::string& out, const JobSeen& seen) {
   out += "<h2>Roots of congestion that held its ports</h2>\n";
-  append_job_roots(out, roots, "job-roots",
+  append_job_roots(out, seen.roots, "job-roots",
                    "None: the history saw no congestion tree over its ports.");
   // Issue #41: the roots whose top senders (by the routes) were its ports.
   out += "<h2>Roots of congestion it sent into</h2>\n";
-  append_job_roots(out, fed, "job-fed-roots",
+  append_job_roots(out, seen.fed, "job-fed-roots",
                    "None: its ports were not among the top senders of any root the history saw "
                    "(or the routes were not known).");
-  append_job_links(out, links);
+}
 
-  // Its leaves over its lifetime: the heatmap over time, of them only.
+// Its leaves over its lifetime: the heatmap over time, of them only.
+void append_job_heatmap(std::string& out, const std::shared_ptr<const HistoryFrames>& history,
+                        const JobSeen& seen) {
   StatusModel m;
-  const auto& table = latest_frame->table->switches;
-  for (const std::uint32_t s : latest->switches) {
+  const auto& table = seen.latest_frame->table->switches;
+  for (const std::uint32_t s : seen.latest->switches) {
     if (s >= table.size()) continue;
     StatusSwitch sw;
     sw.guid = table[s].guid;
@@ -299,8 +320,31 @@ std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history,
   }
   lay_out_status_rows(m);
   m.history = history;
+  const double span = std::max(seen.last - seen.first, 1.0);
   m.history_window_seconds = span <= 3600 ? 3600 : span <= 6 * 3600 ? 6 * 3600 : 24 * 3600;
   append_history_heatmap(out, m);
+}
+
+}  // namespace
+
+std::string render_job_html(const std::shared_ptr<const HistoryFrames>& history, std::uint64_t job,
+                            std::string_view telemetry_path, const JobReceipt* receipt) {
+  const std::string id = std::to_string(job);
+  const JobSeen seen =
+      history && !history->frames.empty() ? job_seen(*history, job, id) : JobSeen{};
+  if (!seen.latest) return receipt ? render_gone_job_html(id, telemetry_path, *receipt) : "";
+
+  std::string out;
+  append_page_start(out, "Slurm job " + id, telemetry_path, 60, history_heatmap_style());
+  out += "<h1>Slurm job ";
+  append_html(out, id + " " + seen.latest->name + " (" + seen.latest->user + ")");
+  out += "</h1>\n<p>Seen from " + utc_time(seen.first) + " to " + utc_time(seen.last) +
+         " in the status page's history. <a href=\"/\">Back to the fabric</a>.</p>\n";
+  if (receipt) append_receipt(out, *receipt);
+  append_job_stall(out, seen);
+  append_job_root_tables(out, seen);
+  append_job_links(out, seen.links);
+  append_job_heatmap(out, history, seen);
   append_page_end(out);
   return out;
 }

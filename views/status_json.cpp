@@ -20,13 +20,9 @@ json remote_fields(json j, const StatusFarEnd& r) {
 
 json number_or_null(bool valid, double v) { return valid ? json(v) : json(nullptr); }
 
-}  // namespace
-
-std::string render_status_json(const StatusModel& m) {
-  const StatusSweep& s = m.sweep;
-  json out;
-  // The fields /history.json and the history's file share with it come
-  // from one place (history_json.h); the live page adds what only it has.
+/// The fields /history.json and the history's file share with it come
+/// from one place (history_json.h); the live page adds what only it has.
+json sweep_json(const StatusSweep& s) {
   json sweep = history_sweep_json(history_sweep(s));
   sweep["timestamp_seconds"] = s.timestamp_seconds;
   sweep["stale_nodes"] = s.stale_nodes;
@@ -39,30 +35,40 @@ std::string render_status_json(const StatusModel& m) {
                                    : json(nullptr);
   sweep["local_node_name"] = s.local_name.empty() ? json(nullptr) : json(s.local_name);
   sweep["local_port_state"] = s.local_name.empty() ? json(nullptr) : json(s.local_port_state);
-  out["sweep"] = std::move(sweep);
-  json roots = json::array();
-  for (const StatusRoot& r : m.roots) {
-    json j = remote_fields(history_root_json(history_root(r)), r.remote);
-    j["held"] = r.held;
-    j["link_condition"] = r.link_condition.empty() ? json(nullptr) : json(r.link_condition);
-    j["routes"] = r.routes ? json(*r.routes) : json(nullptr);
-    j["peer_routes"] = r.routes && r.peer_routes >= 0 ? json(r.peer_routes) : json(nullptr);
-    j["sender_ports"] = r.sender_ports ? json(*r.sender_ports) : json(nullptr);
-    json senders = json::array();
-    for (const StatusSender& sender : r.senders) {
-      senders.push_back({{"node_guid", guid_hex(sender.guid)},
-                         {"node_name", sender.name},
-                         {"port", sender.port},
-                         {"bytes_per_second", sender.bytes_per_second},
-                         {"jobs", sender.jobs ? json(*sender.jobs) : json(nullptr)}});
-    }
-    j["senders"] = r.sender_ports ? std::move(senders) : json(nullptr);
-    roots.push_back(std::move(j));
+  return sweep;
+}
+
+/// One root with its routes and, when the sender ports are known, who sends
+/// into it.
+json root_json(const StatusRoot& r) {
+  json j = remote_fields(history_root_json(history_root(r)), r.remote);
+  j["held"] = r.held;
+  j["link_condition"] = r.link_condition.empty() ? json(nullptr) : json(r.link_condition);
+  j["routes"] = r.routes ? json(*r.routes) : json(nullptr);
+  j["peer_routes"] = r.routes && r.peer_routes >= 0 ? json(r.peer_routes) : json(nullptr);
+  j["sender_ports"] = r.sender_ports ? json(*r.sender_ports) : json(nullptr);
+  json senders = json::array();
+  for (const StatusSender& sender : r.senders) {
+    senders.push_back({{"node_guid", guid_hex(sender.guid)},
+                       {"node_name", sender.name},
+                       {"port", sender.port},
+                       {"bytes_per_second", sender.bytes_per_second},
+                       {"jobs", sender.jobs ? json(*sender.jobs) : json(nullptr)}});
   }
-  out["roots"] = std::move(roots);
-  json switches = json::array();
-  for (const StatusSwitch& sw : m.switches) {
-    switches.push_back(
+  j["senders"] = r.sender_ports ? std::move(senders) : json(nullptr);
+  return j;
+}
+
+json roots_json(const std::vector<StatusRoot>& roots) {
+  json out = json::array();
+  for (const StatusRoot& r : roots) out.push_back(root_json(r));
+  return out;
+}
+
+json switches_json(const std::vector<StatusSwitch>& switches) {
+  json out = json::array();
+  for (const StatusSwitch& sw : switches) {
+    out.push_back(
         {{"node_guid", guid_hex(sw.guid)},
          {"node_name", sw.name},
          {"tier", tier_name(sw.tier)},
@@ -73,20 +79,26 @@ std::string render_status_json(const StatusModel& m) {
          {"utilization", number_or_null(sw.valid && sw.utilization_valid, sw.utilization)},
          {"port", sw.valid ? json(sw.worst_port) : json(nullptr)}});
   }
-  out["switches"] = std::move(switches);
-  json hottest = json::array();
-  for (const StatusPort& p : m.hottest) {
+  return out;
+}
+
+json hottest_ports_json(const std::vector<StatusPort>& hottest) {
+  json out = json::array();
+  for (const StatusPort& p : hottest) {
     json j{{"node_guid", guid_hex(p.guid)},
            {"node_name", p.name},
            {"port", p.port},
            {"tier", tier_name(p.tier)},
            {"stall_ratio", p.stall},
            {"utilization", number_or_null(p.utilization_valid, p.utilization)}};
-    hottest.push_back(remote_fields(std::move(j), p.remote));
+    out.push_back(remote_fields(std::move(j), p.remote));
   }
-  out["hottest_ports"] = std::move(hottest);
-  json links = json::array();
-  for (const StatusLink& l : m.degraded_links) {
+  return out;
+}
+
+json degraded_links_json(const std::vector<StatusLink>& links) {
+  json out = json::array();
+  for (const StatusLink& l : links) {
     json j{{"node_guid", guid_hex(l.guid)},
            {"node_name", l.name},
            {"port", l.port},
@@ -96,70 +108,90 @@ std::string render_status_json(const StatusModel& m) {
            {"rate_gbps", number_or_null(!l.down, l.rate_gbps)},
            {"peers_rate_gbps", number_or_null(!l.down, l.peers_rate_gbps)},
            {"reason", l.reason.empty() ? json(nullptr) : json(l.reason)}};
-    links.push_back(remote_fields(std::move(j), l.remote));
+    out.push_back(remote_fields(std::move(j), l.remote));
   }
-  out["degraded_links"] = std::move(links);
+  return out;
+}
+
+json not_answering_json(const std::vector<StatusNode>& nodes) {
+  json out = json::array();
+  for (const StatusNode& n : nodes) {
+    out.push_back({{"node_guid", guid_hex(n.guid)},
+                   {"node_name", n.name},
+                   {"node_type", n.type},
+                   {"present", n.present}});
+  }
+  return out;
+}
+
+json link_health_json(const StatusLinkHealth& l) {
+  auto end = [](const StatusLinkEnd& e) {
+    return e.name.empty() && e.node == kNoNode ? json(nullptr) : json(e.name);
+  };
+  auto ber = [](const std::optional<double>& b) { return b ? json(*b) : json(nullptr); };
+  return {{"node_guid", guid_hex(l.node.guid)},
+          {"node_name", end(l.node)},
+          {"port", l.node.port},
+          {"remote_node_guid", guid_hex(l.remote.guid)},
+          {"remote_node_name", end(l.remote)},
+          {"remote_port", l.remote.port},
+          {"remote_read", l.remote.read},
+          {"condition", l.condition},
+          {"conditions", l.conditions},
+          {"symbol_ber", ber(l.symbol_ber)},
+          {"symbol_ber_at_least", l.symbol_ber_at_least},
+          {"remote_symbol_ber", ber(l.remote_symbol_ber)},
+          {"downs_last_hour", l.downs_last_hour},
+          {"since", l.since},
+          {"link_width", l.width.empty() ? json(nullptr) : json(l.width)},
+          {"link_speed", l.speed.empty() ? json(nullptr) : json(l.speed)},
+          {"degraded_reason", l.degraded_reason.empty() ? json(nullptr) : json(l.degraded_reason)},
+          {"length_reason", l.length_reason.empty() ? json(nullptr) : json(l.length_reason)},
+          {"jobs", l.jobs ? json(*l.jobs) : json(nullptr)}};
+}
+
+json unhealthy_links_json(const std::vector<StatusLinkHealth>& links) {
+  json out = json::array();
+  for (const StatusLinkHealth& l : links) out.push_back(link_health_json(l));
+  return out;
+}
+
+/// null when the page has no event log (no history to read it from).
+json events_json(const std::optional<std::vector<StatusEvent>>& events) {
+  if (!events) return nullptr;
+  json out = json::array();
+  for (const StatusEvent& e : *events) {
+    out.push_back({{"id", e.id},
+                   {"state", e.state},
+                   {"node_name", e.name},
+                   {"port", e.port},
+                   {"cause", e.cause},
+                   {"start", e.start},
+                   {"end", e.end ? json(*e.end) : json(nullptr)},
+                   {"duration_seconds", e.duration_seconds},
+                   {"peak_score", e.peak_score},
+                   {"peak_victims", e.peak_victims},
+                   {"jobs", e.jobs},
+                   {"jobs_truncated", e.jobs_truncated}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_status_json(const StatusModel& m) {
+  json out;
+  out["sweep"] = sweep_json(m.sweep);
+  out["roots"] = roots_json(m.roots);
+  out["switches"] = switches_json(m.switches);
+  out["hottest_ports"] = hottest_ports_json(m.hottest);
+  out["degraded_links"] = degraded_links_json(m.degraded_links);
   out["degraded_links_total"] = m.degraded_total;
-  json silent = json::array();
-  for (const StatusNode& n : m.not_answering) {
-    silent.push_back({{"node_guid", guid_hex(n.guid)},
-                      {"node_name", n.name},
-                      {"node_type", n.type},
-                      {"present", n.present}});
-  }
-  json unhealthy = json::array();
-  for (const StatusLinkHealth& l : m.links) {
-    auto end = [](const StatusLinkEnd& e) {
-      return e.name.empty() && e.node == kNoNode ? json(nullptr) : json(e.name);
-    };
-    auto ber = [](const std::optional<double>& b) { return b ? json(*b) : json(nullptr); };
-    unhealthy.push_back(
-        {{"node_guid", guid_hex(l.node.guid)},
-         {"node_name", end(l.node)},
-         {"port", l.node.port},
-         {"remote_node_guid", guid_hex(l.remote.guid)},
-         {"remote_node_name", end(l.remote)},
-         {"remote_port", l.remote.port},
-         {"remote_read", l.remote.read},
-         {"condition", l.condition},
-         {"conditions", l.conditions},
-         {"symbol_ber", ber(l.symbol_ber)},
-         {"symbol_ber_at_least", l.symbol_ber_at_least},
-         {"remote_symbol_ber", ber(l.remote_symbol_ber)},
-         {"downs_last_hour", l.downs_last_hour},
-         {"since", l.since},
-         {"link_width", l.width.empty() ? json(nullptr) : json(l.width)},
-         {"link_speed", l.speed.empty() ? json(nullptr) : json(l.speed)},
-         {"degraded_reason", l.degraded_reason.empty() ? json(nullptr) : json(l.degraded_reason)},
-         {"length_reason", l.length_reason.empty() ? json(nullptr) : json(l.length_reason)},
-         {"jobs", l.jobs ? json(*l.jobs) : json(nullptr)}});
-  }
-  out["links"] = std::move(unhealthy);
+  out["links"] = unhealthy_links_json(m.links);
   out["links_total"] = m.links_total;
-  out["not_answering"] = std::move(silent);
+  out["not_answering"] = not_answering_json(m.not_answering);
   out["not_answering_total"] = m.not_answering_total;
-  if (m.events) {
-    json events = json::array();
-    for (const StatusEvent& e : *m.events) {
-      events.push_back({{"id", e.id},
-                        {"state", e.state},
-                        {"node_name", e.name},
-                        {"port", e.port},
-                        {"cause", e.cause},
-                        {"start", e.start},
-                        {"end", e.end ? json(*e.end) : json(nullptr)},
-                        {"duration_seconds", e.duration_seconds},
-                        {"peak_score", e.peak_score},
-                        {"peak_victims", e.peak_victims},
-                        {"jobs", e.jobs},
-                        {"jobs_truncated", e.jobs_truncated}});
-    }
-    out["events"] = std::move(events);
-  } else {
-    out["events"] = nullptr;
-  }
-  // Names are valid UTF-8 already (the model sanitizes them); `replace`
-  // keeps a stray byte from ever throwing on the publisher thread.
+  out["events"] = events_json(m.events);
   if (m.as_of) {
     // The page as it was (issue #35): from the history, not the live sweep.
     out["as_of"] = {{"requested_seconds", m.as_of->requested},
@@ -167,6 +199,8 @@ std::string render_status_json(const StatusModel& m) {
                     {"span_seconds", m.as_of->span},
                     {"sweeps", m.as_of->sweeps}};
   }
+  // Names are valid UTF-8 already (the model sanitizes them); `replace`
+  // keeps a stray byte from ever throwing on the publisher thread.
   return out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
