@@ -32,12 +32,25 @@ ExporterMetrics::ExporterMetrics()
     : registry_(std::make_shared<prometheus::Registry>()),
       totals_(std::make_shared<EngineTotals>()) {
   auto& r = *registry_;
+  register_build_info(r);
+  register_sweep_metrics(r);
+  register_discovery_metrics(r);
+  register_guard_metrics(r);
+  register_publisher_metrics(r);
+}
+
+// infiniband_exporter_build_info: the version, always 1.
+void ExporterMetrics::register_build_info(prometheus::Registry& r) {
   prometheus::BuildGauge()
       .Name("infiniband_exporter_build_info")
       .Help("Build information of ibfabric_exporter; value is always 1.")
       .Register(r)
       .Add({{"version", IBFX_VERSION}})
       .Set(1);
+}
+
+// Each sweep: how many, how long, cut short or overrun, what it read.
+void ExporterMetrics::register_sweep_metrics(prometheus::Registry& r) {
   sweeps_ = counter(r, "infiniband_exporter_sweeps_total", "PMA sweeps run.");
   sweeps_incomplete_ = counter(r, "infiniband_exporter_sweeps_incomplete_total",
                                "Sweeps cut short by their time budget.");
@@ -47,11 +60,6 @@ ExporterMetrics::ExporterMetrics()
                             "LIDs found answering as another node or port; readings dropped.");
   sweep_overruns_ = counter(r, "infiniband_exporter_sweep_overruns_total",
                             "Sweeps that took longer than the sweep interval.");
-  discoveries_ = counter(r, "infiniband_exporter_discoveries_total", "Fabric discoveries run.");
-  discovery_failures_ =
-      counter(r, "infiniband_exporter_discovery_failures_total", "Fabric discoveries that failed.");
-  clears_sent_ = counter(r, "infiniband_exporter_clear_requests_total",
-                         "PortCounters Set requests sent to clear counters near saturation.");
   last_sweep_duration_ = gauge(r, "infiniband_exporter_last_sweep_duration_seconds",
                                "Duration of the last PMA sweep.");
   last_sweep_timestamp_ = gauge(r, "infiniband_exporter_last_sweep_timestamp_seconds",
@@ -65,6 +73,27 @@ ExporterMetrics::ExporterMetrics()
   nodes_not_answering_ =
       gauge(r, "infiniband_exporter_nodes_not_answering",
             "Nodes asked in the last sweep that answered no PMA query (after the retries).");
+  stale_nodes_ =
+      gauge(r, "infiniband_exporter_stale_nodes",
+            "Nodes the last sweep's budget did not let it finish: their series and node_up are "
+            "from an earlier sweep; the next sweep starts with them.");
+  oldest_reading_age_ =
+      gauge(r, "infiniband_exporter_oldest_node_reading_age_seconds",
+            "Age of the oldest reading among the nodes swept (a sweep cut short leaves some "
+            "older than one interval).");
+  sweep_duration_ = &prometheus::BuildHistogram()
+                         .Name("infiniband_exporter_sweep_duration_seconds")
+                         .Help("Distribution of PMA sweep durations.")
+                         .Register(r)
+                         .Add({}, prometheus::Histogram::BucketBoundaries{0.05, 0.1, 0.25, 0.5, 1,
+                                                                          2.5, 5, 10, 30, 60});
+}
+
+// Each discovery: how many, why, how long, what it found, lost and kept.
+void ExporterMetrics::register_discovery_metrics(prometheus::Registry& r) {
+  discoveries_ = counter(r, "infiniband_exporter_discoveries_total", "Fabric discoveries run.");
+  discovery_failures_ =
+      counter(r, "infiniband_exporter_discovery_failures_total", "Fabric discoveries that failed.");
   discovered_ports_ = gauge(r, "infiniband_exporter_discovered_ports",
                             "Ports found by the last successful discovery.");
   discovered_nodes_ = &prometheus::BuildGauge()
@@ -102,14 +131,12 @@ ExporterMetrics::ExporterMetrics()
             "Known nodes the last discovery did not find: kept as last seen, still swept.");
   known_nodes_ = gauge(r, "infiniband_exporter_known_nodes",
                        "Nodes in the known fabric (found by the last discovery or kept).");
-  stale_nodes_ =
-      gauge(r, "infiniband_exporter_stale_nodes",
-            "Nodes the last sweep's budget did not let it finish: their series and node_up are "
-            "from an earlier sweep; the next sweep starts with them.");
-  oldest_reading_age_ =
-      gauge(r, "infiniband_exporter_oldest_node_reading_age_seconds",
-            "Age of the oldest reading among the nodes swept (a sweep cut short leaves some "
-            "older than one interval).");
+}
+
+// What the SM guard (docs/safety.md) withheld, and the clears sent.
+void ExporterMetrics::register_guard_metrics(prometheus::Registry& r) {
+  clears_sent_ = counter(r, "infiniband_exporter_clear_requests_total",
+                         "PortCounters Set requests sent to clear counters near saturation.");
   // Nodes that may run a subnet manager get no optional MAD
   // (docs/safety.md): what that withheld, so a missing probe is explained.
   probes_withheld_ =
@@ -120,6 +147,11 @@ ExporterMetrics::ExporterMetrics()
       counter(r, "infiniband_exporter_clears_withheld_total",
               "Counter clears (PortCounters Set) not sent because the node may run a subnet "
               "manager (docs/safety.md).");
+}
+
+// The publisher: snapshots published and dropped, the render's time and
+// reuse.
+void ExporterMetrics::register_publisher_metrics(prometheus::Registry& r) {
   // The publisher (pipeline/snapshot_publisher.h): a snapshot it could not
   // render before the next one arrived was replaced (its counters are in
   // the next one's totals), so dropped / published says how much of the
@@ -142,12 +174,6 @@ ExporterMetrics::ExporterMetrics()
       gauge(r, "infiniband_exporter_last_render_reused_ratio",
             "Share of the last published snapshot's text (before this one) whose compressed "
             "blocks were reused from the snapshot before it instead of compressed again.");
-  sweep_duration_ = &prometheus::BuildHistogram()
-                         .Name("infiniband_exporter_sweep_duration_seconds")
-                         .Help("Distribution of PMA sweep durations.")
-                         .Register(r)
-                         .Add({}, prometheus::Histogram::BucketBoundaries{0.05, 0.1, 0.25, 0.5, 1,
-                                                                          2.5, 5, 10, 30, 60});
 }
 
 void ExporterMetrics::on_discovery(const Fabric* fabric, double seconds, bool ok) {

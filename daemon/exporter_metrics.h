@@ -72,32 +72,39 @@ class ExporterMetrics {
   std::string serialize() const;
 
  private:
+  // The constructor's steps: each registers one concern's families.
+  void register_build_info(prometheus::Registry& r);
+  void register_sweep_metrics(prometheus::Registry& r);
+  void register_discovery_metrics(prometheus::Registry& r);
+  void register_guard_metrics(prometheus::Registry& r);
+  void register_publisher_metrics(prometheus::Registry& r);
+
   std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Counter* sweeps_;
-  prometheus::Counter* sweeps_incomplete_;
-  prometheus::Counter* sweep_overruns_;
-  prometheus::Counter* lid_mismatches_;
-  prometheus::Counter* discoveries_;
-  prometheus::Counter* discovery_failures_;
-  prometheus::Counter* clears_sent_;
-  prometheus::Gauge* last_sweep_duration_;
-  prometheus::Gauge* last_sweep_timestamp_;
-  prometheus::Gauge* last_discovery_duration_;
-  prometheus::Gauge* last_discovery_timestamp_;
-  prometheus::Gauge* swept_ports_;
-  prometheus::Gauge* nodes_not_answering_;
-  prometheus::Gauge* discovered_ports_;
-  prometheus::Family<prometheus::Gauge>* discovered_nodes_;
+  prometheus::Counter* sweeps_ = nullptr;
+  prometheus::Counter* sweeps_incomplete_ = nullptr;
+  prometheus::Counter* sweep_overruns_ = nullptr;
+  prometheus::Counter* lid_mismatches_ = nullptr;
+  prometheus::Counter* discoveries_ = nullptr;
+  prometheus::Counter* discovery_failures_ = nullptr;
+  prometheus::Counter* clears_sent_ = nullptr;
+  prometheus::Gauge* last_sweep_duration_ = nullptr;
+  prometheus::Gauge* last_sweep_timestamp_ = nullptr;
+  prometheus::Gauge* last_discovery_duration_ = nullptr;
+  prometheus::Gauge* last_discovery_timestamp_ = nullptr;
+  prometheus::Gauge* swept_ports_ = nullptr;
+  prometheus::Gauge* nodes_not_answering_ = nullptr;
+  prometheus::Gauge* discovered_ports_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* discovered_nodes_ = nullptr;
   std::array<prometheus::Counter*, kDiscoveryReasonCount> discovery_reasons_{};
-  prometheus::Counter* discovery_smp_timeouts_;
-  prometheus::Counter* discovery_smp_errors_;
-  prometheus::Counter* nodes_forgotten_;
-  prometheus::Gauge* last_discovery_partial_;
-  prometheus::Gauge* discovery_missing_nodes_;
-  prometheus::Gauge* known_nodes_;
-  prometheus::Gauge* stale_nodes_;
-  prometheus::Gauge* oldest_reading_age_;
-  prometheus::Histogram* sweep_duration_;
+  prometheus::Counter* discovery_smp_timeouts_ = nullptr;
+  prometheus::Counter* discovery_smp_errors_ = nullptr;
+  prometheus::Counter* nodes_forgotten_ = nullptr;
+  prometheus::Gauge* last_discovery_partial_ = nullptr;
+  prometheus::Gauge* discovery_missing_nodes_ = nullptr;
+  prometheus::Gauge* known_nodes_ = nullptr;
+  prometheus::Gauge* stale_nodes_ = nullptr;
+  prometheus::Gauge* oldest_reading_age_ = nullptr;
+  prometheus::Histogram* sweep_duration_ = nullptr;
   struct RouteMetrics {
     prometheus::Counter* answered = nullptr;
     prometheus::Counter* failed = nullptr;
@@ -115,17 +122,17 @@ class ExporterMetrics {
   prometheus::Gauge* worker_up_ = nullptr;
   prometheus::Counter* worker_restarts_ = nullptr;
   std::uint64_t last_worker_restarts_ = 0;
-  prometheus::Counter* probes_withheld_;
-  prometheus::Counter* clears_withheld_;
+  prometheus::Counter* probes_withheld_ = nullptr;
+  prometheus::Counter* clears_withheld_ = nullptr;
   prometheus::Counter* http_evicted_ = nullptr;
   prometheus::Counter* http_refused_ = nullptr;
   std::uint64_t last_http_evicted_ = 0, last_http_refused_ = 0;
   // The engine's and accumulator's own totals, collected at serialize().
   std::shared_ptr<EngineTotals> totals_;
-  prometheus::Counter* snapshots_published_;
-  prometheus::Counter* snapshots_dropped_;
-  prometheus::Gauge* last_render_duration_;
-  prometheus::Gauge* last_render_reused_ratio_;
+  prometheus::Counter* snapshots_published_ = nullptr;
+  prometheus::Counter* snapshots_dropped_ = nullptr;
+  prometheus::Gauge* last_render_duration_ = nullptr;
+  prometheus::Gauge* last_render_reused_ratio_ = nullptr;
   std::uint64_t last_published_ = 0, last_dropped_ = 0;
   prometheus::Gauge* receipts_running_ = nullptr;
   prometheus::Gauge* receipts_stored_ = nullptr;
