@@ -200,6 +200,7 @@ std::shared_ptr<const Snapshot> Exporter::assemble(std::shared_ptr<const Fabric>
     ReceiptSweepInput receipts;
     receipts.now = now;
     receipts.jobs = in.jobs.list;
+    receipts.ended = in.jobs.ended;
     receipts.jobs_polled_at = in.jobs.last_success_seconds;
     receipts.source_up = in.jobs.source_up;
     receipts.join = in.jobs.enabled ? &in.jobs.join : nullptr;
