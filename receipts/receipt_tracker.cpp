@@ -71,7 +71,8 @@ struct ReceiptTracker::Running {
   JobReceipt r;  // identity and sums so far; verdict, line, culprits, rails unset
   double first_seen = 0;
   double last_seen = 0;
-  double listed_at = 0;  // jobs_polled_at of the newest list that held it
+  double listed_at = 0;      // jobs_polled_at of the newest list that held it
+  double counted_until = 0;  // the end of the last interval counted (a sweep's time)
   bool seen_in_sweep = false;
   std::map<PortId, PortLife> ports;
   std::map<int, ReceiptRail> rails;
@@ -125,8 +126,10 @@ struct ReceiptTracker::Running {
     JobReceipt out = r;
     out.end = std::max(end, out.start);
     out.end_known = end_known;
-    // The last interval counted may run past Slurm's end_time (the job was
-    // listed running at a poll before it ended): not more than its run.
+    // The last intervals counted may run past Slurm's end_time (the job
+    // was listed running at a poll before it ended): that part is not of
+    // its run, and the time its run was not observed stays said.
+    out.observed_seconds -= std::clamp(counted_until - out.end, 0.0, out.observed_seconds);
     out.observed_seconds = std::min(out.observed_seconds, out.end - out.start);
     out.missed_seconds = (out.end - out.start) - out.observed_seconds;
     for (const auto& [rail, sums] : rails) out.rails.push_back(sums);
@@ -557,6 +560,7 @@ void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const
   const CongestionForest& forest = in.analysis->result.congestion;
   JobReceipt& r = run.r;
   r.observed_seconds += dt;
+  run.counted_until = in.now;
   if (minute != run.minute) {
     run.close_minute();
     run.minute = minute;
@@ -730,6 +734,7 @@ std::string ReceiptTracker::save(double now) const {
                         {"first_seen", run->first_seen},
                         {"last_seen", run->last_seen},
                         {"listed_at", run->listed_at},
+                        {"counted_until", run->counted_until},
                         {"seen_in_sweep", run->seen_in_sweep},
                         {"ports", std::move(ports)},
                         {"rails", std::move(rails)},
@@ -796,6 +801,9 @@ bool ReceiptTracker::restore(const std::string& text, std::string& error) {
     number(j, "first_seen", run->first_seen);
     number(j, "last_seen", run->last_seen);
     number(j, "listed_at", run->listed_at);
+    // Saved before it was: the last sweep that listed the job.
+    run->counted_until = run->last_seen;
+    if (j.contains("counted_until")) number(j, "counted_until", run->counted_until);
     number(j, "minute", run->minute);
     number(j, "minute_port_seconds", run->minute_port_seconds);
     number(j, "minute_stall_seconds", run->minute_stall_seconds);

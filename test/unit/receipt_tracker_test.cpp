@@ -456,13 +456,15 @@ TEST_CASE("Receipt tracker: a job source down while jobs end loses none and inve
 TEST_CASE("Receipt tracker: the end is Slurm's end_time when the list shows the job ended",
           "[receipts]") {
   Sweeps s(2);
-  s.job(4, {0}, kInterval);
+  // Started an interval and a half before the first sweep: half an
+  // interval not observed.
+  s.job(4, {0}, 1.5 * kInterval);
   s.job(6, {1});
   s.sweep();
   // Polled 5 s before this sweep, still running; it ends 1 s after that
   // poll: the interval up to this sweep is counted, past its end.
   s.next();
-  s.job(4, {0}, 2 * kInterval);
+  s.job(4, {0}, 2.5 * kInterval);
   s.job(6, {1});
   s.sweep(true, s.now - 5);
   s.next();
@@ -472,10 +474,12 @@ TEST_CASE("Receipt tracker: the end is Slurm's end_time when the list shows the 
   REQUIRE(done.size() == 1);
   CHECK(done[0].job_id == 4);
   CHECK(done[0].end_known);
-  CHECK(done[0].start == kTrackerT0 - kInterval);
+  CHECK(done[0].start == kTrackerT0 - 1.5 * kInterval);
   CHECK(done[0].end == kTrackerT0 + 6);
-  CHECK(done[0].observed_seconds == 16);  // two intervals, cut at its end
-  CHECK(done[0].missed_seconds == 0);
+  // Two intervals, the 4 s past its end not of its run: the part before
+  // the first interval is still missed.
+  CHECK(done[0].observed_seconds == 16);
+  CHECK(done[0].missed_seconds == 0.5 * kInterval);
   CHECK(done[0].port_seconds == 2 * kInterval);
 
   // An end a little after the poll (the fetch took a moment) is Slurm's;
