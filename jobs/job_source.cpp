@@ -113,6 +113,7 @@ void JobSource::poll_once(Clock::time_point now) {
                " running jobs skipped; the first: " + list.first_bad_record);
     }
     state_.jobs = std::make_shared<const std::vector<SlurmJob>>(std::move(list.jobs));
+    state_.ended = std::make_shared<const std::vector<SlurmJobEnd>>(std::move(list.ended));
     state_.up = true;
     state_.last_success_seconds = unix_seconds(now);
     last_success_ = now;
@@ -128,6 +129,7 @@ void JobSource::poll_once(Clock::time_point now) {
              " (jobs.grace_period " + format_duration(std::chrono::duration_cast<Duration>(grace)) +
              "): the job series are dropped");
     state_.jobs.reset();
+    state_.ended.reset();
   }
 }
 

@@ -27,6 +27,9 @@ struct JobSourceState {
   // The jobs to join; null: none known (off, never fetched, or dropped
   // after the grace period).
   std::shared_ptr<const std::vector<SlurmJob>> jobs;
+  // The jobs the same list shows ended, with Slurm's end_time (null with
+  // `jobs`).
+  std::shared_ptr<const std::vector<SlurmJobEnd>> ended;
   bool up = false;                  // the last poll succeeded
   double last_success_seconds = 0;  // Unix time of the last good poll; 0: never
   std::uint64_t polls = 0;

@@ -1,5 +1,7 @@
 #include "jobs/slurm_job_list.h"
 
+#include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -21,7 +23,18 @@ struct Record {
   std::string name, user, partition, state, nodes;
   bool has_nodes = false;
   std::int64_t start_time = 0;
+  std::int64_t end_time = 0;
 };
+
+// The states (the first of v0.0.39's list) of a job that ran and ended:
+// its end_time is when. A pending, running or suspended job's end_time is
+// its time limit, not an end.
+bool ended_state(std::string_view state) {
+  constexpr std::array<std::string_view, 10> kEnded = {
+      "COMPLETING", "COMPLETED", "CANCELLED", "FAILED",   "TIMEOUT",
+      "NODE_FAIL",  "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
+  return std::find(kEnded.begin(), kEnded.end(), state) != kEnded.end();
+}
 
 // Depth 1 is the document's object, 2 its "jobs" (or "errors") list, 3 one
 // record, 4 a value nested in a record (job_state's list, start_time's
@@ -42,6 +55,8 @@ class JobListSax {
     // Slurm writes integers; a float job_id is not a job id.
     if (in_record_field("start_time") && v > 0 && v < 1e15)
       record_.start_time = static_cast<std::int64_t>(v);
+    if (in_record_field("end_time") && v > 0 && v < 1e15)
+      record_.end_time = static_cast<std::int64_t>(v);
     return scalar();
   }
   bool string(std::string& v) {
@@ -146,6 +161,7 @@ class JobListSax {
   bool number(std::uint64_t u, std::int64_t s) {
     if (in_record_field("job_id") && depth() == 3 && u > 0) record_.job_id = u;
     if (in_record_field("start_time") && s > 0) record_.start_time = s;
+    if (in_record_field("end_time") && s > 0) record_.end_time = s;
     return scalar();
   }
 
@@ -159,7 +175,13 @@ class JobListSax {
 
   bool finish_record() {
     ++out_.records;
-    if (record_.state != "RUNNING") return true;
+    if (record_.state != "RUNNING") {
+      if (record_.job_id && record_.end_time > 0 && ended_state(record_.state) &&
+          out_.ended.size() < limits_.max_ended) {
+        out_.ended.push_back({*record_.job_id, record_.end_time});
+      }
+      return true;
+    }
     if (!record_.job_id) {
       bad("a running job without a job_id");
       return true;
@@ -219,6 +241,7 @@ JobList parse_slurm_job_list(std::string_view json, const JobListLimits& limits)
   }
   if (!out.ok()) {
     out.jobs.clear();
+    out.ended.clear();
   }
   return out;
 }

@@ -87,6 +87,7 @@ JobsView JobsStage::join(const std::shared_ptr<const Fabric>& fabric,
   view.source_up = state.up;
   view.last_success_seconds = state.last_success_seconds;
   view.list = state.jobs;
+  view.ended = state.ended;
   view.join = join_->join(fabric, analysis.result.ports, analysis.samples,
                           analysis.result.congestion, state.jobs);
   // A Slurm node name that matches no HCA: the job's ports are missing from

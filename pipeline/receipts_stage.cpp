@@ -51,6 +51,7 @@ void ReceiptsStage::run(SweepFrame& frame) {
   ReceiptSweepInput receipts;
   receipts.now = frame.now;
   receipts.jobs = in.jobs.list;
+  receipts.ended = in.jobs.ended;
   receipts.jobs_polled_at = in.jobs.last_success_seconds;
   receipts.source_up = in.jobs.source_up;
   receipts.join = in.jobs.enabled ? &in.jobs.join : nullptr;

@@ -31,6 +31,10 @@ constexpr std::size_t kCrossSpineJobsPerSweep = 200;
 // a monitoring agent's or the subnet manager's few packets must not cost
 // the job its figure, another job's traffic must.
 constexpr double kAloneOnLeafTolerance = 0.01;
+// Slurm's end_time of a job may be ahead of the sweep that found it ended
+// by the fetch's time and the two hosts' clocks; more than this is no end
+// (the poll's time is taken instead).
+constexpr double kSlurmEndAhead = 60;
 
 // Which HCA port: the node's GUID and the port number (stable across
 // rediscoveries, unlike node indices).
@@ -67,7 +71,8 @@ struct ReceiptTracker::Running {
   JobReceipt r;  // identity and sums so far; verdict, line, culprits, rails unset
   double first_seen = 0;
   double last_seen = 0;
-  double listed_at = 0;  // jobs_polled_at of the newest list that held it
+  double listed_at = 0;      // jobs_polled_at of the newest list that held it
+  double counted_until = 0;  // the end of the last interval counted (a sweep's time)
   bool seen_in_sweep = false;
   std::map<PortId, PortLife> ports;
   std::map<int, ReceiptRail> rails;
@@ -121,7 +126,12 @@ struct ReceiptTracker::Running {
     JobReceipt out = r;
     out.end = std::max(end, out.start);
     out.end_known = end_known;
-    out.missed_seconds = std::max(0.0, (out.end - out.start) - out.observed_seconds);
+    // The last intervals counted may run past Slurm's end_time (the job
+    // was listed running at a poll before it ended): that part is not of
+    // its run, and the time its run was not observed stays said.
+    out.observed_seconds -= std::clamp(counted_until - out.end, 0.0, out.observed_seconds);
+    out.observed_seconds = std::min(out.observed_seconds, out.end - out.start);
+    out.missed_seconds = (out.end - out.start) - out.observed_seconds;
     for (const auto& [rail, sums] : rails) out.rails.push_back(sums);
     // Routes, when any sweep had them, are the better basis: they are the
     // job's own pairs, where uplinks only count on leaves it had alone.
@@ -153,7 +163,14 @@ struct ReceiptTracker::Running {
                                                 : a.job_id < b.job_id;
     });
     if (out.culprits.size() > kReceiptCulprits) out.culprits.resize(kReceiptCulprits);
-    for (const auto& [id, l] : links) out.links.push_back(l.issue);
+    for (const auto& [id, l] : links) {
+      out.links.push_back(l.issue);
+      // Seen while it ran: a sweep past Slurm's end_time (before a poll
+      // said so) saw it after.
+      ReceiptLinkIssue& issue = out.links.back();
+      issue.last_seen = std::min(issue.last_seen, out.end);
+      issue.first_seen = std::min(issue.first_seen, issue.last_seen);
+    }
     std::stable_sort(out.links.begin(), out.links.end(),
                      [](const auto& a, const auto& b) { return a.first_seen < b.first_seen; });
     judge_receipt(out, config);
@@ -485,14 +502,30 @@ void ReceiptTracker::end_all_unlisted(double now, double limit, std::vector<JobR
   }
 }
 
-// Jobs a newer list left out ended when that list was polled.
+// Jobs a newer list left out ended at Slurm's end_time when the list
+// shows them ended, else when that list was polled.
 void ReceiptTracker::end_left_out(const ReceiptSweepInput& in, std::vector<JobReceipt>& finished) {
   std::unordered_set<std::uint64_t> in_list;
   in_list.reserve(in.jobs->size());
   for (const SlurmJob& j : *in.jobs) in_list.insert(j.job_id);
+  std::unordered_map<std::uint64_t, double> slurm_ends;  // built when a job left
+  const auto end_of = [&](const Running& run) {
+    if (in.ended == nullptr) return in.jobs_polled_at;
+    if (slurm_ends.empty()) {
+      for (const SlurmJobEnd& e : *in.ended)
+        slurm_ends.emplace(e.job_id, static_cast<double>(e.end_time));
+    }
+    const auto it = slurm_ends.find(run.r.job_id);
+    // Slurm's clock, not ours: a little after the poll is the fetch's
+    // time (the poll is timed before it); before the start or far ahead
+    // of this sweep is no end.
+    const bool usable = it != slurm_ends.end() && it->second >= run.r.start &&
+                        it->second <= in.now + kSlurmEndAhead;
+    return usable ? it->second : in.jobs_polled_at;
+  };
   std::erase_if(running_, [&](const std::unique_ptr<Running>& run) {
     if (in_list.contains(run->r.job_id) || in.jobs_polled_at <= run->listed_at) return false;
-    if (run->seen_in_sweep) finished.push_back(run->finish(in.jobs_polled_at, true, config_));
+    if (run->seen_in_sweep) finished.push_back(run->finish(end_of(*run), true, config_));
     return true;
   });
 }
@@ -561,6 +594,12 @@ void ReceiptTracker::follow_listed(const ReceiptSweepInput& in) {
 std::vector<JobReceipt> ReceiptTracker::observe(const ReceiptSweepInput& in) {
   std::vector<JobReceipt> finished;
   const double limit = seconds_of(config_.unknown_end_after);
+  // The first sweep after a restore: a source outage is timed from here,
+  // not from the last poll before the restart (no daemon polled while it
+  // was down, and its first sweeps may run before the source's first poll:
+  // the restored jobs must not end as "end not known" and then start again
+  // with the first list, two receipts for one job).
+  if (std::exchange(restored_, false)) last_polled_ = std::max(last_polled_, in.now);
   // A list older than unknown_end_after is no list: its jobs may have
   // ended any time since.
   const bool listed = in.jobs != nullptr && in.now - in.jobs_polled_at <= limit;
@@ -748,6 +787,7 @@ void ReceiptTracker::accumulate(Running& run, const ReceiptSweepInput& in, const
                                 std::size_t j, double dt, double minute, const RouteModel* model,
                                 std::size_t& pair_budget) {
   run.r.observed_seconds += dt;
+  run.counted_until = in.now;
   if (minute != run.minute) {
     run.close_minute();
     run.minute = minute;
@@ -795,6 +835,7 @@ std::string ReceiptTracker::save(double now) const {
                         {"first_seen", run->first_seen},
                         {"last_seen", run->last_seen},
                         {"listed_at", run->listed_at},
+                        {"counted_until", run->counted_until},
                         {"seen_in_sweep", run->seen_in_sweep},
                         {"ports", std::move(ports)},
                         {"rails", std::move(rails)},
@@ -854,6 +895,9 @@ void ReceiptTracker::Running::restore_times(const Json& j, std::string& error) {
   read_number(j, "first_seen", first_seen, error);
   read_number(j, "last_seen", last_seen, error);
   read_number(j, "listed_at", listed_at, error);
+  // Saved before it was: the last sweep that listed the job.
+  counted_until = last_seen;
+  if (j.contains("counted_until")) read_number(j, "counted_until", counted_until, error);
   read_number(j, "minute", minute, error);
   read_number(j, "minute_port_seconds", minute_port_seconds, error);
   read_number(j, "minute_stall_seconds", minute_stall_seconds, error);
@@ -977,6 +1021,7 @@ bool ReceiptTracker::restore(const std::string& text, std::string& error) {
   if (!error.empty()) return false;
   running_ = std::move(restored);
   last_polled_ = last_polled;
+  restored_ = true;
   return true;
 }
 

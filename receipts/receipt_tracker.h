@@ -33,6 +33,9 @@ struct ReceiptSweepInput {
   // is taken as ended until a newer poll leaves it out. Null list: none
   // known (source off, or the grace period over).
   std::shared_ptr<const std::vector<SlurmJob>> jobs;
+  // The jobs the same list shows ended, with Slurm's end_time: a job that
+  // leaves the running list ended then, not at the poll (null: none).
+  std::shared_ptr<const std::vector<SlurmJobEnd>> ended;
   double jobs_polled_at = 0;
   bool source_up = false;
   const JobJoinResult* join = nullptr;  // parallel to *jobs
@@ -97,7 +100,10 @@ class ReceiptTracker {
 
   ReceiptsConfig config_;
   std::vector<std::unique_ptr<Running>> running_;
-  double last_polled_ = 0;  // jobs_polled_at of the newest list seen
+  // jobs_polled_at of the newest list seen; after a restore, at least the
+  // first sweep's time (a restart is no job source outage).
+  double last_polled_ = 0;
+  bool restored_ = false;  // restore() ran, no sweep observed since
   // The route model the jobs' cross-spine fractions are of: a generation
   // that changes with it, so that each job traces its pairs once per model.
   const RouteModel* model_seen_ = nullptr;

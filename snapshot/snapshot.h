@@ -50,6 +50,7 @@ struct JobsView {
   // The list `join` was made of (JobSourceState::jobs): the receipts
   // (issue #44) read each job's name, user and start from it. Null: none.
   std::shared_ptr<const std::vector<SlurmJob>> list;
+  std::shared_ptr<const std::vector<SlurmJobEnd>> ended;  // JobSourceState::ended
 };
 
 // The job receipts of one sweep (issue #44, receipts/): how many finished

@@ -13,6 +13,9 @@
 // tree stalls job B's host; B's receipt names A, A's says self-inflicted,
 // a job on quiet hosts is clean. And a job whose HCA cable flaps
 // (receipts_flap.yaml) lists the flap.
+//
+// A job that runs across a daemon restart gets one receipt, from Slurm's
+// start_time to its end_time, that says what no daemon saw.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
@@ -400,4 +403,169 @@ TEST_CASE("Slurm job receipts on ibsim: a job whose HCA cable flaps lists the fl
 
   CHECK(rs["links"].empty());
   CHECK(rs["verdict"] == "clean");
+}
+
+namespace {
+
+// scontrol's one-line view of a job, its times as Unix seconds
+// (SLURM_TIME_FORMAT=%s).
+std::string slurm_receipts_show(const SlurmCluster& slurm, std::uint64_t job) {
+  return slurm
+      .run({"env", "SLURM_TIME_FORMAT=%s", "scontrol", "-o", "show", "job", std::to_string(job)})
+      .out;
+}
+
+// StartTime or EndTime in `shown`; -1: not there.
+double slurm_receipts_time(const std::string& shown, const std::string& field) {
+  const auto at = shown.find(" " + field + "=");
+  if (at == std::string::npos) return -1;
+  try {
+    return std::stod(shown.substr(at + field.size() + 2));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// Cancels `job` and returns Slurm's EndTime, read as soon as it ended: the
+// fixture's MinJobAge (2 s) lets slurmctld forget an ended job soon after.
+double slurm_receipts_cancel(SlurmCluster& slurm, std::uint64_t job) {
+  slurm.cancel(job);
+  double end = -1;
+  eventually([&] {
+    const std::string shown = slurm_receipts_show(slurm, job);
+    if (shown.find(" JobState=CANCELLED ") == std::string::npos) return false;
+    end = slurm_receipts_time(shown, "EndTime");
+    return true;
+  });
+  return end;
+}
+
+// How many lines of /jobs?format=text are job `job`'s finished receipts.
+int slurm_receipts_listed(Daemon& d, std::uint64_t job) {
+  const std::string body = http_get(d.port(), "/jobs?format=text").body;
+  const std::string head = std::to_string(job) + " ";
+  int n = 0;
+  for (std::size_t at = 0; at < body.size();) {
+    if (body.compare(at, head.size(), head) == 0) ++n;
+    const auto eol = body.find('\n', at);
+    if (eol == std::string::npos) break;
+    at = eol + 1;
+  }
+  return n;
+}
+
+}  // namespace
+
+// Issue #44: a job that runs across a daemon restart (SIGTERM, then a new
+// daemon on the same state directory) gets one receipt covering its whole
+// life: the daemon saved the running job's partial receipt at stop
+// (receipts-running.json) and restored it at start; the receipt keeps
+// Slurm's start_time and says what it did not see (`missed_seconds`: at
+// least the time no daemon ran; observed + missed = its duration). A job
+// that ended before the restart keeps its receipt.
+TEST_CASE("Slurm job receipts on ibsim: a job running across a daemon restart gets one receipt",
+          "[receipts][slurm][integration][restart]") {
+  FatTreeSpec spec{.servers = 4, .rails = 2, .tiers = 2, .radix = 8};
+  SimFabric sim(make_fat_tree(spec));
+  SlurmCluster slurm({"gpu0001", "gpu0002", "gpu0003"});
+  const std::uint64_t across = slurm.submit("across", {"gpu0001", "gpu0002"});
+  const std::uint64_t before = slurm.submit("before", {"gpu0003"});
+  for (const std::uint64_t job : {across, before}) REQUIRE(slurm.wait_state(job, "RUNNING"));
+  const double started = slurm_receipts_time(slurm_receipts_show(slurm, across), "StartTime");
+  REQUIRE(started > 0);
+
+  const std::string config =
+      jobs_config(slurm).sweep_interval("1s").write(sim.dir() + "/exporter.yaml");
+  auto daemon = std::make_unique<Daemon>(sim, std::vector<std::string>{"--config.file=" + config});
+  REQUIRE(daemon->wait_ready());
+  // Both measured for a few sweeps; then `before` ends under this daemon.
+  nlohmann::json first;
+  REQUIRE(eventually([&] {
+    first = receipt_of(*daemon, across);
+    const nlohmann::json b = receipt_of(*daemon, before);
+    return first.is_object() && first["observed_seconds"].get<double>() >= 2 && b.is_object() &&
+           b["observed_seconds"].get<double>() > 0;
+  }));
+  const double before_end = slurm_receipts_cancel(slurm, before);
+  REQUIRE(before_end > 0);
+  nlohmann::json ended_before;
+  REQUIRE(eventually([&] {
+    ended_before = receipt_of(*daemon, before);
+    return ended(ended_before);
+  }));
+  // Ended at Slurm's end_time (the list shows the ended job), not at the
+  // poll that found it gone.
+  CHECK(ended_before["end"].get<double>() == before_end);
+
+  // SIGTERM while `across` runs; no daemon for a while; a new one on the
+  // same state directory (the fixture's default: the simulator's dir).
+  first = receipt_of(*daemon, across);
+  REQUIRE(first.value("running", false));
+  REQUIRE(daemon->process().terminate(10s) == 0);
+  const auto stopped = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(2s);
+  const double down =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  const double restarted =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  daemon = std::make_unique<Daemon>(sim, std::vector<std::string>{"--config.file=" + config});
+  REQUIRE(daemon->wait_ready());
+
+  // The ended receipt from the store, the running one as restored (the
+  // job source's first poll and two sweeps are needed before it counts
+  // again).
+  const nlohmann::json kept = receipt_of(*daemon, before);
+  INFO("before, kept: " << kept.dump());
+  REQUIRE(ended(kept));
+  CHECK(kept["line"] == ended_before["line"]);
+  CHECK(kept["end"] == ended_before["end"]);
+  const nlohmann::json restored = receipt_of(*daemon, across);
+  INFO("across, restored: " << restored.dump());
+  REQUIRE(restored.is_object());
+  CHECK(restored["running"] == true);
+  CHECK(restored["start"] == first["start"]);
+  CHECK(restored["observed_seconds"].get<double>() >= first["observed_seconds"].get<double>());
+
+  // Measured again by the new daemon's sweeps, then it ends.
+  REQUIRE(eventually([&] {
+    const nlohmann::json r = receipt_of(*daemon, across);
+    return r.is_object() &&
+           r["observed_seconds"].get<double>() >= restored["observed_seconds"].get<double>() + 2;
+  }));
+  const double across_end = slurm_receipts_cancel(slurm, across);
+  REQUIRE(across_end > 0);
+  nlohmann::json receipt;
+  REQUIRE(eventually([&] {
+    receipt = receipt_of(*daemon, across);
+    return ended(receipt);
+  }));
+  INFO("across, ended: " << receipt.dump(1));
+
+  // Its whole life: Slurm's start and end, and what no sweep measured said
+  // (the time no daemon ran at least, and the part before the first
+  // daemon's first full interval).
+  CHECK(receipt["start"].get<double>() == started);
+  CHECK(receipt["end"].get<double>() == across_end);
+  CHECK(receipt["end"].get<double>() >= std::floor(restarted));
+  CHECK(receipt["end_known"] == true);
+  const double duration = receipt["duration_seconds"].get<double>();
+  const double observed = receipt["observed_seconds"].get<double>();
+  const double missed = receipt["missed_seconds"].get<double>();
+  // Measured after the restart: the 2 s seen before the cancel, less up to
+  // 1 s (Slurm's end_time is whole seconds: the part of the intervals past
+  // it is not counted).
+  CHECK(observed >= restored["observed_seconds"].get<double>() + 1);
+  CHECK(missed >= down);
+  CHECK(observed + missed == Approx(duration).margin(1e-6));
+  CHECK(receipt["hosts"] == nlohmann::json::array({"gpu0001", "gpu0002"}));
+  // The line says the part not observed once it is a tenth of the run.
+  const std::string line = receipt.value("line", "");
+  CHECK(line.rfind("network: ", 0) == 0);
+  CHECK((line.find("of its run not observed") != std::string::npos) == (missed / duration >= 0.1));
+
+  // One receipt: finished once, by the new daemon; both listed.
+  CHECK(slurm_receipts_listed(*daemon, across) == 1);
+  CHECK(slurm_receipts_listed(*daemon, before) == 1);
+  CHECK(daemon->wait_value("infiniband_exporter_receipts_stored", 2));
+  CHECK(eventually([&] { return receipts_total(*daemon) == 1; }));
 }

@@ -60,6 +60,7 @@ class ReceiptSweepParts {
       list = std::make_shared<const std::vector<SlurmJob>>(jobs);
       in.jobs = list;
       in.jobs_polled_at = polled < 0 ? now : polled;
+      in.ended = std::make_shared<const std::vector<SlurmJobEnd>>(ended);
       in.join = &join;
     }
     in.source_up = listed;
@@ -76,6 +77,7 @@ class ReceiptSweepParts {
   RouteSweep routes;
   LinkHealthReport links;
   std::vector<SlurmJob> jobs;
+  std::vector<SlurmJobEnd> ended;  // what the list shows ended
   std::shared_ptr<const std::vector<SlurmJob>> list;
   JobJoinResult join;
   ReceiptTracker tracker;
@@ -147,6 +149,7 @@ class Sweeps : public ReceiptSweepParts {
     analysis.result.congestion.roots.clear();
     routes.senders.clear();
     jobs.clear();
+    ended.clear();
     join.jobs.clear();
     links.links.clear();
   }
@@ -447,6 +450,57 @@ TEST_CASE("Receipt tracker: a job source down while jobs end loses none and inve
   }
 }
 
+// Slurm lists an ended job for MinJobAge with its end_time: the receipt
+// ends there, not at the poll that found it gone; an end after that poll
+// (another host's clock) is the poll.
+TEST_CASE("Receipt tracker: the end is Slurm's end_time when the list shows the job ended",
+          "[receipts]") {
+  Sweeps s(2);
+  // Started an interval and a half before the first sweep: half an
+  // interval not observed.
+  s.job(4, {0}, 1.5 * kInterval);
+  s.job(6, {1});
+  s.sweep();
+  // Polled 5 s before this sweep, still running; it ends 1 s after that
+  // poll: the interval up to this sweep is counted, past its end.
+  s.next();
+  s.job(4, {0}, 2.5 * kInterval);
+  s.job(6, {1});
+  s.sweep(true, s.now - 5);
+  s.next();
+  s.job(6, {1});
+  s.ended = {{4, static_cast<std::int64_t>(kTrackerT0 + 6)}};
+  const auto done = s.sweep();
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].job_id == 4);
+  CHECK(done[0].end_known);
+  CHECK(done[0].start == kTrackerT0 - 1.5 * kInterval);
+  CHECK(done[0].end == kTrackerT0 + 6);
+  // Two intervals, the 4 s past its end not of its run: the part before
+  // the first interval is still missed.
+  CHECK(done[0].observed_seconds == 16);
+  CHECK(done[0].missed_seconds == 0.5 * kInterval);
+  CHECK(done[0].port_seconds == 2 * kInterval);
+
+  // An end a little after the poll (the fetch took a moment) is Slurm's;
+  // minutes ahead, or before the start, is no end: the poll's time.
+  s.next();
+  s.job(6, {1});
+  s.job(7, {0});
+  s.job(8, {0});
+  CHECK(s.sweep().empty());
+  s.next();
+  s.ended = {{6, static_cast<std::int64_t>(s.now + 1)},
+             {7, static_cast<std::int64_t>(s.now + 100)},
+             {8, static_cast<std::int64_t>(kTrackerT0 - 5000)}};
+  const auto last = s.sweep(true, s.now - 2);
+  REQUIRE(last.size() == 3);
+  for (const JobReceipt& r : last) {
+    INFO("job " << r.job_id);
+    CHECK(r.end == (r.job_id == 6 ? s.now + 1 : s.now - 2));
+  }
+}
+
 TEST_CASE("Receipt tracker: save and restore, the gap counted as missed", "[receipts]") {
   Sweeps s(3);
   for (int i = 0; i < 2; ++i) {
@@ -496,6 +550,55 @@ TEST_CASE("Receipt tracker: save and restore, the gap counted as missed", "[rece
   CHECK_FALSE(other.restore("not json", error));
   CHECK_FALSE(other.restore(R"({"version": 1, "last_polled": 0, "jobs": [{"x": 1}]})", error));
   CHECK(other.stats().running == 0);
+}
+
+// A daemon down longer than receipts.unknown_end_after: its first sweeps
+// after the restart may run before the job source's first poll (the poll
+// is on its own thread). The outage clock starts at the restart, not at
+// the last poll before it: the daemon could not poll while it was down,
+// and the restored jobs must not be finished as "end not known" (then
+// started again by the first list: two receipts for one job).
+TEST_CASE("Receipt tracker: a restart longer than unknown_end_after finishes no job unasked",
+          "[receipts]") {
+  ReceiptsConfig config;
+  config.unknown_end_after = 10min;
+  Sweeps s(2, config);
+  for (int i = 0; i < 2; ++i) {
+    s.job(5, {0, 1});
+    s.sweep();
+    s.next();
+  }
+  ReceiptTracker restored(config);
+  std::string error;
+  REQUIRE(restored.restore(s.tracker.save(s.now - kInterval), error));
+  s.tracker = std::move(restored);
+
+  // Back an hour later; two sweeps before the first poll.
+  s.next(60 * 60);
+  CHECK(s.sweep(false).empty());
+  s.next();
+  CHECK(s.sweep(false).empty());
+  CHECK(s.tracker.stats().running == 1);
+  SECTION("the first list holds the job: one receipt, when it ends, for its whole life") {
+    s.next();
+    s.job(5, {0, 1});
+    CHECK(s.sweep().empty());
+    s.next();
+    const auto done = s.sweep();
+    REQUIRE(done.size() == 1);
+    CHECK(done[0].job_id == 5);
+    CHECK(done[0].end_known);
+    CHECK(done[0].start == kTrackerT0 - 1000);
+    CHECK(done[0].observed_seconds == 3 * kInterval);
+    CHECK(done[0].missed_seconds == Approx(done[0].end - done[0].start - 3 * kInterval));
+    CHECK(done[0].line.find("not observed") != std::string::npos);
+  }
+  SECTION("no list for unknown_end_after since the restart: the end is not known") {
+    s.next(10 * 60);
+    const auto done = s.sweep(false);
+    REQUIRE(done.size() == 1);
+    CHECK_FALSE(done[0].end_known);
+  }
 }
 
 TEST_CASE("Receipt tracker: a link condition on a job's cable is recorded with its times",

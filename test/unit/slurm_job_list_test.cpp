@@ -72,6 +72,32 @@ TEST_CASE("slurm job list: later API versions' state list and start_time object"
   CHECK(list.jobs[0].hosts.size() == 2);
 }
 
+// An ended job stays in Slurm's list for MinJobAge with its end_time: the
+// receipts' end. A running or pending job's end_time is its time limit.
+TEST_CASE("slurm job list: ended jobs with Slurm's end_time", "[slurm_job_list]") {
+  const JobList list = parse_slurm_job_list(
+      list_of(record(21, "RUNNING", "a1", R"(,"end_time":1800000000)") + "," +
+              record(22, "CANCELLED", "a2", R"(,"end_time":1700000500)") + "," +
+              record(23, "PENDING", "", R"(,"end_time":1800000000)") + "," +
+              record(24, "COMPLETED", "a3") + "," +
+              R"({"job_id":25,"job_state":["TIMEOUT","COMPLETING"],"nodes":"a4",)"
+              R"("end_time":{"set":true,"infinite":false,"number":1700000900}})" +
+              "," + record(26, "COMPLETING", "a5", R"(,"end_time":1700000600.0)")),
+      {});
+  REQUIRE(list.ok());
+  REQUIRE(list.jobs.size() == 1);
+  CHECK(list.jobs[0].job_id == 21);
+  CHECK(list.ended ==
+        std::vector<ibfx::SlurmJobEnd>{{22, 1700000500}, {25, 1700000900}, {26, 1700000600}});
+
+  JobListLimits one;
+  one.max_ended = 1;
+  CHECK(parse_slurm_job_list(list_of(record(22, "FAILED", "a2", R"(,"end_time":7)") + "," +
+                                     record(23, "FAILED", "a2", R"(,"end_time":8)")),
+                             one)
+            .ended == std::vector<ibfx::SlurmJobEnd>{{22, 7}});
+}
+
 TEST_CASE("slurm job list: bad records are counted and skipped, not fatal", "[slurm_job_list]") {
   const JobList list = parse_slurm_job_list(
       list_of(record(1, "RUNNING", "a[3-1]") + "," + R"({"job_state":"RUNNING","nodes":"a1"})" +
