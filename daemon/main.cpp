@@ -42,7 +42,7 @@ void reload(int argc, char** argv, ibfx::Exporter& exporter, ibfx::HttpServer& s
     ibfx::DaemonConfig loaded = ibfx::load_daemon_config(ibfx::parse_command_line(argc, argv));
     ibfx::apply_log_settings(loaded.cli.config);
     for (const std::string& key :
-         exporter.reload(loaded.cli.config, std::move(loaded.names), std::move(loaded.analysis))) {
+         exporter.reload(loaded.cli.config, std::move(loaded.names), loaded.analysis)) {
       ibfx::log_warn(key + " changed: takes effect after a restart");
     }
     server.set_web_config(loaded.web);
