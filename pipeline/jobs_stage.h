@@ -30,8 +30,6 @@ class JobsStage final : public Stage {
   // host_regex (start-up, before anything runs).
   explicit JobsStage(const JobsConfig& config);
   ~JobsStage() override;
-  JobsStage(const JobsStage&) = delete;
-  JobsStage& operator=(const JobsStage&) = delete;
 
   std::string_view name() const override { return "jobs"; }
   void start() override;  // the source's polling thread, when on

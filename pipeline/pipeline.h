@@ -57,7 +57,6 @@ class Pipeline {
   // The stages the HTTP side and the exporter's metrics read.
   const EventsStage& events() const { return *events_; }
   const ReceiptsStage& receipts() const { return *receipts_; }
-  const RouteTracker& routes() const { return routes_->tracker(); }
   // The stages' names, in their order (tests, docs).
   std::vector<std::string> stage_names() const;
 
