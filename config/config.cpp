@@ -721,6 +721,17 @@ std::vector<std::string_view> restart_only_settings() {
   return names;
 }
 
+std::string_view restart_only_setting_of(std::string_view dotted_key) {
+  for (const RestartOnly& r : kRestartOnly) {
+    const std::string_view s = r.name;
+    if (dotted_key == s || (dotted_key.size() > s.size() && dotted_key.substr(0, s.size()) == s &&
+                            dotted_key[s.size()] == '.')) {
+      return s;
+    }
+  }
+  return {};
+}
+
 std::vector<std::string> keep_restart_only(const Config& running, Config& next) {
   std::vector<std::string> differed;
   for (const RestartOnly& r : kRestartOnly) {

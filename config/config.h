@@ -262,6 +262,9 @@ Config parse_config_document(const YAML::Node& document, const std::string& sour
 // that the reload applies the rest and says what needs a restart.
 std::vector<std::string_view> restart_only_settings();
 std::vector<std::string> keep_restart_only(const Config& running, Config& next);
+// The entry of restart_only_settings() a dotted key is or falls under
+// ("history.coarse_step": "history"); "" when a reload applies it.
+std::string_view restart_only_setting_of(std::string_view dotted_key);
 
 // Generic access by dotted key ("mad.timeout"), with the same validation as
 // the file. The command line applies its flags through this; errors carry

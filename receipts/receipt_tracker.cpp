@@ -910,17 +910,28 @@ void ReceiptTracker::Running::restore_times(const Json& j, std::string& error) {
     read_number(j, "uplink_crossing_bytes", uplink_crossing_bytes, error);
 }
 
+namespace {
+
+// Reads `value` as a finished receipt's `field` is read (receipt_json.h),
+// into `holder`: a running receipt's saved pieces are checked by the same
+// code as the store's lines, with the same error texts.
+bool read_as_receipt_field(const char* field, Json value, JobReceipt& holder, std::string& error) {
+  Json wrapper = receipt_json_value(holder);
+  wrapper[field] = std::move(value);
+  return receipt_from_json_value(wrapper, holder, error);
+}
+
+}  // namespace
+
 void ReceiptTracker::Running::restore_ports(const Json& saved, std::string& error) {
   for (const Json& p : saved) {
-    // The port's name is read as a receipt's worst port would be.
-    JobReceipt holder;
-    Json wrapper = receipt_json_value(holder);
     if (!p.is_object() || !p.contains("name")) {
       error = "ports: an entry without a name";
       break;
     }
-    wrapper["worst_port"] = p["name"];
-    if (!receipt_from_json_value(wrapper, holder, error)) break;
+    // The port's name is read as a receipt's worst port would be.
+    JobReceipt holder;
+    if (!read_as_receipt_field("worst_port", p["name"], holder, error)) break;
     PortLife life;
     life.name = holder.worst_port;
     read_number(p, "port_seconds", life.port_seconds, error);
@@ -953,15 +964,13 @@ void ReceiptTracker::Running::restore_culprits(const Json& saved, std::string& e
 
 void ReceiptTracker::Running::restore_links(const Json& saved, std::string& error) {
   for (const Json& l : saved) {
-    // The issue is read as a receipt's link issue would be.
-    JobReceipt holder;
-    Json wrapper = receipt_json_value(holder);
     if (!l.is_object() || !l.contains("issue")) {
       error = "links: an entry without an issue";
       break;
     }
-    wrapper["links"] = Json::array({l["issue"]});
-    if (!receipt_from_json_value(wrapper, holder, error)) break;
+    // The issue is read as a receipt's link issue would be.
+    JobReceipt holder;
+    if (!read_as_receipt_field("links", Json::array({l["issue"]}), holder, error)) break;
     LinkLife life;
     life.issue = holder.links.front();
     const auto downs = l.find("last_downs");

@@ -521,6 +521,15 @@ TEST_CASE("config: the routes section's values and their ranges", "[config]") {
   CHECK(flags.routes.smps_per_second == 20000);
 }
 
+TEST_CASE("restart_only_setting_of names the entry a key is or falls under", "[config]") {
+  CHECK(ibfx::restart_only_setting_of("history") == "history");
+  CHECK(ibfx::restart_only_setting_of("history.coarse_step") == "history");
+  CHECK(ibfx::restart_only_setting_of("ca_port") == "ca_port");
+  CHECK(ibfx::restart_only_setting_of("ca").size() == 2);
+  CHECK(ibfx::restart_only_setting_of("historyx").empty());
+  CHECK(ibfx::restart_only_setting_of("sweep.interval").empty());
+}
+
 TEST_CASE("keep_restart_only keeps and names every setting a reload cannot apply", "[config]") {
   const ibfx::Config running;
   ibfx::Config next;
@@ -544,8 +553,7 @@ TEST_CASE("keep_restart_only keeps and names every setting a reload cannot apply
   const std::vector<std::string_view> keys = ibfx::config_keys();
   for (std::string_view s : ibfx::restart_only_settings()) {
     INFO(s);
-    CHECK(std::any_of(keys.begin(), keys.end(), [s](std::string_view k) {
-      return k == s || (k.size() > s.size() && k.substr(0, s.size()) == s && k[s.size()] == '.');
-    }));
+    CHECK(std::any_of(keys.begin(), keys.end(),
+                      [s](std::string_view k) { return ibfx::restart_only_setting_of(k) == s; }));
   }
 }

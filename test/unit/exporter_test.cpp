@@ -445,16 +445,6 @@ TEST_CASE(
   const Config base = quick_config();
   const ibfx::test::TempDir dir;
   const std::vector<std::string> candidates = reload_candidates(dir.write("empty", ""));
-  const std::vector<std::string_view> restart_only = restart_only_settings();
-  const auto section_of = [&](std::string_view key) -> std::string_view {
-    for (std::string_view s : restart_only) {
-      if (key == s ||
-          (key.size() > s.size() && key.substr(0, s.size()) == s && key[s.size()] == '.')) {
-        return s;
-      }
-    }
-    return {};
-  };
   std::size_t applied = 0;
   std::size_t restart = 0;
   for (std::string_view key : config_keys()) {
@@ -473,7 +463,7 @@ TEST_CASE(
     });
     CHECK(next);
     if (!next) continue;
-    const std::string_view section = section_of(key);
+    const std::string_view section = restart_only_setting_of(key);
     if (section.empty()) {
       // Applied: the running configuration has the new value, nothing said.
       CHECK(config_value_text(exporter.config(), key) == config_value_text(*next, key));
@@ -487,7 +477,7 @@ TEST_CASE(
     }
   }
   CHECK(applied + restart == config_keys().size());
-  CHECK(restart >= restart_only.size());
+  CHECK(restart >= restart_only_settings().size());
 }
 
 TEST_CASE("Exporter stops cleanly: idempotent, without start, and nothing runs afterwards",
