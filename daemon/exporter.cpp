@@ -29,21 +29,15 @@ Exporter::Exporter(Config config, NodeNameMap names, std::unique_ptr<MadTranspor
       // a ConfigError here, before anything runs.
       pipeline_(config_, std::move(analysis)),
       discovery_(std::move(discover), config_.discovery, discovery_events()),
+      history_(config_.history),
       // Rendering is the publisher's step: it renders each scrape group once
       // and compresses it once (RenderedExposition); every scrape, of any
       // selection of groups or nodes, serves that and never renders. What
       // did not change since the snapshot before is not deflated again (the
-      // publisher's deflate cache).
-      history_(config_.history),
+      // publisher's deflate cache). The history is its publish stage: it
+      // records each page's model before the page is rendered from it.
       publisher_(
-          store_,
-          SnapshotPublisher::render_exposition_for(
-              config_.telemetry_path,
-              [this](const Snapshot& snap, StatusModel& model, Publication& out) {
-                out.history = history_.record(model, snap);
-                model.history = out.history;
-                out.status_model = std::make_shared<const StatusModel>(model);
-              }),
+          store_, SnapshotPublisher::render_exposition_for(config_.telemetry_path, {&history_}),
           [this](const Publication& pub, const PublisherStats& stats) {
             on_published(*pub.snapshot, stats);
           },

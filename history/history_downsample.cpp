@@ -12,33 +12,37 @@ namespace {
 // Unknown (kHistoryNoRatio) ranks below every value.
 int stall_rank(const HistoryCell& c) { return c.stall == kHistoryNoRatio ? -1 : c.stall; }
 
+// Appends to `to` the entries of `from` it does not have, in their order.
+void add_missing(std::vector<std::string>& to, const std::vector<std::string>& from) {
+  for (const std::string& x : from) {
+    if (std::find(to.begin(), to.end(), x) == to.end()) to.push_back(x);
+  }
+}
+
 HistoryCell worse(const HistoryCell& a, const HistoryCell& b) {
   HistoryCell w = stall_rank(b) > stall_rank(a) ? b : a;
   w.flags = a.flags | b.flags;
   return w;
 }
 
-std::vector<HistoryRoot> merged_roots(const std::vector<HistoryRoot>& a,
-                                      const std::vector<HistoryRoot>& b) {
-  std::map<std::pair<std::uint64_t, int>, HistoryRoot> by_port;
+std::vector<PageRoot> merged_roots(const std::vector<PageRoot>& a, const std::vector<PageRoot>& b) {
+  std::map<std::pair<std::uint64_t, int>, PageRoot> by_port;
   for (const auto* list : {&a, &b}) {
-    for (const HistoryRoot& r : *list) {
+    for (const PageRoot& r : *list) {
       auto [it, inserted] = by_port.try_emplace({r.guid, r.port}, r);
       if (inserted) continue;
       // The worst sweep's root, with every job that fed it in the bucket.
       std::vector<std::string> sending = std::move(it->second.sending_jobs);
       if (r.score > it->second.score) it->second = r;
-      for (const std::string& job : r.sending_jobs) {
-        if (std::find(sending.begin(), sending.end(), job) == sending.end()) sending.push_back(job);
-      }
+      add_missing(sending, r.sending_jobs);
       it->second.sending_jobs = std::move(sending);
     }
   }
-  std::vector<HistoryRoot> out;
+  std::vector<PageRoot> out;
   out.reserve(by_port.size());
   for (auto& [key, r] : by_port) out.push_back(std::move(r));
   std::stable_sort(out.begin(), out.end(),
-                   [](const HistoryRoot& x, const HistoryRoot& y) { return x.score > y.score; });
+                   [](const PageRoot& x, const PageRoot& y) { return x.score > y.score; });
   if (out.size() > kHistoryMaxRoots) out.resize(kHistoryMaxRoots);
   return out;
 }
@@ -82,22 +86,20 @@ std::vector<HistoryJob> merged_jobs(const HistoryFrame& bucket, const HistoryFra
 // The links unhealthy in either: the newer frame's first (its order, worst
 // first), then the bucket's others; a link in both keeps its newer state
 // and the earlier start.
-std::vector<HistoryLink> merged_links(const std::vector<HistoryLink>& older,
-                                      const std::vector<HistoryLink>& newer) {
-  std::vector<HistoryLink> out = newer;
-  for (const HistoryLink& l : older) {
-    const auto same = std::find_if(out.begin(), out.end(), [&l](const HistoryLink& n) {
-      return n.guid == l.guid && n.port == l.port;
+std::vector<PageLink> merged_links(const std::vector<PageLink>& older,
+                                   const std::vector<PageLink>& newer) {
+  std::vector<PageLink> out = newer;
+  for (const PageLink& l : older) {
+    const auto same = std::find_if(out.begin(), out.end(), [&l](const PageLink& n) {
+      return n.node.guid == l.node.guid && n.node.port == l.node.port;
     });
     if (same != out.end()) {
       same->since = std::min(same->since, l.since);
       same->downs_last_hour = std::max(same->downs_last_hour, l.downs_last_hour);
       // The jobs of either: the job view finds the link in the step.
-      same->jobs_known = same->jobs_known || l.jobs_known;
-      for (const std::string& j : l.jobs) {
-        if (std::find(same->jobs.begin(), same->jobs.end(), j) == same->jobs.end()) {
-          same->jobs.push_back(j);
-        }
+      if (l.jobs) {
+        if (!same->jobs) same->jobs.emplace();
+        add_missing(*same->jobs, *l.jobs);
       }
     } else if (out.size() < kHistoryMaxLinks) {
       out.push_back(l);
@@ -106,8 +108,8 @@ std::vector<HistoryLink> merged_links(const std::vector<HistoryLink>& older,
   return out;
 }
 
-HistorySweep worst_sweep(const HistorySweep& a, const HistorySweep& b) {
-  HistorySweep w = b.nodes_answering < a.nodes_answering ? b : a;
+PageSweep worst_sweep(const PageSweep& a, const PageSweep& b) {
+  PageSweep w = b.nodes_answering < a.nodes_answering ? b : a;
   w.duration_seconds = std::max(a.duration_seconds, b.duration_seconds);
   w.completed = a.completed && b.completed;
   w.scored = a.scored || b.scored;

@@ -17,18 +17,25 @@ double ratio_value(std::uint16_t quantized) {
 
 std::size_t HistoryFrame::bytes() const {
   std::size_t n = sizeof(HistoryFrame) + cells.capacity() * sizeof(HistoryCell);
-  for (const HistoryRoot& r : roots) {
-    n += sizeof(HistoryRoot) + r.name.capacity() + r.remote_name.capacity() + r.cause.capacity();
-    for (const std::string& j : r.jobs) n += sizeof(std::string) + j.capacity();
+  const auto jobs_bytes = [](const std::optional<std::vector<std::string>>& list) {
+    std::size_t b = 0;
+    if (list) {
+      for (const std::string& j : *list) b += sizeof(std::string) + j.capacity();
+    }
+    return b;
+  };
+  for (const PageRoot& r : roots) {
+    n += sizeof(PageRoot) + r.name.capacity() + r.remote.name.capacity() + r.cause.capacity() +
+         jobs_bytes(r.jobs);
+    for (const std::string& j : r.sending_jobs) n += sizeof(std::string) + j.capacity();
   }
   for (const HistoryJob& j : jobs) {
     n += sizeof(HistoryJob) + j.name.capacity() + j.user.capacity() +
          j.switches.capacity() * sizeof(std::uint32_t);
   }
-  for (const HistoryLink& l : links) {
-    n +=
-        sizeof(HistoryLink) + l.name.capacity() + l.remote_name.capacity() + l.condition.capacity();
-    for (const std::string& j : l.jobs) n += sizeof(std::string) + j.capacity();
+  for (const PageLink& l : links) {
+    n += sizeof(PageLink) + l.node.name.capacity() + l.remote.name.capacity() +
+         l.condition.capacity() + jobs_bytes(l.jobs);
   }
   return n;
 }

@@ -1,9 +1,10 @@
 // One column of the status page's history (issue #35): what one sweep (or,
 // beyond the recent window, one coarse step of sweeps) left on the page,
 // reduced to what an operator looks back for: each switch's worst port
-// (W, U and which port), the roots with cause, score, victims and jobs, each
-// running job's worst stall ratio and the sweep's health. Built by
-// make_history_frame() from the status model the publisher renders anyway,
+// (W, U and which port), the roots and unhealthy links as the page listed
+// them (the page's own rows, history/page_rows.h), each running job's worst
+// stall ratio and the sweep's health. Built by make_history_frame() from
+// the status model the publisher renders anyway,
 // kept by HistoryRing, never changed once built (frames are shared between
 // the ring, publications and the state file's writer).
 //
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "analysis/topology.h"
+#include "history/page_rows.h"
 
 namespace ibfx {
 
@@ -66,27 +68,6 @@ struct HistoryCell {
   bool operator==(const HistoryCell&) const = default;
 };
 
-struct HistoryRoot {
-  std::uint64_t guid = 0;
-  std::string name;
-  int port = 0;
-  Tier tier = Tier::kUnknown;
-  std::string cause;
-  double score = 0;
-  std::uint32_t victims = 0;
-  double stall = 0;
-  double utilization = 0;
-  std::uint64_t remote_guid = 0;
-  std::string remote_name;
-  int remote_port = 0;
-  bool jobs_known = false;  // a job source was on
-  std::vector<std::string> jobs;
-  // The jobs on the HCA ports sending into it (its top senders, issue #41):
-  // a job that feeds the root sees it on its own page.
-  std::vector<std::string> sending_jobs;
-  bool operator==(const HistoryRoot&) const = default;
-};
-
 struct HistoryJob {
   std::uint64_t id = 0;
   std::string name;
@@ -97,55 +78,18 @@ struct HistoryJob {
   bool operator==(const HistoryJob&) const = default;
 };
 
-// An unhealthy link as the status page listed it (issue #34): both ends,
-// the worst condition, the symbol BER into each end (none without symbol
-// errors), the downs in the hour before and since when. Floats and small
-// ints: a BER needs no more than two digits.
-struct HistoryLink {
-  std::uint64_t guid = 0;  // the end whose receiver sees the worse direction
-  std::string name;        // untrusted, as every name
-  std::uint64_t remote_guid = 0;
-  std::string remote_name;
-  std::string condition;  // link_condition_name()
-  double since = 0;       // Unix seconds its worst condition started
-  std::optional<float> symbol_ber;
-  std::optional<float> remote_symbol_ber;
-  std::uint16_t downs_last_hour = 0;
-  std::uint8_t port = 0;
-  std::uint8_t remote_port = 0;
-  bool symbol_ber_at_least = false;  // its SymbolErrorCounter saturated
-  bool remote_read = false;          // the far end's counters were read
-  // The Slurm jobs with a port at either end ("<id> <name> (<user>)", as a
-  // root's), for the job's view (/?job=); jobs_known: a job source was on.
-  bool jobs_known = false;
-  std::vector<std::string> jobs;
-  bool operator==(const HistoryLink&) const = default;
-};
-
-struct HistorySweep {
-  double duration_seconds = 0;
-  double interval_seconds = 0;
-  bool completed = true;
-  bool scored = false;
-  std::uint32_t nodes = 0;
-  std::uint32_t nodes_swept = 0;
-  std::uint32_t nodes_answering = 0;
-  std::uint32_t ports = 0;
-  std::uint32_t ports_read = 0;
-  bool operator==(const HistorySweep&) const = default;
-};
-
 struct HistoryFrame {
   double time = 0;  // the sweep's time (Unix seconds); coarse: its step's start
   double span = 0;  // 0: one sweep; coarse: the step's length
   std::uint32_t sweeps = 1;
   std::shared_ptr<const HistorySwitchTable> table;  // never null
   std::vector<HistoryCell> cells;                   // parallel to table->switches
-  std::vector<HistoryRoot> roots;                   // by score, descending
-  std::vector<HistoryJob> jobs;                     // by stall_max, descending
-  std::vector<HistoryLink> links;                   // worst first, kHistoryMaxLinks
-  std::uint32_t links_total = 0;                    // unhealthy links, all of them
-  HistorySweep sweep;
+  // The page's own rows (history/page_rows.h), as the page showed them.
+  std::vector<PageRoot> roots;    // by score, descending, kHistoryMaxRoots
+  std::vector<HistoryJob> jobs;   // by stall_max, descending
+  std::vector<PageLink> links;    // worst first, kHistoryMaxLinks
+  std::uint32_t links_total = 0;  // unhealthy links, all of them
+  PageSweep sweep;
 
   // What it holds in memory, its table not counted (shared).
   std::size_t bytes() const;

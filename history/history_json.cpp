@@ -16,6 +16,11 @@ json ratio_or_null(std::uint16_t q) {
   return q == kHistoryNoRatio ? json(nullptr) : json(ratio_value(q));
 }
 
+// "jobs": null when no job source was on.
+json jobs_or_null(const std::optional<std::vector<std::string>>& jobs) {
+  return jobs ? json(*jobs) : json(nullptr);
+}
+
 json frame_json(const HistoryFrame& f, const HistorySwitchTable& table) {
   const std::vector<HistoryCell> cells = history_cells_as(f, table);
   json stall = json::array();
@@ -44,7 +49,7 @@ json frame_json(const HistoryFrame& f, const HistorySwitchTable& table) {
   json rail_json = json::object();
   for (const auto& [rail, w] : rails) rail_json[std::to_string(rail)] = w;
   json roots = json::array();
-  for (const HistoryRoot& r : f.roots) roots.push_back(history_root_json(r));
+  for (const PageRoot& r : f.roots) roots.push_back(history_root_json(r));
   json jobs = json::array();
   for (const HistoryJob& j : f.jobs) {
     jobs.push_back({{"id", std::to_string(j.id)},
@@ -53,7 +58,7 @@ json frame_json(const HistoryFrame& f, const HistorySwitchTable& table) {
                     {"stall_ratio_max", j.stall_max}});
   }
   json links = json::array();
-  for (const HistoryLink& l : f.links) links.push_back(history_link_json(l));
+  for (const PageLink& l : f.links) links.push_back(history_link_json(l));
   return json{{"time", f.time},
               {"span_seconds", f.span},
               {"sweeps", f.sweeps},
@@ -73,7 +78,7 @@ json frame_json(const HistoryFrame& f, const HistorySwitchTable& table) {
 
 }  // namespace
 
-json history_root_json(const HistoryRoot& r) {
+json history_root_json(const PageRoot& r) {
   return json{{"node_guid", guid_hex(r.guid)},
               {"node_name", r.name},
               {"port", r.port},
@@ -83,32 +88,32 @@ json history_root_json(const HistoryRoot& r) {
               {"victims", r.victims},
               {"stall_ratio", r.stall},
               {"utilization", r.utilization},
-              {"remote_node_guid", guid_hex(r.remote_guid)},
-              {"remote_node_name", r.remote_name},
-              {"remote_port", r.remote_port},
-              {"jobs", r.jobs_known ? json(r.jobs) : json(nullptr)},
+              {"remote_node_guid", guid_hex(r.remote.guid)},
+              {"remote_node_name", r.remote.name},
+              {"remote_port", r.remote.port},
+              {"jobs", jobs_or_null(r.jobs)},
               {"sending_jobs", r.sending_jobs}};
 }
 
-json history_link_json(const HistoryLink& l) {
-  auto ber = [](const std::optional<float>& b) { return b ? json(*b) : json(nullptr); };
-  return json{{"node_guid", guid_hex(l.guid)},
-              {"node_name", l.name},
-              {"port", l.port},
-              {"remote_node_guid", guid_hex(l.remote_guid)},
-              {"remote_node_name", l.remote_name},
-              {"remote_port", l.remote_port},
-              {"remote_read", l.remote_read},
+json history_link_json(const PageLink& l) {
+  auto ber = [](const std::optional<double>& b) { return b ? json(*b) : json(nullptr); };
+  return json{{"node_guid", guid_hex(l.node.guid)},
+              {"node_name", l.node.name},
+              {"port", l.node.port},
+              {"remote_node_guid", guid_hex(l.remote.guid)},
+              {"remote_node_name", l.remote.name},
+              {"remote_port", l.remote.port},
+              {"remote_read", l.remote.read},
               {"condition", l.condition},
               {"symbol_ber", ber(l.symbol_ber)},
               {"symbol_ber_at_least", l.symbol_ber_at_least},
               {"remote_symbol_ber", ber(l.remote_symbol_ber)},
               {"downs_last_hour", l.downs_last_hour},
               {"since", l.since},
-              {"jobs", l.jobs_known ? json(l.jobs) : json(nullptr)}};
+              {"jobs", jobs_or_null(l.jobs)}};
 }
 
-json history_sweep_json(const HistorySweep& s) {
+json history_sweep_json(const PageSweep& s) {
   return json{{"duration_seconds", s.duration_seconds},
               {"interval_seconds", s.interval_seconds},
               {"completed", s.completed},

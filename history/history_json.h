@@ -14,14 +14,14 @@ namespace ibfx {
 
 // One root as /history.json shows it, and the state file keeps it: the
 // names of /status.json's roots; "jobs" null when no job source was on.
-nlohmann::json history_root_json(const HistoryRoot& root);
+nlohmann::json history_root_json(const PageRoot& root);
 
 // One unhealthy link as /history.json shows it and the state file keeps
 // it: the names of /status.json's links (BERs null when none).
-nlohmann::json history_link_json(const HistoryLink& link);
+nlohmann::json history_link_json(const PageLink& link);
 
 // One frame's sweep health, the same in /history.json and the state file.
-nlohmann::json history_sweep_json(const HistorySweep& sweep);
+nlohmann::json history_sweep_json(const PageSweep& sweep);
 
 // At most this many frames in one answer: a longer range is answered at a
 // coarser step (the answer's step_seconds says which).

@@ -55,7 +55,7 @@ json frame_json(const HistoryFrame& f, std::size_t table) {
     cells.push_back(c.flags);
   }
   json roots = json::array();
-  for (const HistoryRoot& r : f.roots) roots.push_back(history_root_json(r));
+  for (const PageRoot& r : f.roots) roots.push_back(history_root_json(r));
   json jobs = json::array();
   for (const HistoryJob& j : f.jobs) {
     jobs.push_back(json{{"id", j.id},
@@ -65,7 +65,7 @@ json frame_json(const HistoryFrame& f, std::size_t table) {
                         {"switches", j.switches}});
   }
   json links = json::array();
-  for (const HistoryLink& l : f.links) links.push_back(history_link_json(l));
+  for (const PageLink& l : f.links) links.push_back(history_link_json(l));
   return json{{"time", f.time},
               {"span", f.span},
               {"sweeps", f.sweeps},
@@ -128,34 +128,36 @@ std::shared_ptr<const HistorySwitchTable> decode_table(const json& j, const std:
   return t;
 }
 
-HistoryRoot decode_root(const json& j, const std::string& where) {
-  HistoryRoot r;
+// A "jobs" list, null (nullopt) when no job source was on.
+std::optional<std::vector<std::string>> decode_jobs(const json& j, const char* key,
+                                                    const std::string& where) {
+  if (field(j, key, where).is_null()) return std::nullopt;
+  std::vector<std::string> out;
+  for (const json& id : array_field(j, key, where, 4096)) {
+    if (!id.is_string()) throw BadField(where + "." + key + ": not a job");
+    out.push_back(id.get<std::string>());
+  }
+  return out;
+}
+
+PageRoot decode_root(const json& j, const std::string& where) {
+  PageRoot r;
   r.guid = guid(j, "node_guid", where);
   r.name = text(j, "node_name", where);
   r.port = static_cast<int>(count(j, "port", where, 255));
   r.tier = tier_of(field(j, "tier", where), where + ".tier");
   r.cause = text(j, "cause", where);
   r.score = number(j, "score", where);
-  r.victims = static_cast<std::uint32_t>(count(j, "victims", where, UINT32_MAX));
+  r.victims = count(j, "victims", where, UINT32_MAX);
   r.stall = number(j, "stall_ratio", where);
   r.utilization = number(j, "utilization", where);
-  r.remote_guid = guid(j, "remote_node_guid", where);
-  r.remote_name = text(j, "remote_node_name", where);
-  r.remote_port = static_cast<int>(count(j, "remote_port", where, 255));
-  const json& jobs = field(j, "jobs", where);
-  r.jobs_known = !jobs.is_null();
-  if (r.jobs_known) {
-    for (const json& id : array_field(j, "jobs", where, 4096)) {
-      if (!id.is_string()) throw BadField(where + ".jobs: not a job");
-      r.jobs.push_back(id.get<std::string>());
-    }
-  }
+  r.remote.guid = guid(j, "remote_node_guid", where);
+  r.remote.name = text(j, "remote_node_name", where);
+  r.remote.port = static_cast<int>(count(j, "remote_port", where, 255));
+  r.jobs = decode_jobs(j, "jobs", where);
   // Kept since the routes (issue #41): a file without them has none.
   if (j.contains("sending_jobs")) {
-    for (const json& id : array_field(j, "sending_jobs", where, 4096)) {
-      if (!id.is_string()) throw BadField(where + ".sending_jobs: not a job");
-      r.sending_jobs.push_back(id.get<std::string>());
-    }
+    r.sending_jobs = decode_jobs(j, "sending_jobs", where).value_or(std::vector<std::string>{});
   }
   return r;
 }
@@ -175,37 +177,32 @@ HistoryJob decode_job(const json& j, const std::string& where, std::size_t switc
   return h;
 }
 
-std::optional<float> ber(const json& j, const char* key, const std::string& where) {
+std::optional<double> ber(const json& j, const char* key, const std::string& where) {
   const json& v = field(j, key, where);
   if (v.is_null()) return std::nullopt;
   const double b = number(j, key, where);
   if (!(b >= 0 && b <= 1)) throw BadField(where + "." + key + ": not a BER");
-  return static_cast<float>(b);
+  return b;
 }
 
-HistoryLink decode_link(const json& j, const std::string& where) {
-  HistoryLink l;
-  l.guid = guid(j, "node_guid", where);
-  l.name = text(j, "node_name", where);
-  l.port = static_cast<std::uint8_t>(count(j, "port", where, 255));
-  l.remote_guid = guid(j, "remote_node_guid", where);
-  l.remote_name = text(j, "remote_node_name", where);
-  l.remote_port = static_cast<std::uint8_t>(count(j, "remote_port", where, 255));
-  l.remote_read = flag(j, "remote_read", where);
+PageLink decode_link(const json& j, const std::string& where) {
+  PageLink l;
+  l.node.guid = guid(j, "node_guid", where);
+  l.node.name = text(j, "node_name", where);
+  l.node.port = static_cast<int>(count(j, "port", where, 255));
+  l.node.read = true;  // the end whose counters showed the condition
+  l.remote.guid = guid(j, "remote_node_guid", where);
+  l.remote.name = text(j, "remote_node_name", where);
+  l.remote.port = static_cast<int>(count(j, "remote_port", where, 255));
+  l.remote.read = flag(j, "remote_read", where);
   l.condition = text(j, "condition", where);
   l.symbol_ber = ber(j, "symbol_ber", where);
   l.symbol_ber_at_least = flag(j, "symbol_ber_at_least", where);
   l.remote_symbol_ber = ber(j, "remote_symbol_ber", where);
-  l.downs_last_hour = static_cast<std::uint16_t>(count(j, "downs_last_hour", where, 65535));
+  l.downs_last_hour = static_cast<std::uint32_t>(count(j, "downs_last_hour", where, UINT32_MAX));
   l.since = number(j, "since", where);
   // Absent in the files of daemons before the links kept their jobs.
-  if (j.contains("jobs") && !j.at("jobs").is_null()) {
-    l.jobs_known = true;
-    for (const json& id : array_field(j, "jobs", where, 4096)) {
-      if (!id.is_string()) throw BadField(where + ".jobs: not a job");
-      l.jobs.push_back(id.get<std::string>());
-    }
-  }
+  if (j.contains("jobs")) l.jobs = decode_jobs(j, "jobs", where);
   return l;
 }
 
@@ -256,11 +253,11 @@ HistoryFramePtr decode_frame(const json& j, const std::string& where,
   f->sweep.interval_seconds = number(s, "interval_seconds", w);
   f->sweep.completed = flag(s, "completed", w);
   f->sweep.scored = flag(s, "scored", w);
-  f->sweep.nodes = static_cast<std::uint32_t>(count(s, "nodes", w, UINT32_MAX));
-  f->sweep.nodes_swept = static_cast<std::uint32_t>(count(s, "nodes_swept", w, UINT32_MAX));
-  f->sweep.nodes_answering = static_cast<std::uint32_t>(count(s, "nodes_answering", w, UINT32_MAX));
-  f->sweep.ports = static_cast<std::uint32_t>(count(s, "ports", w, UINT32_MAX));
-  f->sweep.ports_read = static_cast<std::uint32_t>(count(s, "ports_read", w, UINT32_MAX));
+  f->sweep.nodes = count(s, "nodes", w, UINT32_MAX);
+  f->sweep.nodes_swept = count(s, "nodes_swept", w, UINT32_MAX);
+  f->sweep.nodes_answering = count(s, "nodes_answering", w, UINT32_MAX);
+  f->sweep.ports = count(s, "ports", w, UINT32_MAX);
+  f->sweep.ports_read = count(s, "ports_read", w, UINT32_MAX);
   return f;
 }
 

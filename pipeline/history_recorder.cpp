@@ -49,6 +49,12 @@ void HistoryRecorder::keep_in(const std::string& directory) {
            file_->path());
 }
 
+void HistoryRecorder::run(PublishFrame& frame) {
+  frame.out.history = record(frame.model, frame.snapshot);
+  frame.model.history = frame.out.history;
+  frame.out.status_model = std::make_shared<const StatusModel>(frame.model);
+}
+
 std::shared_ptr<const HistoryFrames> HistoryRecorder::record(const StatusModel& model,
                                                              const Snapshot& snapshot) {
   std::lock_guard lock(mu_);

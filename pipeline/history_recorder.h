@@ -1,18 +1,21 @@
-// The status page's history in the daemon (issue #35): the HistoryRing, fed
-// one frame per published sweep on the publisher's thread (after the status
-// model is built, before the page is rendered, so the page shows the sweep
-// it is the page of), and kept in the state directory (history.bin,
-// through a StateFile: atomic writes, at most one per
-// history.save_interval, a corrupt or foreign file logged and kept aside).
-// Readers get the immutable HistoryFrames each publication carries.
+// The status page's history in the daemon (issue #35): a publish stage
+// (publish_stage.h) that adds each published sweep's page to the
+// HistoryRing, after the status model is built and before the page is
+// rendered from it, so that the page shows the sweep it is the page of; and
+// keeps the history in the state directory (history.bin, through a
+// StateFile: atomic writes, at most one per history.save_interval, a corrupt
+// or foreign file logged and kept aside). Readers get the immutable
+// HistoryFrames each publication carries.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "config/config.h"
 #include "history/history_ring.h"
+#include "pipeline/publish_stage.h"
 #include "pipeline/state_file.h"
 #include "snapshot/snapshot.h"
 #include "views/status_model.h"
@@ -21,19 +24,22 @@ namespace ibfx {
 
 HistorySettings history_settings(const HistoryConfig& config);
 
-class HistoryRecorder {
+class HistoryRecorder final : public PublishStage {
  public:
   explicit HistoryRecorder(const HistoryConfig& config);
-  ~HistoryRecorder();
-  HistoryRecorder(const HistoryRecorder&) = delete;
-  HistoryRecorder& operator=(const HistoryRecorder&) = delete;
+  ~HistoryRecorder() override;
 
   // Restores what a previous run saved in `directory` and saves there from
   // now on. Call once, before the first record().
   void keep_in(const std::string& directory);
 
-  // Publisher thread: adds the sweep `model` shows; returns the history
-  // with it.
+  std::string_view name() const override { return "history"; }
+  // Publisher thread: records the sweep the model shows, and hands the
+  // history with it to the page (the model) and to the publication (with
+  // the model, for the pages rendered per request: ?window=).
+  void run(PublishFrame& frame) override;
+
+  // Adds the sweep `model` shows; returns the history with it.
   std::shared_ptr<const HistoryFrames> record(const StatusModel& model, const Snapshot& snapshot);
 
   // What is kept now (restored frames before the first sweep).
@@ -41,7 +47,7 @@ class HistoryRecorder {
   std::size_t bytes() const;
 
   // Writes the history as it is now and stops the writer. Idempotent.
-  void stop();
+  void stop() override;
 
  private:
   void save_locked(double now);

@@ -101,13 +101,14 @@ void SnapshotPublisher::render_exposition(const Snapshot& snapshot, DeflateBlock
   render_exposition_for("/metrics")(snapshot, cache, out);
 }
 
-SnapshotPublisher::Render SnapshotPublisher::render_exposition_for(std::string telemetry_path,
-                                                                   StatusHook hook) {
-  return [path = std::move(telemetry_path), hook = std::move(hook)](
+SnapshotPublisher::Render SnapshotPublisher::render_exposition_for(
+    std::string telemetry_path, std::vector<PublishStage*> stages) {
+  return [path = std::move(telemetry_path), stages = std::move(stages)](
              const Snapshot& snapshot, DeflateBlockCache& cache, Publication& out) {
     out.exposition = RenderedExposition::build(snapshot, &cache);
     StatusModel model = daemon_status_model(snapshot, path);
-    if (hook) hook(snapshot, model, out);
+    PublishFrame frame{snapshot, model, out};
+    for (PublishStage* stage : stages) stage->run(frame);
     out.status = render_status_bodies(model);
   };
 }

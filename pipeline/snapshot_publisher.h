@@ -16,9 +16,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "exposition/deflate_block_cache.h"
 #include "pipeline/publication.h"
+#include "pipeline/publish_stage.h"
 #include "snapshot/snapshot.h"
 
 namespace ibfx {
@@ -43,16 +45,15 @@ class SnapshotPublisher {
   using Render = std::function<void(const Snapshot&, DeflateBlockCache& cache, Publication& out)>;
   // Told after each publication (on the thread that published).
   using Published = std::function<void(const Publication&, const PublisherStats&)>;
-  // The daemon's render step: the exposition of every group, compressed.
   // The daemon's render step: the exposition of every group, compressed,
   // and the status page and /status.json (linking to /metrics).
   static void render_exposition(const Snapshot& snapshot, DeflateBlockCache& cache,
                                 Publication& out);
-  // Called with the status model before the page is rendered from it (the
-  // status page's history records it and adds itself to the page).
-  using StatusHook = std::function<void(const Snapshot&, StatusModel&, Publication&)>;
-  // The same, with the status page linking to `telemetry_path`.
-  static Render render_exposition_for(std::string telemetry_path, StatusHook hook = {});
+  // The same, with the status page linking to `telemetry_path`, and
+  // `stages` run in order on its model before the page is rendered from it
+  // (publish_stage.h; not owned, they outlive the publisher).
+  static Render render_exposition_for(std::string telemetry_path,
+                                      std::vector<PublishStage*> stages = {});
 
   // `nice`: added to the publisher thread's nice value (Linux: per thread;
   // the deflate threads the render starts inherit it), so that on a machine

@@ -1,7 +1,6 @@
 #include "views/history_capture.h"
 
 #include <algorithm>
-#include <optional>
 #include <unordered_map>
 
 namespace ibfx {
@@ -44,102 +43,16 @@ std::vector<HistoryJob> frame_jobs(const Snapshot& snapshot, const StatusModel& 
   return jobs;
 }
 
-std::optional<float> ber_of(const std::optional<double>& ber) {
-  if (!ber) return std::nullopt;
-  return static_cast<float>(*ber);
-}
-
-HistoryLink history_link(const StatusLinkHealth& l) {
-  HistoryLink h;
-  h.guid = l.node.guid;
-  h.name = l.node.name;
-  h.port = static_cast<std::uint8_t>(std::clamp(l.node.port, 0, 255));
-  h.remote_guid = l.remote.guid;
-  h.remote_name = l.remote.name;
-  h.remote_port = static_cast<std::uint8_t>(std::clamp(l.remote.port, 0, 255));
-  h.remote_read = l.remote.read;
-  h.condition = l.condition;
-  h.since = l.since;
-  h.symbol_ber = ber_of(l.symbol_ber);
-  h.symbol_ber_at_least = l.symbol_ber_at_least;
-  h.remote_symbol_ber = ber_of(l.remote_symbol_ber);
-  h.downs_last_hour = static_cast<std::uint16_t>(std::min<std::uint32_t>(l.downs_last_hour, 65535));
-  h.jobs_known = l.jobs.has_value();
-  if (l.jobs) h.jobs = *l.jobs;
-  return h;
+// What the history keeps of a live row: its page part, as it is. A link's
+// fabric indices are dropped: the frame outlives the fabric they index.
+PageLink kept_link(const StatusLinkHealth& l) {
+  PageLink kept = static_cast<const PageLink&>(l);
+  kept.node.node = kNoNode;
+  kept.remote.node = kNoNode;
+  return kept;
 }
 
 }  // namespace
-
-HistoryRoot history_root(const StatusRoot& r) {
-  HistoryRoot h;
-  h.guid = r.guid;
-  h.name = r.name;
-  h.port = r.port;
-  h.tier = r.tier;
-  h.cause = r.cause;
-  h.score = r.score;
-  h.victims = static_cast<std::uint32_t>(r.victims);
-  h.stall = r.stall;
-  h.utilization = r.utilization;
-  h.remote_guid = r.remote.guid;
-  h.remote_name = r.remote.name;
-  h.remote_port = r.remote.port;
-  h.jobs_known = r.jobs.has_value();
-  if (r.jobs) h.jobs = *r.jobs;
-  for (const StatusSender& s : r.senders) {
-    if (!s.jobs) continue;
-    for (const std::string& job : *s.jobs) {
-      if (std::find(h.sending_jobs.begin(), h.sending_jobs.end(), job) == h.sending_jobs.end()) {
-        h.sending_jobs.push_back(job);
-      }
-    }
-  }
-  return h;
-}
-
-StatusRoot status_root(const HistoryRoot& r) {
-  StatusRoot out;
-  out.guid = r.guid;
-  out.name = r.name;
-  out.port = r.port;
-  out.tier = r.tier;
-  out.cause = r.cause;
-  out.score = r.score;
-  out.victims = r.victims;
-  out.stall = r.stall;
-  out.utilization = r.utilization;
-  out.remote = StatusFarEnd{r.remote_guid, r.remote_name, r.remote_port};
-  if (r.jobs_known) out.jobs = r.jobs;
-  return out;
-}
-
-HistorySweep history_sweep(const StatusSweep& s) {
-  return HistorySweep{s.duration_seconds,
-                      s.interval_seconds,
-                      s.completed,
-                      s.scored,
-                      static_cast<std::uint32_t>(s.nodes),
-                      static_cast<std::uint32_t>(s.nodes_swept),
-                      static_cast<std::uint32_t>(s.nodes_answering),
-                      static_cast<std::uint32_t>(s.ports),
-                      static_cast<std::uint32_t>(s.ports_read)};
-}
-
-StatusSweep status_sweep(const HistorySweep& s, double timestamp_seconds) {
-  StatusSweep w;
-  w.timestamp_seconds = timestamp_seconds;
-  w.duration_seconds = s.duration_seconds;
-  w.interval_seconds = s.interval_seconds;
-  w.completed = s.completed;
-  w.scored = s.scored;
-  w.nodes = s.nodes;
-  w.nodes_swept = s.nodes_swept;
-  w.nodes_answering = s.nodes_answering;
-  w.ports = s.ports;
-  w.ports_read = s.ports_read;
-  return w;
-}
 
 HistoryFramePtr make_history_frame(const StatusModel& model, const Snapshot& snapshot,
                                    const std::shared_ptr<const HistorySwitchTable>& previous) {
@@ -158,15 +71,15 @@ HistoryFramePtr make_history_frame(const StatusModel& model, const Snapshot& sna
   }
   for (const StatusRoot& r : model.roots) {
     if (frame->roots.size() == kHistoryMaxRoots) break;
-    frame->roots.push_back(history_root(r));
+    frame->roots.push_back(static_cast<const PageRoot&>(r));
   }
   frame->jobs = frame_jobs(snapshot, model);
   for (const StatusLinkHealth& l : model.links) {
     if (frame->links.size() == kHistoryMaxLinks) break;
-    frame->links.push_back(history_link(l));
+    frame->links.push_back(kept_link(l));
   }
   frame->links_total = static_cast<std::uint32_t>(model.links_total);
-  frame->sweep = history_sweep(model.sweep);
+  frame->sweep = static_cast<const PageSweep&>(model.sweep);
   return frame;
 }
 

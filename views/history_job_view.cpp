@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -24,14 +25,14 @@ std::string_view job_id_of(std::string_view job) {
 }
 
 struct RootSeen {
-  HistoryRoot peak;
+  PageRoot peak;
   double first = 0;
   double last = 0;
 };
 
 // A link condition on one of the job's ports, over the frames that had it.
 struct LinkSeen {
-  HistoryLink link;  // the newest frame's
+  PageLink link;  // the newest frame's
   double first = 0;
   double last = 0;
 };
@@ -45,6 +46,11 @@ void append_seen(std::string& out, double first, double last) {
 bool names_job(const std::vector<std::string>& jobs, std::string_view id) {
   return std::any_of(jobs.begin(), jobs.end(),
                      [&](const std::string& j) { return job_id_of(j) == id; });
+}
+
+// nullopt (no job source) names none.
+bool names_job(const std::optional<std::vector<std::string>>& jobs, std::string_view id) {
+  return jobs && names_job(*jobs, id);
 }
 
 // The link conditions the history saw on the job's ports (a link whose end
@@ -74,12 +80,12 @@ void append_job_links(
       "<th>Far end</th><th>First seen</th><th>Last seen</th></tr></thead><tbody>\n";
   for (const LinkSeen* l : order) {
     out += "<tr><td>";
-    append_html(out, l->link.name);
-    out += " port " + std::to_string(l->link.port) + "</td><td>";
+    append_html(out, l->link.node.name);
+    out += " port " + std::to_string(l->link.node.port) + "</td><td>";
     append_html(out, l->link.condition);
     out += "</td><td>";
-    append_html(out, l->link.remote_name);
-    out += " port " + std::to_string(l->link.remote_port) + "</td>";
+    append_html(out, l->link.remote.name);
+    out += " port " + std::to_string(l->link.remote.port) + "</td>";
     append_seen(out, l->first, l->last);
     out += "</tr>\n";
   }
@@ -244,10 +250,10 @@ void note_job(JobSeen& seen, const HistoryFramePtr& f, std::uint64_t job) {
 
 // Frame f's link conditions that name the job.
 void note_job_links(JobSeen& seen, const HistoryFrame& f, const std::string& id) {
-  for (const HistoryLink& l : f.links) {
+  for (const PageLink& l : f.links) {
     if (!names_job(l.jobs, id)) continue;
-    auto [it, inserted] =
-        seen.links.try_emplace({l.guid, l.port, l.condition}, LinkSeen{l, f.time, f.time});
+    auto [it, inserted] = seen.links.try_emplace({l.node.guid, l.node.port, l.condition},
+                                                 LinkSeen{l, f.time, f.time});
     it->second.link = l;
     it->second.last = f.time + f.span;
   }
@@ -255,7 +261,7 @@ void note_job_links(JobSeen& seen, const HistoryFrame& f, const std::string& id)
 
 // Frame f's roots that held the job's ports, or that its ports sent into.
 void note_job_roots(JobSeen& seen, const HistoryFrame& f, const std::string& id) {
-  for (const HistoryRoot& r : f.roots) {
+  for (const PageRoot& r : f.roots) {
     for (auto* held : {names_job(r.jobs, id) ? &seen.roots : nullptr,
                        names_job(r.sending_jobs, id) ? &seen.fed : nullptr}) {
       if (held == nullptr) continue;

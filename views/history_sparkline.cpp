@@ -30,7 +30,7 @@ void append_score_sparkline(std::string& out, const HistoryFrames& history, std:
     const HistoryFrame& f = **it;
     const int k = std::clamp(static_cast<int>((f.time - from) / step), 0, kSparkPoints - 1);
     seen[static_cast<std::size_t>(k)] = true;
-    for (const HistoryRoot& r : f.roots) {
+    for (const PageRoot& r : f.roots) {
       if (r.port != port || (guid != 0 ? r.guid != guid : r.name != name)) continue;
       double& s = score[static_cast<std::size_t>(k)];
       s = std::max(s, r.score);

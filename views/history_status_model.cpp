@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "views/history_capture.h"
-
 namespace ibfx {
 
 StatusModel history_status_model(const HistoryFrame& frame, double requested,
                                  const EventList* events) {
   StatusModel m;
   m.as_of = StatusAsOf{requested, frame.time, frame.span, frame.sweeps, false};
-  m.sweep = status_sweep(frame.sweep, frame.time);
+  static_cast<PageSweep&>(m.sweep) = frame.sweep;
+  m.sweep.timestamp_seconds = frame.time;
 
   const auto& table = frame.table->switches;
   for (std::size_t i = 0; i < table.size() && i < frame.cells.size(); ++i) {
@@ -37,23 +36,19 @@ StatusModel history_status_model(const HistoryFrame& frame, double requested,
   }
   lay_out_status_rows(m);
 
-  for (const HistoryRoot& r : frame.roots) m.roots.push_back(status_root(r));
-
-  // The unhealthy links as the page listed them (their width, speed and
-  // rates are not kept: the links table does not show them).
-  for (const HistoryLink& l : frame.links) {
-    StatusLinkHealth out;
-    out.node = StatusLinkEnd{l.guid, l.name, l.port, true, kNoNode};
-    out.remote = StatusLinkEnd{l.remote_guid, l.remote_name, l.remote_port, l.remote_read, kNoNode};
-    out.condition = l.condition;
-    out.conditions = {l.condition};
-    if (l.symbol_ber) out.symbol_ber = *l.symbol_ber;
-    out.symbol_ber_at_least = l.symbol_ber_at_least;
-    if (l.remote_symbol_ber) out.remote_symbol_ber = *l.remote_symbol_ber;
-    out.downs_last_hour = l.downs_last_hour;
-    out.since = l.since;
-    if (l.jobs_known) out.jobs = l.jobs;
-    m.links.push_back(std::move(out));
+  // The roots and unhealthy links as the page listed them: the page's rows
+  // (what only the live page has, a root's senders, a link's width, speed
+  // and rates, is not kept: the tables here do not show it).
+  for (const PageRoot& r : frame.roots) {
+    StatusRoot live;
+    static_cast<PageRoot&>(live) = r;
+    m.roots.push_back(std::move(live));
+  }
+  for (const PageLink& l : frame.links) {
+    StatusLinkHealth live;
+    static_cast<PageLink&>(live) = l;
+    live.conditions = {l.condition};
+    m.links.push_back(std::move(live));
   }
   m.links_total = std::max<std::size_t>(frame.links_total, m.links.size());
 

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "history/history_json.h"
-#include "views/history_capture.h"
 
 namespace ibfx {
 namespace {
@@ -23,7 +22,7 @@ json number_or_null(bool valid, double v) { return valid ? json(v) : json(nullpt
 /// The fields /history.json and the history's file share with it come
 /// from one place (history_json.h); the live page adds what only it has.
 json sweep_json(const StatusSweep& s) {
-  json sweep = history_sweep_json(history_sweep(s));
+  json sweep = history_sweep_json(s);
   sweep["timestamp_seconds"] = s.timestamp_seconds;
   sweep["stale_nodes"] = s.stale_nodes;
   sweep["routes"] = s.routes_known ? json{{"tables", s.route_tables},
@@ -41,7 +40,7 @@ json sweep_json(const StatusSweep& s) {
 /// One root with its routes and, when the sender ports are known, who sends
 /// into it.
 json root_json(const StatusRoot& r) {
-  json j = remote_fields(history_root_json(history_root(r)), r.remote);
+  json j = remote_fields(history_root_json(r), r.remote);
   j["held"] = r.held;
   j["link_condition"] = r.link_condition.empty() ? json(nullptr) : json(r.link_condition);
   j["routes"] = r.routes ? json(*r.routes) : json(nullptr);
@@ -124,30 +123,22 @@ json not_answering_json(const std::vector<StatusNode>& nodes) {
   return out;
 }
 
+/// What the history keeps of a link (history_json.h), then what only the
+/// live page has.
 json link_health_json(const StatusLinkHealth& l) {
+  // A node no longer in the fabric has no name: null here.
   auto end = [](const StatusLinkEnd& e) {
     return e.name.empty() && e.node == kNoNode ? json(nullptr) : json(e.name);
   };
-  auto ber = [](const std::optional<double>& b) { return b ? json(*b) : json(nullptr); };
-  return {{"node_guid", guid_hex(l.node.guid)},
-          {"node_name", end(l.node)},
-          {"port", l.node.port},
-          {"remote_node_guid", guid_hex(l.remote.guid)},
-          {"remote_node_name", end(l.remote)},
-          {"remote_port", l.remote.port},
-          {"remote_read", l.remote.read},
-          {"condition", l.condition},
-          {"conditions", l.conditions},
-          {"symbol_ber", ber(l.symbol_ber)},
-          {"symbol_ber_at_least", l.symbol_ber_at_least},
-          {"remote_symbol_ber", ber(l.remote_symbol_ber)},
-          {"downs_last_hour", l.downs_last_hour},
-          {"since", l.since},
-          {"link_width", l.width.empty() ? json(nullptr) : json(l.width)},
-          {"link_speed", l.speed.empty() ? json(nullptr) : json(l.speed)},
-          {"degraded_reason", l.degraded_reason.empty() ? json(nullptr) : json(l.degraded_reason)},
-          {"length_reason", l.length_reason.empty() ? json(nullptr) : json(l.length_reason)},
-          {"jobs", l.jobs ? json(*l.jobs) : json(nullptr)}};
+  json j = history_link_json(l);
+  j["node_name"] = end(l.node);
+  j["remote_node_name"] = end(l.remote);
+  j["conditions"] = l.conditions;
+  j["link_width"] = l.width.empty() ? json(nullptr) : json(l.width);
+  j["link_speed"] = l.speed.empty() ? json(nullptr) : json(l.speed);
+  j["degraded_reason"] = l.degraded_reason.empty() ? json(nullptr) : json(l.degraded_reason);
+  j["length_reason"] = l.length_reason.empty() ? json(nullptr) : json(l.length_reason);
+  return j;
 }
 
 json unhealthy_links_json(const std::vector<StatusLinkHealth>& links) {

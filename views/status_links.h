@@ -11,37 +11,22 @@
 #include <string>
 #include <vector>
 
+#include "history/page_rows.h"
 #include "snapshot/snapshot.h"
 
 namespace ibfx {
 
-struct StatusLinkEnd {
-  std::uint64_t guid = 0;
-  std::string name;  // empty when the node is no longer in the fabric
-  int port = 0;
-  bool read = false;            // its counters were read by the last sweep
-  std::int32_t node = kNoNode;  // index into the snapshot's fabric
-};
-
-struct StatusLinkHealth {
-  StatusLinkEnd node;                       // the end whose receiver sees the worse direction
-  StatusLinkEnd remote;                     // the other end
-  std::string condition;                    // the worst: link_condition_name()
-  std::vector<std::string> conditions;      // every one it has, worst first
-  std::optional<double> symbol_ber;         // into `node`; none without symbol errors
-  bool symbol_ber_at_least = false;         // its SymbolErrorCounter saturated
-  std::optional<double> remote_symbol_ber;  // into `remote`
-  std::uint32_t downs_last_hour = 0;
-  double since = 0;      // Unix seconds its worst condition started
-  std::string width;     // "4x", of `node`'s port ("" when unknown)
-  std::string speed;     // "HDR"
-  double rate_gbps = 0;  // degraded: its rate and its peers' median
+// A link as the live page shows it: what every page shows of it (the
+// history keeps that part, history/page_rows.h), then every condition it
+// has and what its width, speed and round trip say.
+struct StatusLinkHealth : PageLink {
+  std::vector<std::string> conditions;  // every one it has, worst first
+  std::string width;                    // "4x", of `node`'s port ("" when unknown)
+  std::string speed;                    // "HDR"
+  double rate_gbps = 0;                 // degraded: its rate and its peers' median
   double peers_rate_gbps = 0;
   std::string degraded_reason;  // degraded: why, degraded_reason(); "" otherwise
   std::string length_reason;    // length_outlier: its round trip and its peers'; "" otherwise
-  // The Slurm jobs with a port at either end (job_label()), when the daemon
-  // has a job source; nullopt: not known.
-  std::optional<std::vector<std::string>> jobs;
 };
 
 // A Slurm job as the page and the history name it: "<id> <name> (<user>)",

@@ -119,6 +119,20 @@ std::optional<std::vector<std::string>> jobs_on_port(const Snapshot& s, std::siz
   return jobs;
 }
 
+// The jobs of the root's senders, each once, in the senders' order: what
+// the history keeps of them, so that a job that fed the root finds it.
+void add_sending_jobs(StatusRoot& root) {
+  for (const StatusSender& sender : root.senders) {
+    if (!sender.jobs) continue;
+    for (const std::string& job : *sender.jobs) {
+      if (std::find(root.sending_jobs.begin(), root.sending_jobs.end(), job) ==
+          root.sending_jobs.end()) {
+        root.sending_jobs.push_back(job);
+      }
+    }
+  }
+}
+
 // What the routes say of root k (issue #41): its destinations, and who
 // sends into it.
 void add_route_evidence(const Snapshot& s, const Names& names, std::size_t k, StatusRoot& out) {
@@ -144,6 +158,7 @@ void add_route_evidence(const Snapshot& s, const Names& names, std::size_t k, St
       out.senders.push_back(std::move(one));
     }
   }
+  add_sending_jobs(out);
 }
 
 void add_roots(const Snapshot& s, const Names& names, StatusModel& m) {

@@ -16,6 +16,7 @@
 
 #include "analysis/topology.h"
 #include "history/history_frame.h"
+#include "history/page_rows.h"
 #include "snapshot/snapshot.h"
 #include "views/status_links.h"
 #include "views/status_nodes.h"
@@ -50,13 +51,6 @@ struct StatusRow {
   std::vector<std::size_t> switches;  // indices into StatusModel::switches, in order
 };
 
-// The far end of a port's cable (empty name and port 0: no link).
-struct StatusFarEnd {
-  std::uint64_t guid = 0;
-  std::string name;
-  int port = 0;
-};
-
 // An HCA port whose routes cross a root port (issue #41), ranked by what it
 // sent over the interval.
 struct StatusSender {
@@ -68,28 +62,19 @@ struct StatusSender {
   std::optional<std::vector<std::string>> jobs;
 };
 
-struct StatusRoot {
-  std::uint64_t guid = 0;
-  std::string name;
-  int port = 0;
-  Tier tier = Tier::kUnknown;
-  std::string cause;  // cause_name()
-  double score = 0;
-  std::size_t victims = 0;
-  double stall = 0;
-  double utilization = 0;
+// A root as the live page shows it: what every page shows of it (the
+// history keeps that part, history/page_rows.h), then the evidence only
+// the live snapshot has.
+struct StatusRoot : PageRoot {
   bool held = false;
-  StatusFarEnd remote;
-  // The Slurm jobs this root hurts (issue #28 fills it; nullopt: not known,
-  // the page says so instead of showing an empty list).
-  std::optional<std::vector<std::string>> jobs;
   // The worst BER, link-error or flapping condition of its cable (issue
   // #34; "" none): it may be why the port is slow.
   std::string link_condition;
   // From the forwarding tables (issue #41); nullopt: the root's switch has
   // no table read. Destinations routed out of the root port, the mean of
   // its switch's other up ports' (an up port only; -1 otherwise), the HCA
-  // ports whose routes cross it and the top of them by bytes sent.
+  // ports whose routes cross it and the top of them by bytes sent (their
+  // jobs are PageRoot::sending_jobs).
   std::optional<std::int64_t> routes;
   double peer_routes = -1;
   std::optional<std::size_t> sender_ports;
@@ -151,18 +136,11 @@ struct StatusEvent {
   bool jobs_truncated = false;
 };
 
-struct StatusSweep {
+// How the sweep went (the history keeps the PageSweep part), the daemon's
+// own port and the forwarding tables.
+struct StatusSweep : PageSweep {
   double timestamp_seconds = 0;  // Snapshot::sweep_timestamp_seconds, as /metrics has it
-  double duration_seconds = 0;
-  double interval_seconds = 0;  // between the two sweeps W and U are measured over
-  bool completed = true;        // false: the sweep budget cut it short
-  std::size_t nodes = 0;
-  std::size_t nodes_swept = 0;
-  std::size_t nodes_answering = 0;
-  std::size_t ports = 0;
-  std::size_t ports_read = 0;
   std::size_t stale_nodes = 0;
-  bool scored = false;  // W and U known (two sweeps)
   // The daemon's own HCA port (Fabric::local_node): empty when unknown.
   std::string local_name;
   std::string local_port_state;  // "Active 4x HDR"

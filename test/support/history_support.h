@@ -45,29 +45,25 @@ inline std::shared_ptr<HistoryFrame> history_frame(
   return f;
 }
 
-inline HistoryRoot history_root(std::uint64_t guid, int port, double score,
-                                std::string cause = "incast") {
-  HistoryRoot r;
+inline PageRoot history_root(std::uint64_t guid, int port, double score,
+                             std::string cause = "incast") {
+  PageRoot r;
   r.guid = guid;
   r.name = "sw" + std::to_string(guid);
   r.port = port;
   r.tier = Tier::kLeaf;
   r.cause = std::move(cause);
   r.score = score;
-  r.victims = static_cast<std::uint32_t>(score * 2);
+  r.victims = static_cast<std::size_t>(score * 2);
   return r;
 }
 
 // An unhealthy link of switch `guid` port `port` to an HCA.
-inline HistoryLink history_link(std::uint64_t guid, int port, std::string condition, double since) {
-  HistoryLink l;
-  l.guid = guid;
-  l.name = "sw" + std::to_string(guid);
-  l.port = static_cast<std::uint8_t>(port);
-  l.remote_guid = 0x1000 + guid;
-  l.remote_name = "host" + std::to_string(guid) + " mlx5_0";
-  l.remote_port = 1;
-  l.remote_read = true;
+inline PageLink history_link(std::uint64_t guid, int port, std::string condition, double since) {
+  PageLink l;
+  l.node = StatusLinkEnd{guid, "sw" + std::to_string(guid), port, true, kNoNode};
+  l.remote =
+      StatusLinkEnd{0x1000 + guid, "host" + std::to_string(guid) + " mlx5_0", 1, true, kNoNode};
   l.condition = std::move(condition);
   l.since = since;
   return l;

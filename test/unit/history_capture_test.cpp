@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "history/history_json.h"
 #include "test/support/json_schema.h"
 #include "test/support/status_support.h"
 #include "views/history_status_model.h"
@@ -55,7 +56,7 @@ TEST_CASE("a history frame keeps the unhealthy links and the page of then shows 
   REQUIRE(f->links.size() == 2);
   CHECK(f->links_total == 2);
   CHECK(f->links[0].condition == "down");
-  CHECK(f->links[0].guid == 0xdead);
+  CHECK(f->links[0].node.guid == 0xdead);
   CHECK(f->links[0].downs_last_hour == 3);
   CHECK(f->links[1].condition == "ber_error");
   REQUIRE(f->links[1].symbol_ber.has_value());
@@ -85,6 +86,32 @@ TEST_CASE("a history frame keeps the unhealthy links and the page of then shows 
   const HistoryFramePtr many = make_history_frame(m, *fx.snapshot, nullptr);
   CHECK(many->links.size() == kHistoryMaxLinks);
   CHECK(many->links_total == 40);
+}
+
+TEST_CASE("the page of then lists the roots, links and sweep as the live page did: its own rows",
+          "[history][links]") {
+  test::StatusFixture fx = test::status_fixture();
+  fx.snapshot->links = test::unhealthy_links(fx);
+  StatusModel live = build_status_model(*fx.snapshot);
+  REQUIRE_FALSE(live.roots.empty());
+  REQUIRE_FALSE(live.links.empty());
+  live.roots[0].sending_jobs = {"4711 train (alice)"};  // what its senders' jobs would give
+  const HistoryFramePtr f = make_history_frame(live, *fx.snapshot, nullptr);
+  const StatusModel then = history_status_model(*f, f->time, nullptr);
+  // Every field the history keeps comes back as the live page had it, in
+  // the names both write (history/history_json.h).
+  REQUIRE(then.roots.size() == live.roots.size());
+  for (std::size_t i = 0; i < live.roots.size(); ++i) {
+    CHECK(history_root_json(then.roots[i]) == history_root_json(live.roots[i]));
+  }
+  REQUIRE(then.links.size() == std::min(live.links.size(), kHistoryMaxLinks));
+  for (std::size_t i = 0; i < then.links.size(); ++i) {
+    CHECK(history_link_json(then.links[i]) == history_link_json(live.links[i]));
+    // Fabric indices do not outlive the fabric.
+    CHECK(then.links[i].node.node == kNoNode);
+  }
+  CHECK(history_sweep_json(then.sweep) == history_sweep_json(live.sweep));
+  CHECK(then.roots[0].sending_jobs == live.roots[0].sending_jobs);
 }
 
 }  // namespace ibfx

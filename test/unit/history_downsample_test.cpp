@@ -94,11 +94,11 @@ TEST_CASE("folding keeps the unhealthy links of every sweep of the step", "[hist
   const HistoryFramePtr folded = fold_into_step(fold_into_step(nullptr, *a, 60).get(), *b, 60);
   REQUIRE(folded->links.size() == 2);
   // The newer sweep's first, with its condition, the earlier start and the most downs.
-  CHECK(folded->links[0].guid == 1);
+  CHECK(folded->links[0].node.guid == 1);
   CHECK(folded->links[0].condition == "down");
   CHECK(folded->links[0].since == 900);
   CHECK(folded->links[0].downs_last_hour == 4);
-  CHECK(folded->links[1].guid == 2);
+  CHECK(folded->links[1].node.guid == 2);
   CHECK(folded->links_total == 2);
   // Bounded whatever the sweeps held.
   auto c = test::history_frame(1020, {0.1, 0.2}, a->table);

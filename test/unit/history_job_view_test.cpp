@@ -18,8 +18,7 @@ TEST_CASE("a job's view shows its stall over time and the roots that hurt it", "
       f->jobs = {HistoryJob{4711, "<script>train</script>", "alice", k < 10 ? 0.6 : 0.05, {0, 2}}};
     }
     if (k >= 5 && k < 10) {
-      HistoryRoot r = test::history_root(3, 7, 4.5);
-      r.jobs_known = true;
+      PageRoot r = test::history_root(3, 7, 4.5);
       r.jobs = {"4711 <script>train</script> (alice)"};
       f->roots = {r};
     }
@@ -59,12 +58,10 @@ TEST_CASE("a job's view lists the link conditions on its ports and when they wer
     f->jobs = {HistoryJob{4711, "train", "alice", 0.1, {0}}};
     // Its cable at sw1 port 3 erred from minute 4 to 8 and went down at
     // minute 12; another job's cable at sw2 was degraded all along.
-    HistoryLink mine = test::history_link(1, 3, k < 12 ? "ber_error" : "down", 1764720240);
-    mine.remote_name = "<img src=x> mlx5_0";
-    mine.jobs_known = true;
+    PageLink mine = test::history_link(1, 3, k < 12 ? "ber_error" : "down", 1764720240);
+    mine.remote.name = "<img src=x> mlx5_0";
     mine.jobs = {"4711 train (alice)", "4800 eval (bob)"};
-    HistoryLink theirs = test::history_link(2, 5, "degraded", 1764720000);
-    theirs.jobs_known = true;
+    PageLink theirs = test::history_link(2, 5, "degraded", 1764720000);
     theirs.jobs = {"47110 other (carol)"};
     f->links = {theirs};
     if ((k >= 4 && k < 8) || k >= 12) f->links.push_back(mine);

@@ -19,7 +19,7 @@ TEST_CASE("history.json answers the frames of the range, as the newest switches"
   a->jobs = {HistoryJob{4711, "train", "alice", 0.6, {1}}};
   a->cells[1].flags = HistoryCell::kRoot;
   a->links = {test::history_link(3, 2, "ber_error", 990)};
-  a->links[0].symbol_ber = 1e-10F;
+  a->links[0].symbol_ber = 1e-10;
   a->links_total = 1;
   auto b = test::history_frame(1010, {0.2, 0.0, 0.3});
   auto c = test::history_frame(1020, {0.0, 0.0, 0.0});

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pipeline/snapshot_publisher.h"
 #include "test/support/status_support.h"
 #include "test/support/temp_dir.h"
 
@@ -82,6 +83,28 @@ TEST_CASE("a history file of another fabric is dropped at the first sweep and ke
   REQUIRE(frames->frames.size() == 1);
   CHECK(frames->frames[0]->time == 1764720100);
   CHECK(std::filesystem::exists(tmp.path() + "/history.bin.bad"));
+}
+
+TEST_CASE(
+    "the history recorder is the publisher's stage: each page shows the history with its sweep",
+    "[history]") {
+  const test::StatusFixture fx = test::status_fixture();
+  HistoryRecorder recorder(small_config());
+  PublicationStore store;
+  SnapshotPublisher publisher(store,
+                              SnapshotPublisher::render_exposition_for("/metrics", {&recorder}));
+  publisher.submit(fx.snapshot);
+  const auto pub = store.current();
+  REQUIRE(pub != nullptr);
+  REQUIRE(pub->history != nullptr);
+  REQUIRE(pub->history->frames.size() == 1);
+  CHECK(pub->history->frames.back()->time == fx.snapshot->sweep_timestamp_seconds);
+  // The roots kept are the page's rows as the page listed them.
+  REQUIRE(pub->status_model != nullptr);
+  REQUIRE_FALSE(pub->status_model->roots.empty());
+  CHECK(pub->history->frames.back()->roots.front().name == pub->status_model->roots.front().name);
+  CHECK(pub->status_model->history == pub->history);
+  CHECK(recorder.frames() == pub->history);
 }
 
 }  // namespace ibfx

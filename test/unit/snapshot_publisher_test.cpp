@@ -180,3 +180,37 @@ TEST_CASE("SnapshotPublisher's own render step publishes the exposition with its
   CHECK(publisher.stats().last_deflated_bytes == 0);
   CHECK(publisher.stats().last_reused_bytes == second->exposition.text_size());
 }
+
+namespace {
+// A publish stage that notes its turn and leaves a mark on the page's model.
+struct MarkingStage final : PublishStage {
+  MarkingStage(std::string name, std::vector<std::string>& order)
+      : name_(std::move(name)), order_(order) {}
+  std::string_view name() const override { return name_; }
+  void run(PublishFrame& frame) override {
+    order_.push_back(name_);
+    CHECK(frame.out.exposition.text_size() > 0);  // the exposition comes first
+    CHECK(frame.model.sweep.timestamp_seconds == frame.snapshot.sweep_timestamp_seconds);
+    frame.model.telemetry_path += "#" + name_;
+  }
+  std::string name_;
+  std::vector<std::string>& order_;
+};
+}  // namespace
+
+TEST_CASE(
+    "SnapshotPublisher runs its publish stages in order on the model the page is rendered from",
+    "[snapshot_publisher]") {
+  PublicationStore store;
+  std::vector<std::string> order;
+  MarkingStage first("first", order);
+  MarkingStage second("second", order);
+  SnapshotPublisher publisher(
+      store, SnapshotPublisher::render_exposition_for("/metrics", {&first, &second}));
+  publisher.submit(numbered(7));
+  CHECK(order == std::vector<std::string>{"first", "second"});
+  const auto pub = store.current();
+  REQUIRE(pub != nullptr);
+  // The page links to the telemetry path as the stages left it.
+  CHECK(pub->status.html.identity.find("/metrics#first#second") != std::string::npos);
+}
