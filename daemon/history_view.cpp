@@ -39,12 +39,28 @@ HistoryAnswer after_history(const HistoryFrames& history, double at, const std::
 
 }  // namespace
 
-bool wants_history(const ScrapeQuery& query) {
-  return !query.at.empty() || !query.window.empty() || !query.job.empty();
+bool wants_history(const ScrapeQuery& query) { return !query.at.empty() || !query.window.empty(); }
+
+HistoryAnswer job_view(const Publication& pub, std::string_view job,
+                       std::string_view telemetry_path, const JobReceipt* receipt) {
+  std::uint64_t id = 0;
+  const char* end = job.data() + job.size();
+  const auto [ptr, ec] = std::from_chars(job.data(), end, id);
+  if (ec != std::errc() || ptr != end) return refused(400, "job must be a Slurm job id");
+  if (!pub.history && !receipt) return no_history();
+  HistoryAnswer a;
+  a.body = render_job_html(pub.history, id, telemetry_path, receipt);
+  if (a.body.empty()) {
+    return refused(404, "job " + std::string(job) +
+                            " is not in the status page history, nor among the receipts");
+  }
+  a.content_type = "text/html; charset=utf-8";
+  a.status_page = true;
+  return a;
 }
 
 HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool html,
-                          std::string_view telemetry_path, double now, const JobReceipt* receipt) {
+                          std::string_view telemetry_path, double now) {
   double window = 3600;
   if (!query.window.empty()) {
     // 5m: sweep resolution (5 s columns) for the last minutes of an
@@ -58,22 +74,6 @@ HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool
     } else if (query.window != "1h") {
       return refused(400, "window must be 5m, 1h, 6h or 24h");
     }
-  }
-  if (!query.job.empty()) {
-    std::uint64_t job = 0;
-    const char* end = query.job.data() + query.job.size();
-    const auto [ptr, ec] = std::from_chars(query.job.data(), end, job);
-    if (ec != std::errc() || ptr != end) return refused(400, "job must be a Slurm job id");
-    if (!pub.history && !receipt) return no_history();
-    HistoryAnswer a;
-    a.body = render_job_html(pub.history, job, telemetry_path, receipt);
-    if (a.body.empty()) {
-      return refused(
-          404, "job " + query.job + " is not in the status page history, nor among the receipts");
-    }
-    a.content_type = "text/html; charset=utf-8";
-    a.status_page = true;
-    return a;
   }
   StatusModel m;
   if (query.at.empty()) {

@@ -31,11 +31,14 @@ bool wants_history(const ScrapeQuery& query);
 // one before the history starts, or more than a day after `now` (the
 // daemon's clock), is a 404 saying which, with the times the history
 // holds; one that is not a time up to 9999-12-31 a 400.
-// With ?job= of a job that ended, `receipt` is its receipt (issue #44),
-// shown first.
 HistoryAnswer status_view(const Publication& pub, const ScrapeQuery& query, bool html,
-                          std::string_view telemetry_path, double now = unix_seconds_now(),
-                          const JobReceipt* receipt = nullptr);
+                          std::string_view telemetry_path, double now = unix_seconds_now());
+
+// GET /?job=ID: a Slurm job's page, what the history kept of it and, for a
+// job that ended, `receipt` (issue #44) first. A 400 for an ID that is not
+// a number, a 404 when neither knows the job.
+HistoryAnswer job_view(const Publication& pub, std::string_view job,
+                       std::string_view telemetry_path, const JobReceipt* receipt);
 
 // GET /history.json: `from` defaults to an hour before `to`, `to` to the
 // newest frame, `step` to 0 (as kept).

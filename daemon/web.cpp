@@ -197,12 +197,15 @@ HttpResponse status_page(const Exporter& exporter, const HttpRequest& request,
   if (request.target.find('?') != std::string::npos) {
     const ScrapeQuery q = parse_scrape_query(request.target);
     if (!q.error.empty()) return bad_request(q.error + "\n");
-    if (wants_history(q)) {
-      // An ended job's receipt comes first on its page (issue #44).
+    if (!q.job.empty()) {
+      // A job's page: an ended job's receipt first (issue #44), then what
+      // the history kept of it.
       std::optional<JobReceipt> receipt;
       if (const auto id = parse_job_id(q.job)) receipt = exporter.receipt_store()->find(*id);
-      return history_response(status_view(*pub, q, true, telemetry_path, unix_seconds_now(),
-                                          receipt ? &*receipt : nullptr));
+      return history_response(job_view(*pub, q.job, telemetry_path, receipt ? &*receipt : nullptr));
+    }
+    if (wants_history(q)) {
+      return history_response(status_view(*pub, q, true, telemetry_path, unix_seconds_now()));
     }
     if (!q.nodes.empty()) {
       status_headers(r);
@@ -348,6 +351,8 @@ HttpResponse status_json_page(const Exporter& exporter, const HttpRequest& reque
   if (request.target.find('?') != std::string::npos) {
     const ScrapeQuery q = parse_scrape_query(request.target);
     if (!q.error.empty()) return bad_request(q.error + "\n");
+    if (!q.job.empty())
+      return bad_request("job= is a page of its own (/?job=ID), not a query of /status.json\n");
     if (wants_history(q)) {
       return history_response(status_view(*pub, q, false, telemetry_path));
     }

@@ -347,4 +347,14 @@ TEST_CASE("handle_web serves the history: ?at=, ?window=, /history.json, clear 4
   CHECK(test::validates_against(history.text, IBFX_SOURCE_DIR "/docs/history.schema.json"));
   CHECK(get(exporter, "/history.json?from=10&to=5", false).status == 400);
   CHECK(get(exporter, "/history.json?step=-1", false).status == 400);
+
+  // A job's page is its own: a job id that is not a number is a 400, one
+  // the history never saw a 404, and status.json has no job page.
+  CHECK(get(exporter, "/?job=12x", false).status == 400);
+  const Reply unknown = get(exporter, "/?job=4711", false);
+  CHECK(unknown.status == 404);
+  CHECK(unknown.text.find("job 4711 is not in the status page history") == 0);
+  const Reply json_job = get(exporter, "/status.json?job=4711", false);
+  CHECK(json_job.status == 400);
+  CHECK(json_job.text.find("/?job=ID") != std::string::npos);
 }
