@@ -228,7 +228,7 @@ std::vector<std::string> Exporter::reload(Config config, NodeNameMap names,
     config_ = std::move(config);
     names_ = std::move(names);
     sweep_.reload(config_);
-    discovery_.set_config(config_.discovery);
+    discovery_.reload(config_.discovery);
     for (const StageReload& stage : stages) {
       if (stage.apply) stage.apply(sweep_thread_.joinable());
     }

@@ -29,7 +29,6 @@ struct DiscoveryResult {
 class Discovery {
  public:
   Discovery(std::string ca, int ca_port, DiscoveryConfig config);
-  void set_config(const DiscoveryConfig& config) { config_ = config; }
   // Blocking; runs on the discovery thread, never on the sweep or HTTP path.
   DiscoveryResult discover() const;
 

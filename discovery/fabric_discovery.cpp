@@ -117,7 +117,7 @@ void FabricDiscovery::note_sweep(std::uint64_t lid_mismatches, std::uint64_t lin
   link_downed_seen_ = link_downed_total;
 }
 
-void FabricDiscovery::set_config(const DiscoveryConfig& config) {
+void FabricDiscovery::reload(const DiscoveryConfig& config) {
   pacer_.set_interval(config.interval);
   merger_.set_policy(forget_policy(config));
 }

@@ -81,8 +81,9 @@ class FabricDiscovery {
   // The nodes forgotten since the last call (FabricMerger::take_forgotten).
   std::vector<ForgottenNode> take_forgotten() { return merger_.take_forgotten(); }
 
-  // A reloaded configuration: the schedule and the forget policy.
-  void set_config(const DiscoveryConfig& config);
+  // New settings (SIGHUP), as the sweep stage takes them: the schedule and
+  // the forget policy.
+  void reload(const DiscoveryConfig& config);
 
   // Background mode: the first discovery right away, then as paced.
   void start();

@@ -144,7 +144,7 @@ TEST_CASE("FabricDiscovery keeps a node a discovery missed, and forgets it under
   // A reload: forgotten at the next discovery that misses it.
   config.forget_after_discoveries = 1;
   config.forget_after = std::chrono::milliseconds(0);
-  d.set_config(config);
+  d.reload(config);
   REQUIRE(d.discover_now());
   CHECK(d.fabric()->nodes.size() == 2);
   const std::vector<ForgottenNode> forgotten = d.take_forgotten();
