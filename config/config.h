@@ -59,8 +59,9 @@ struct CountersConfig {
   double clear_threshold = 0.75;  // fraction of the field's range, (0, 1]
   bool include_hcas = true;       // sweep HCA ports too, not only switches
   bool include_switch_port0 = false;
-  // Send optional MADs (the PortSamplesControl probe, counter clears) to
-  // the SM's node and this management node's own HCA too. Off: under the
+  // Send optional MADs (the PortSamplesControl probe, the counter groups'
+  // probes, counter clears) to the SM's node and this management node's own
+  // HCA too. Off: under the
   // simulator such a probe kills opensm (docs/safety.md).
   bool probe_sm_and_local_ports = false;
   // Opt-in counter groups (docs/counters.md), each off by default: each of

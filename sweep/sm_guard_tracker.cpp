@@ -1,6 +1,15 @@
 #include "sweep/sm_guard_tracker.h"
 
+#include <string>
+
 namespace ibfx {
+namespace {
+
+// What the guard withholds (sweep/sm_guard.h), named the same in both lines.
+constexpr const char* kOptionalMads =
+    "optional MADs (the PortSamplesControl probe, counter-group probes, counter clears)";
+
+}  // namespace
 
 SmGuardTracker::Result SmGuardTracker::next(const Fabric& fabric, const LocalPort& local,
                                             bool probe_all, const NodeNameMap& names) {
@@ -10,9 +19,9 @@ SmGuardTracker::Result SmGuardTracker::next(const Fabric& fabric, const LocalPor
       opted_out_logged_ = true;
       out.lines.push_back(
           {LogLevel::kWarn,
-           "counters.probe_sm_and_local_ports is on: optional MADs (the PortSamplesControl probe, "
-           "counter clears) also go to the subnet manager's node and this node's own HCA; under "
-           "ibsim that kills opensm (docs/safety.md)"});
+           std::string("counters.probe_sm_and_local_ports is on: ") + kOptionalMads +
+               " also go to the subnet manager's node and this node's own HCA; under ibsim that "
+               "kills opensm (docs/safety.md)"});
     }
     guarded_.clear();
     return out;
@@ -37,9 +46,7 @@ SmGuardTracker::Result SmGuardTracker::next(const Fabric& fabric, const LocalPor
       const FabricNode* node = fabric.find(guid);
       std::string name = node != nullptr ? node->description : std::string();
       if (const auto it = names.find(guid); it != names.end()) name = it->second;
-      std::string line =
-          "not sending optional MADs (the PortSamplesControl probe, counter-group probes, counter "
-          "clears) to ";
+      std::string line = std::string("not sending ") + kOptionalMads + " to ";
       line += name;
       line += " (" + guid_hex(guid) + ", LID ";
       line += std::to_string(node != nullptr ? node->lid : 0);

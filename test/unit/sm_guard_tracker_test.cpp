@@ -71,6 +71,8 @@ TEST_CASE("SmGuardTracker: the opt-out guards nothing and is warned of once whil
   REQUIRE(r.lines.size() == 1);
   CHECK(r.lines[0].level == LogLevel::kWarn);
   CHECK(mentions(r.lines[0], "counters.probe_sm_and_local_ports is on"));
+  // Every optional MAD the guard would withhold is named, as in the other line.
+  CHECK(mentions(r.lines[0], "counter-group probes"));
   CHECK(tracker.next(f, LocalPort{}, true, {}).lines.empty());
 
   // Opted back in (a reload): the guarded node is told again ...
