@@ -312,13 +312,23 @@ TEST_CASE("vmagent scrapes into VictoriaMetrics, vmalert fires the shipped alert
           INFO(reply["error"].str());
           CHECK(reply["status"].str() == "success");
           if (q.title == "Top hotspot ports" || q.title == "Top stalled ports and their cables") {
-            const auto result = samples(reply);
-            const auto top = std::max_element(
-                result.begin(), result.end(),
-                [](const Sample& a, const Sample& b) { return a.value < b.value; });
-            REQUIRE(top != result.end());
-            CHECK(top->labels.at("node_name") == kCulprit);
-            CHECK(top->labels.at("port") == "3");
+            // The culprit tops the panel while the fault plays. Asked until
+            // it does (20 s at most): the store holds what vmagent last
+            // scraped, and on a loaded machine one scrape can land between
+            // the animation's steps, when another port's score is briefly
+            // the highest (seen once at load 10).
+            std::string leader;
+            const bool culprit_leads = eventually([&] {
+              const auto result = samples(store.query(q.expr));
+              const auto top = std::max_element(
+                  result.begin(), result.end(),
+                  [](const Sample& a, const Sample& b) { return a.value < b.value; });
+              if (top == result.end()) return false;
+              leader = top->labels.at("node_name") + " port " + top->labels.at("port");
+              return leader == kCulprit + " port 3";
+            });
+            INFO("the panel's top: " << leader);
+            CHECK(culprit_leads);
           }
         }
       }
