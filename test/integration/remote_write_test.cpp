@@ -316,7 +316,7 @@ TEST_CASE("vmagent scrapes into VictoriaMetrics, vmalert fires the shipped alert
             // it does (20 s at most): the store holds what vmagent last
             // scraped, and on a loaded machine one scrape can land between
             // the animation's steps, when another port's score is briefly
-            // the highest (seen once at load 10).
+            // the highest (the likely cause of one failure at load 10).
             std::string leader;
             const bool culprit_leads = eventually([&] {
               const auto result = samples(store.query(q.expr));
