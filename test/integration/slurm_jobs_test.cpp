@@ -22,6 +22,7 @@
 
 #include "daemon_fixture.h"
 #include "doc_queries.h"
+#include "jobs/slurm_job_list.h"
 #include "prometheus_fixture.h"
 #include "slurm_fixture.h"
 #include "test/scenario/scenario.h"
@@ -249,6 +250,21 @@ TEST_CASE(
 
   // scancel: the job's series go, the other job's stay.
   slurm.cancel(train);
+  // While Slurm keeps the ended job (MinJobAge, 2 s here), squeue --json
+  // lists it with its end_time, and the parser both sources share reads it
+  // as an ended job: the squeue source ends a receipt at Slurm's end too.
+  std::int64_t ended_at = 0;
+  CHECK(eventually(
+      [&] {
+        const ibfx::JobList slurm_list =
+            ibfx::parse_slurm_job_list(slurm.run({"squeue", "--json", "--all"}).out, {});
+        for (const ibfx::SlurmJobEnd& e : slurm_list.ended) {
+          if (e.job_id == train) ended_at = e.end_time;
+        }
+        return ended_at > 0;
+      },
+      std::chrono::seconds(5)));
+  CHECK(ended_at >= 1700000000);
   CHECK(eventually([&] {
     const Series now = rest.series();
     return series_of_job(now, "infiniband_job_info", train) +
