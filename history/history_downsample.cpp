@@ -12,13 +12,6 @@ namespace {
 // Unknown (kHistoryNoRatio) ranks below every value.
 int stall_rank(const HistoryCell& c) { return c.stall == kHistoryNoRatio ? -1 : c.stall; }
 
-// Appends to `to` the entries of `from` it does not have, in their order.
-void add_missing(std::vector<std::string>& to, const std::vector<std::string>& from) {
-  for (const std::string& x : from) {
-    if (std::find(to.begin(), to.end(), x) == to.end()) to.push_back(x);
-  }
-}
-
 HistoryCell worse(const HistoryCell& a, const HistoryCell& b) {
   HistoryCell w = stall_rank(b) > stall_rank(a) ? b : a;
   w.flags = a.flags | b.flags;
@@ -34,7 +27,7 @@ std::vector<PageRoot> merged_roots(const std::vector<PageRoot>& a, const std::ve
       // The worst sweep's root, with every job that fed it in the bucket.
       std::vector<std::string> sending = std::move(it->second.sending_jobs);
       if (r.score > it->second.score) it->second = r;
-      add_missing(sending, r.sending_jobs);
+      add_missing_jobs(sending, r.sending_jobs);
       it->second.sending_jobs = std::move(sending);
     }
   }
@@ -99,7 +92,7 @@ std::vector<PageLink> merged_links(const std::vector<PageLink>& older,
       // The jobs of either: the job view finds the link in the step.
       if (l.jobs) {
         if (!same->jobs) same->jobs.emplace();
-        add_missing(*same->jobs, *l.jobs);
+        add_missing_jobs(*same->jobs, *l.jobs);
       }
     } else if (out.size() < kHistoryMaxLinks) {
       out.push_back(l);

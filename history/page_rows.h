@@ -8,6 +8,7 @@
 // whoever built them, still untrusted: every renderer escapes them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -85,5 +86,14 @@ struct PageSweep {
   std::size_t ports = 0;
   std::size_t ports_read = 0;
 };
+
+// Appends to a row's job list the labels of `from` it does not have yet,
+// in their order: a root's sending_jobs from its senders, and the jobs of
+// a root or link folded into a coarse step of the history.
+inline void add_missing_jobs(std::vector<std::string>& to, const std::vector<std::string>& from) {
+  for (const std::string& job : from) {
+    if (std::find(to.begin(), to.end(), job) == to.end()) to.push_back(job);
+  }
+}
 
 }  // namespace ibfx

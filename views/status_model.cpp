@@ -123,13 +123,7 @@ std::optional<std::vector<std::string>> jobs_on_port(const Snapshot& s, std::siz
 // the history keeps of them, so that a job that fed the root finds it.
 void add_sending_jobs(StatusRoot& root) {
   for (const StatusSender& sender : root.senders) {
-    if (!sender.jobs) continue;
-    for (const std::string& job : *sender.jobs) {
-      if (std::find(root.sending_jobs.begin(), root.sending_jobs.end(), job) ==
-          root.sending_jobs.end()) {
-        root.sending_jobs.push_back(job);
-      }
-    }
+    if (sender.jobs) add_missing_jobs(root.sending_jobs, *sender.jobs);
   }
 }
 
