@@ -109,6 +109,17 @@ bool ended(const nlohmann::json& receipt) {
   return receipt.is_object() && !receipt.value("running", true);
 }
 
+// The job's receipt once it ended, waiting up to 20 s (a poll and a sweep
+// after Slurm ended the job); still running or absent when it did not.
+nlohmann::json ended_receipt_of(Daemon& d, std::uint64_t job) {
+  nlohmann::json receipt;
+  eventually([&] {
+    receipt = receipt_of(d, job);
+    return ended(receipt);
+  });
+  return receipt;
+}
+
 // The stall split adds up to the stall (docs/receipts.md, "Whose congestion").
 void check_split(const nlohmann::json& r) {
   const double parts = r["self_stall_seconds"].get<double>() +
@@ -172,13 +183,8 @@ TEST_CASE(
   // Ended: within a sweep and a poll of leaving the running list.
   slurm.cancel(train);
   REQUIRE(slurm.wait_gone(train));
-  nlohmann::json receipt;
-  REQUIRE(eventually(
-      [&] {
-        receipt = receipt_of(*daemon, train);
-        return receipt.is_object() && !receipt.value("running", true);
-      },
-      20s));
+  const nlohmann::json receipt = ended_receipt_of(*daemon, train);
+  REQUIRE(ended(receipt));
   INFO(receipt.dump(1));
   CHECK(receipt["job_id"] == train);
   CHECK(receipt["name"] == "train");
@@ -488,11 +494,8 @@ TEST_CASE("Slurm job receipts on ibsim: a job running across a daemon restart ge
   }));
   const double before_end = slurm_receipts_cancel(slurm, before);
   REQUIRE(before_end > 0);
-  nlohmann::json ended_before;
-  REQUIRE(eventually([&] {
-    ended_before = receipt_of(*daemon, before);
-    return ended(ended_before);
-  }));
+  const nlohmann::json ended_before = ended_receipt_of(*daemon, before);
+  REQUIRE(ended(ended_before));
   // Ended at Slurm's end_time (the list shows the ended job), not at the
   // poll that found it gone.
   CHECK(ended_before["end"].get<double>() == before_end);
@@ -534,11 +537,8 @@ TEST_CASE("Slurm job receipts on ibsim: a job running across a daemon restart ge
   }));
   const double across_end = slurm_receipts_cancel(slurm, across);
   REQUIRE(across_end > 0);
-  nlohmann::json receipt;
-  REQUIRE(eventually([&] {
-    receipt = receipt_of(*daemon, across);
-    return ended(receipt);
-  }));
+  const nlohmann::json receipt = ended_receipt_of(*daemon, across);
+  REQUIRE(ended(receipt));
   INFO("across, ended: " << receipt.dump(1));
 
   // Its whole life: Slurm's start and end, and what no sweep measured said
