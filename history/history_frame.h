@@ -40,6 +40,9 @@ inline constexpr std::size_t kHistoryMaxJobs = 200;
 // worst ones; HistoryFrame::links_total counts them all): bounds a frame
 // whatever the cabling does.
 inline constexpr std::size_t kHistoryMaxLinks = 10;
+// A link's downs in the hour before, as a frame keeps them: more than a
+// link can go down in an hour, a bound on what a state file may say.
+inline constexpr std::uint32_t kHistoryMaxDownsLastHour = 65535;
 
 std::uint16_t quantize_ratio(double ratio);
 double ratio_value(std::uint16_t quantized);  // kHistoryNoRatio: NaN

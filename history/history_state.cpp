@@ -128,16 +128,21 @@ std::shared_ptr<const HistorySwitchTable> decode_table(const json& j, const std:
   return t;
 }
 
-// A "jobs" list, null (nullopt) when no job source was on.
-std::optional<std::vector<std::string>> decode_jobs(const json& j, const char* key,
-                                                    const std::string& where) {
-  if (field(j, key, where).is_null()) return std::nullopt;
+// A list of job labels.
+std::vector<std::string> decode_job_labels(const json& j, const char* key,
+                                           const std::string& where) {
   std::vector<std::string> out;
   for (const json& id : array_field(j, key, where, 4096)) {
     if (!id.is_string()) throw BadField(where + "." + key + ": not a job");
     out.push_back(id.get<std::string>());
   }
   return out;
+}
+
+// A row's "jobs": null (nullopt) when no job source was on.
+std::optional<std::vector<std::string>> decode_jobs(const json& j, const std::string& where) {
+  if (field(j, "jobs", where).is_null()) return std::nullopt;
+  return decode_job_labels(j, "jobs", where);
 }
 
 PageRoot decode_root(const json& j, const std::string& where) {
@@ -154,10 +159,10 @@ PageRoot decode_root(const json& j, const std::string& where) {
   r.remote.guid = guid(j, "remote_node_guid", where);
   r.remote.name = text(j, "remote_node_name", where);
   r.remote.port = static_cast<int>(count(j, "remote_port", where, 255));
-  r.jobs = decode_jobs(j, "jobs", where);
+  r.jobs = decode_jobs(j, where);
   // Kept since the routes (issue #41): a file without them has none.
   if (j.contains("sending_jobs")) {
-    r.sending_jobs = decode_jobs(j, "sending_jobs", where).value_or(std::vector<std::string>{});
+    r.sending_jobs = decode_job_labels(j, "sending_jobs", where);
   }
   return r;
 }
@@ -199,10 +204,11 @@ PageLink decode_link(const json& j, const std::string& where) {
   l.symbol_ber = ber(j, "symbol_ber", where);
   l.symbol_ber_at_least = flag(j, "symbol_ber_at_least", where);
   l.remote_symbol_ber = ber(j, "remote_symbol_ber", where);
-  l.downs_last_hour = static_cast<std::uint32_t>(count(j, "downs_last_hour", where, UINT32_MAX));
+  l.downs_last_hour =
+      static_cast<std::uint32_t>(count(j, "downs_last_hour", where, kHistoryMaxDownsLastHour));
   l.since = number(j, "since", where);
   // Absent in the files of daemons before the links kept their jobs.
-  if (j.contains("jobs")) l.jobs = decode_jobs(j, "jobs", where);
+  if (j.contains("jobs")) l.jobs = decode_jobs(j, where);
   return l;
 }
 

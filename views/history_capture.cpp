@@ -44,11 +44,13 @@ std::vector<HistoryJob> frame_jobs(const Snapshot& snapshot, const StatusModel& 
 }
 
 // What the history keeps of a live row: its page part, as it is. A link's
-// fabric indices are dropped: the frame outlives the fabric they index.
+// fabric indices are dropped (the frame outlives the fabric they index),
+// its downs bounded as the state file reads them.
 PageLink kept_link(const StatusLinkHealth& l) {
   PageLink kept = static_cast<const PageLink&>(l);
   kept.node.node = kNoNode;
   kept.remote.node = kNoNode;
+  kept.downs_last_hour = std::min(kept.downs_last_hour, kHistoryMaxDownsLastHour);
   return kept;
 }
 

@@ -58,6 +58,10 @@ TEST_CASE("a history frame keeps the unhealthy links and the page of then shows 
   CHECK(f->links[0].condition == "down");
   CHECK(f->links[0].node.guid == 0xdead);
   CHECK(f->links[0].downs_last_hour == 3);
+  // Downs beyond what the state file reads back are kept at its bound.
+  m.links[0].downs_last_hour = kHistoryMaxDownsLastHour + 7;
+  CHECK(make_history_frame(m, *fx.snapshot, nullptr)->links[0].downs_last_hour ==
+        kHistoryMaxDownsLastHour);
   CHECK(f->links[1].condition == "ber_error");
   REQUIRE(f->links[1].symbol_ber.has_value());
   CHECK(*f->links[1].symbol_ber == Approx(*m.links[1].symbol_ber).epsilon(1e-6));

@@ -107,6 +107,11 @@ TEST_CASE("a history file saved before link conditions were kept still loads", "
   CHECK_FALSE(decode_history_state(std::string(bad.begin(), bad.end()), back, error));
   CHECK(error.find("symbol_ber") != std::string::npos);
   j = nlohmann::json::from_cbor(bytes);
+  j["frames"][1]["links"][0]["downs_last_hour"] = kHistoryMaxDownsLastHour + 1;
+  const std::vector<std::uint8_t> downs = nlohmann::json::to_cbor(j);
+  CHECK_FALSE(decode_history_state(std::string(downs.begin(), downs.end()), back, error));
+  CHECK(error.find("downs_last_hour") != std::string::npos);
+  j = nlohmann::json::from_cbor(bytes);
   for (int i = 0; i < 30; ++i) j["frames"][1]["links"].push_back(j["frames"][1]["links"][0]);
   const std::vector<std::uint8_t> many = nlohmann::json::to_cbor(j);
   CHECK_FALSE(decode_history_state(std::string(many.begin(), many.end()), back, error));
